@@ -1,0 +1,23 @@
+"""ipython_cudatime: ``%cudatime``, a GPU-aware ``%time`` for Jupyter and IPython.
+
+``%load_ext ipython_cudatime`` registers the magics. Importing this package
+imports neither IPython's magics nor any GPU framework.
+"""
+
+__version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython):
+    from .magics import CudaTimeMagics
+
+    ipython.register_magics(CudaTimeMagics)
+
+
+def unload_ipython_extension(ipython):
+    from .magics import CudaTimeMagics
+
+    manager = ipython.magics_manager
+    for kind, names in CudaTimeMagics.magics.items():
+        for name in names:
+            manager.magics[kind].pop(name, None)
+    manager.registry.pop(CudaTimeMagics.__name__, None)

@@ -1,0 +1,20 @@
+"""The fallback when no device framework is active: host clocks only."""
+
+import platform
+
+from .base import Backend
+
+NOTE = "no GPU clock was used: CPU timing with time.perf_counter"
+
+
+class CpuBackend(Backend):
+    """Nothing runs asynchronously here, so there is nothing to wait for."""
+
+    name = "cpu"
+    note = NOTE
+
+    def synchronize(self):
+        pass
+
+    def describe(self):
+        return f"cpu {platform.machine()}".strip()

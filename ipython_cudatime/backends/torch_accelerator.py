@@ -1,0 +1,60 @@
+"""PyTorch on other accelerators (MPS, XPU, ...) through ``torch.accelerator`` and ``torch.Event``.
+
+``torch.accelerator`` exists since PyTorch 2.6; CUDA is left to the CUDA backend,
+which knows how to avoid creating a context.
+"""
+
+from .base import Backend, DeviceTimer
+
+
+class TorchEventTimer(DeviceTimer):
+    """A reusable pair of generic ``torch.Event(enable_timing=True)`` on the accelerator."""
+
+    def __init__(self, torch, device):
+        self._start = torch.Event(device=device, enable_timing=True)
+        self._stop = torch.Event(device=device, enable_timing=True)
+
+    def start(self):
+        self._start.record()
+
+    def stop(self):
+        self._stop.record()
+
+    def elapsed(self):
+        return self._start.elapsed_time(self._stop) / 1e3
+
+
+class TorchAcceleratorBackend(Backend):
+    """Synchronizes the current non-CUDA accelerator."""
+
+    def __init__(self, torch, device):
+        self._torch = torch
+        self._device = device
+        self._timer = None
+        self._timer_failed = False
+        self.name = f"torch {device.type}"
+
+    @classmethod
+    def detect(cls, torch):
+        accelerator = getattr(torch, "accelerator", None)
+        if accelerator is None or not accelerator.is_available():
+            return None
+        device = accelerator.current_accelerator()
+        if device is None or device.type == "cuda":
+            return None
+        return cls(torch, device)
+
+    def synchronize(self):
+        self._torch.accelerator.synchronize()
+
+    def timer(self):
+        if self._timer is None and not self._timer_failed and hasattr(self._torch, "Event"):
+            try:
+                self._timer = TorchEventTimer(self._torch, self._device)
+            except (RuntimeError, TypeError, ValueError):
+                self._timer_failed = True  # this backend has no timing events: wall clock only
+        return self._timer
+
+    def describe(self):
+        index = self._torch.accelerator.current_device_index()
+        return f"{self._device.type}:{index}"

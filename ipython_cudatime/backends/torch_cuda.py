@@ -1,0 +1,71 @@
+"""PyTorch on CUDA (and ROCm, which PyTorch exposes through ``torch.cuda``)."""
+
+from .base import Backend, DeviceTimer
+
+MEMORY_KEYS = (
+    "num_device_alloc",
+    "segment.all.current",
+    "reserved_bytes.all.current",
+    "allocation.all.allocated",
+)
+
+
+class CudaEventTimer(DeviceTimer):
+    """A reusable pair of ``torch.cuda.Event(enable_timing=True)``."""
+
+    def __init__(self, torch):
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._stop = torch.cuda.Event(enable_timing=True)
+
+    def start(self):
+        self._start.record()
+
+    def stop(self):
+        self._stop.record()
+
+    def elapsed(self):
+        return self._start.elapsed_time(self._stop) / 1e3
+
+
+class TorchCudaBackend(Backend):
+    """Synchronizes every initialized CUDA device; times with events on the current stream."""
+
+    def __init__(self, torch):
+        self._torch = torch
+        self._timer = None
+        self.name = "torch rocm" if getattr(torch.version, "hip", None) else "torch cuda"
+
+    @classmethod
+    def detect(cls, torch):
+        cuda = getattr(torch, "cuda", None)
+        if cuda is None or not cuda.is_available():
+            return None
+        return cls(torch)
+
+    def _ready(self):
+        # Never create the CUDA context ourselves: the cold run must pay for it.
+        return self._torch.cuda.is_initialized()
+
+    def synchronize(self):
+        if self._ready():
+            cuda = self._torch.cuda
+            for index in range(cuda.device_count()):
+                cuda.synchronize(index)
+
+    def timer(self):
+        if self._timer is None and self._ready():
+            self._timer = CudaEventTimer(self._torch)
+        return self._timer
+
+    def describe(self):
+        cuda = self._torch.cuda
+        if not self._ready():
+            return "cuda (not used by this cell)"
+        index = cuda.current_device()
+        return f"cuda:{index} {cuda.get_device_name(index)}"
+
+    def memory_stats(self):
+        if not self._ready():
+            return {}
+        stats = self._torch.cuda.memory_stats()
+        return {key: stats.get(key, 0) for key in MEMORY_KEYS}

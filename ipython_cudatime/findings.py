@@ -1,0 +1,63 @@
+"""What the numbers say, in plain sentences shared by every renderer.
+
+Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text``.
+"""
+
+from dataclasses import dataclass
+
+from .units import format_seconds as fmt
+
+ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
+ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
+COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup
+NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    text: str
+
+
+def _async_gap(host, wall):
+    return host < ASYNC_HOST_FRACTION * wall and wall - host > ASYNC_MIN_GAP
+
+
+def findings(result):
+    """The sentences worth printing under the numbers, most important first."""
+    found = []
+    cold = result.cold
+    if _async_gap(cold.host, cold.wall):
+        found.append(Finding(
+            "async",
+            f"%time alone would have printed {fmt(cold.host)}: the GPU was still working when "
+            f"Python moved on. The synchronized time is {fmt(cold.wall)}.",
+        ))
+    warm = result.warm
+    if warm:
+        host = sorted(run.host for run in warm)[len(warm) // 2]
+        wall = sorted(run.wall for run in warm)[len(warm) // 2]
+        if _async_gap(host, wall) and not found:
+            found.append(Finding(
+                "async",
+                f"A warm run handed control back to Python after {fmt(host)}, but the work took "
+                f"{fmt(wall)}: a second %time would print the first number, not the second.",
+            ))
+    ratio = result.ratio
+    if ratio is not None and ratio >= COLD_RATIO:
+        found.append(Finding(
+            "cold",
+            f"The cold run was {ratio:.0f}× slower than a warm run: it paid one-time setup "
+            "(device context, library handles, memory pool growth, compilation, caches). "
+            "Later runs do not pay it again.",
+        ))
+    if result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR:
+        found.append(Finding(
+            "noisy",
+            f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
+            "the median). Close other work on this machine, or time more runs (-n/-b).",
+        ))
+    if result.stopped:
+        found.append(Finding("stopped", f"Stopped early by {result.stopped}; the statistics cover the runs done."))
+    found.extend(Finding("note", note) for note in result.notes)
+    return found

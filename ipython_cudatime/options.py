@@ -1,0 +1,157 @@
+"""The ``%cudatime`` command line: options first, then the statement (or setup code).
+
+Parsed by hand rather than with getopt so that the statement after the options
+keeps its exact spacing and quotes.
+"""
+
+import keyword
+import math
+import re
+from dataclasses import dataclass
+
+from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS
+
+USAGE = f"""Time a statement or cell on the GPU the right way: synchronized, cold vs warm.
+
+Usage, in a notebook or IPython:
+
+  %cudatime [options] statement
+  %%cudatime [options] [setup code]
+  <cell body>
+
+Run 1 is the cold run: it pays for one-time setup (CUDA context, library
+handles, memory pool growth, compilation) and is reported on its own, never
+mixed into the statistics. Then come untimed-for-statistics warm-up runs,
+then the warm runs, whose median is the answer. Each run is timed with three
+clocks: host (until Python got control back: what %time prints), wall
+(synchronized: every active device drained before and after) and device
+(CUDA events on the current stream, where there are any). The statistics use
+the device clock where every run has one, else the wall clock.
+
+Options:
+  -n N, --runs N        make exactly N warm runs (0: the cold run only,
+                        which is %time with synchronization)
+  -w W, --warmup W      W warm-up runs between the cold run and the warm runs
+                        (default: 1, or 0 when the cold run alone took longer
+                        than the budget)
+  -b S, --budget S      without -n: make warm runs until S seconds have passed
+                        since the cold run ended (default {DEFAULT_BUDGET:g})
+  -o                    return the result object instead of the cell's value
+  -v NAME, --var NAME   also store the result object in the variable NAME
+  -q, --quiet           show nothing (use with -o or -v)
+  --                    end of options (for a statement that starts with -)
+
+How many runs, by default: one cold run, one warm-up run, then warm runs until
+the budget is spent: at least {MIN_RUNS} when they fit in one more budget, at
+least 1 always, at most {MAX_RUNS}. A 1 ms cell thus runs about 1,000 times in
+one second; a cell slower than the budget is run twice in all (cold + one warm
+run): a 30 s cell costs 60 s, never minutes more. Use -n to choose yourself.
+
+With %%cudatime, code after the options on the first line is setup: it runs
+once, untimed, before the cold run. What the cell prints appears once (from
+the cold run); a final expression's value is returned as with %time, and a
+trailing ';' hides it. {{var}} is not expanded.
+"""
+
+_OPTION = re.compile(r"--?[A-Za-z]")
+_TOKEN = re.compile(r"\s*(\S+)")
+
+# name -> (destination, takes a value)
+_SPEC = {
+    "-n": ("runs", True), "--runs": ("runs", True),
+    "-w": ("warmup", True), "--warmup": ("warmup", True),
+    "-b": ("budget", True), "--budget": ("budget", True),
+    "-v": ("var", True), "--var": ("var", True),
+    "-o": ("output", False),
+    "-q": ("quiet", False), "--quiet": ("quiet", False),
+}
+
+
+class OptionError(ValueError):
+    """A bad command line; the magic turns it into a UsageError with the help text."""
+
+
+@dataclass
+class Options:
+    runs: int = None
+    warmup: int = None
+    budget: float = DEFAULT_BUDGET
+    var: str = None
+    output: bool = False
+    quiet: bool = False
+
+
+def _count(name, text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise OptionError(f"{name} expects a whole number, got {text!r}") from None
+    if value < 0:
+        raise OptionError(f"{name} expects a number ≥ 0, got {value}")
+    return value
+
+
+def _budget(name, text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise OptionError(f"{name} expects seconds, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise OptionError(f"{name} expects a positive number of seconds, got {text}")
+    return value
+
+
+def _identifier(name, text):
+    if not text.isidentifier() or keyword.iskeyword(text):
+        raise OptionError(f"{name} expects a variable name, got {text!r}")
+    return text
+
+
+_CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier}
+
+
+def _split_flag(token):
+    """``--runs=5`` → (--runs, 5); ``-n5`` → (-n, 5); ``-oq`` → (-o, None) then ``-q`` pending."""
+    if token.startswith("--"):
+        name, eq, value = token.partition("=")
+        return name, (value if eq else None), None
+    name, rest = token[:2], token[2:]
+    if not rest:
+        return name, None, None
+    if _SPEC.get(name, (None, False))[1]:
+        return name, rest, None
+    return name, None, "-" + rest
+
+
+def parse(line):
+    """Split ``line`` into (Options, the rest of the line, verbatim)."""
+    options = Options()
+    pos = 0
+    while True:
+        match = _TOKEN.match(line, pos)
+        if match is None:
+            break
+        token = match.group(1)
+        if token == "--":
+            pos = match.end()
+            break
+        if not _OPTION.match(token):
+            break
+        pos = match.end()
+        while token:
+            name, value, token = _split_flag(token)
+            if name not in _SPEC:
+                raise OptionError(f"unknown option {name} (put -- before a statement that starts with -)")
+            dest, takes_value = _SPEC[name]
+            if not takes_value:
+                if value is not None:
+                    raise OptionError(f"{name} takes no value")
+                setattr(options, dest, True)
+                continue
+            if value is None:
+                match = _TOKEN.match(line, pos)
+                if match is None:
+                    raise OptionError(f"{name} needs a value")
+                value, pos = match.group(1), match.end()
+            setattr(options, dest, _CONVERT[dest](name, value))
+    return options, line[pos:].strip()

@@ -1,0 +1,1 @@
+"""Renderers, one per format; each takes a CudaTimeResult and knows nothing of IPython."""

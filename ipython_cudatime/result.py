@@ -1,0 +1,135 @@
+"""The result of one ``%cudatime``: every run's clocks, warm statistics and plain reprs.
+
+Like IPython's ``TimeitResult`` it is a small object you can keep (``-o``/``-v``);
+the renderers in ``render/`` turn it into text or HTML, the text being the truth.
+"""
+
+import statistics
+from dataclasses import asdict, dataclass, field
+
+from .units import format_seconds
+
+
+@dataclass(frozen=True)
+class Run:
+    """The clocks of one run, in seconds.
+
+    host   until Python got control back (what ``%time`` prints);
+    wall   synchronized: all devices drained before and after;
+    device event time on the current stream, or None without a device clock;
+    cpu_user, cpu_sys  process CPU time over the wall span (cold run only).
+    """
+
+    host: float
+    wall: float
+    device: float = None
+    cpu_user: float = None
+    cpu_sys: float = None
+
+
+@dataclass
+class CudaTimeResult:
+    """One cold run, the untimed-for-statistics warm-up runs, and the warm runs."""
+
+    cold: Run
+    warmup: list = field(default_factory=list)
+    warm: list = field(default_factory=list)
+    device: str = "cpu"
+    synchronized: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    stopped: str = None
+
+    @property
+    def clock(self):
+        """The clock the statistics use: device where every run has one, else wall."""
+        runs = self.warm or [self.cold]
+        return "device" if all(run.device is not None for run in runs) else "wall"
+
+    @property
+    def samples(self):
+        """The warm runs' times on ``clock``; the cold run is never among them."""
+        clock = self.clock
+        return [getattr(run, clock) for run in self.warm]
+
+    @property
+    def cold_time(self):
+        """The cold run on the statistics clock, or its wall time when it had no device clock."""
+        value = getattr(self.cold, self.clock)
+        return self.cold.wall if value is None else value
+
+    @property
+    def runs(self):
+        return len(self.warm)
+
+    @property
+    def median(self):
+        return statistics.median(self.samples) if self.warm else None
+
+    @property
+    def iqr(self):
+        samples = self.samples
+        if len(samples) < 2:
+            return 0.0 if samples else None
+        q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+        return q3 - q1
+
+    @property
+    def min(self):
+        return min(self.samples) if self.warm else None
+
+    @property
+    def max(self):
+        return max(self.samples) if self.warm else None
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.samples) if self.warm else None
+
+    @property
+    def stdev(self):
+        samples = self.samples
+        if len(samples) < 2:
+            return 0.0 if samples else None
+        return statistics.stdev(samples)
+
+    @property
+    def ratio(self):
+        """How many times slower the cold run was than the warm median."""
+        median = self.median
+        return self.cold_time / median if median else None
+
+    def to_dict(self):
+        """Plain data (JSON-ready): the runs, the statistics and what was synchronized."""
+        stats = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
+        data = {name: getattr(self, name) for name in stats}
+        data.update(
+            cold=asdict(self.cold),
+            warmup=[asdict(run) for run in self.warmup],
+            warm=[asdict(run) for run in self.warm],
+            device=self.device,
+            synchronized=list(self.synchronized),
+            notes=list(self.notes),
+            stopped=self.stopped,
+        )
+        return data
+
+    def __str__(self):
+        from .render.text import render_text
+
+        return render_text(self)
+
+    def __repr__(self):
+        if self.median is None:
+            return f"<CudaTimeResult cold {format_seconds(self.cold_time)} on {self.device}>"
+        return (
+            f"<CudaTimeResult cold {format_seconds(self.cold_time)}, warm median "
+            f"{format_seconds(self.median)} over {self.runs} runs on {self.device}>"
+        )
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from .render.html import render_html
+
+        return {"text/plain": str(self), "text/html": render_html(self)}

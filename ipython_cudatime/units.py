@@ -1,0 +1,24 @@
+"""Human units for durations, the way IPython's ``%time`` prints them (3 significant figures)."""
+
+import math
+
+_UNITS = ("s", "ms", "µs", "ns")
+
+
+def format_seconds(seconds, precision=3):
+    """Format a duration like ``%time`` does: ``349 ms``, ``999 µs``, ``1min 5s``."""
+    if seconds is None:
+        return "n/a"
+    if seconds >= 60.0:
+        parts = []
+        left = seconds
+        for suffix, length in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
+            value = int(left // length)
+            if value > 0:
+                left -= value * length
+                parts.append(f"{value}{suffix}")
+            if left < 1:
+                break
+        return " ".join(parts)
+    order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
+    return "%.*g %s" % (precision, seconds * 1000**order, _UNITS[order])
