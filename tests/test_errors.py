@@ -1,0 +1,82 @@
+"""Bad input loses nothing: the user's traceback, partial reports, a usable shell."""
+
+import pytest
+
+from conftest import run
+
+FAIL_ON_THIRD = """
+calls = 0
+def flaky(exc):
+    global calls
+    calls += 1
+    if calls == 3:
+        raise exc
+"""
+
+
+def assert_shell_usable(ip):
+    cell = run(ip, "%cudatime -n 1 'still-alive'")
+    assert cell.error is None and cell.value == "still-alive"
+
+
+def test_syntax_error_is_reported_like_time(ip):
+    cell = run(ip, "%cudatime -n 1 1 +* 2")
+    assert isinstance(cell.error, SyntaxError)
+    out = cell.stdout + cell.stderr
+    assert "SyntaxError: invalid syntax" in out and "1 +* 2" in out  # the shape %time gives it
+    assert_shell_usable(ip)
+
+
+def test_exception_in_cold_run_shows_user_traceback_and_keeps_namespace(ip):
+    cell = run(ip, "%%cudatime -n 3\nreached = 'before'\ndef inner():\n    return 1 / 0\ninner()\nafter = 1")
+    out = cell.stdout + cell.stderr
+    assert "ZeroDivisionError" in out
+    assert "inner()" in out and "return 1 / 0" in out  # the user's own frames and lines
+    assert "ipython_cudatime" not in out and "runner.py" not in out
+    assert ip.user_ns["reached"] == "before"
+    assert "after" not in ip.user_ns
+    assert not any(text.startswith("CPU times") for text in cell.displayed)
+    assert_shell_usable(ip)
+
+
+def test_exception_in_warm_run_reports_runs_done_then_raises(ip):
+    ip.run_cell(FAIL_ON_THIRD)
+    cell = run(ip, "%cudatime -n 10 -w 0 -v partial flaky(ValueError('third run fails'))")
+    assert isinstance(cell.error, ValueError)
+    partial = ip.user_ns["partial"]
+    assert len(partial.warm) == 1  # cold, warm 1, then warm 2 failed
+    assert partial.stopped == "ValueError in warm run 2"
+    report = cell.displayed[0]
+    assert "Stopped early by ValueError in warm run 2" in report
+    assert "third run fails" in cell.stdout + cell.stderr
+    assert_shell_usable(ip)
+
+
+def test_keyboard_interrupt_in_warm_runs_reports_then_propagates(ip):
+    ip.run_cell(FAIL_ON_THIRD)
+    cell = run(ip, "%cudatime -n 10 -w 1 -v partial flaky(KeyboardInterrupt())")
+    assert isinstance(cell.error, KeyboardInterrupt)
+    partial = ip.user_ns["partial"]
+    assert (len(partial.warmup), len(partial.warm)) == (1, 0)
+    assert partial.stopped == "KeyboardInterrupt in warm run 1"
+    assert any("Stopped early by KeyboardInterrupt" in text for text in cell.displayed)
+    assert_shell_usable(ip)
+
+
+def test_out_of_memory_in_warm_run_gets_a_hint(ip):
+    torch = pytest.importorskip("torch", reason="torch not installed: its OutOfMemoryError type is needed")
+    ip.user_ns["torch"] = torch
+    ip.run_cell(FAIL_ON_THIRD)
+    cell = run(ip, "%cudatime -n 5 -w 0 flaky(torch.cuda.OutOfMemoryError('CUDA out of memory. Tried to allocate 2.00 GiB'))")
+    assert type(cell.error).__name__ == "OutOfMemoryError"
+    report = cell.displayed[0]
+    assert "Out of memory during the warm runs" in report
+    assert "warm run 2" in report
+    assert_shell_usable(ip)
+
+
+def test_exception_in_setup_shows_traceback_and_does_not_time(ip):
+    cell = run(ip, "%%cudatime -n 1 undefined_name\ntimed = 1")
+    assert "NameError" in cell.stdout + cell.stderr
+    assert "timed" not in ip.user_ns
+    assert_shell_usable(ip)

@@ -1,0 +1,80 @@
+"""The same promises with PyTorch on a real CUDA device. Skipped without one."""
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import run
+
+torch = pytest.importorskip("torch", reason="torch not installed")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine"),
+]
+
+
+@pytest.fixture
+def cuda_ns(ip):
+    ip.run_cell("import torch\na = torch.randn(8192, 8192, device='cuda')\nb = torch.randn(8192, 8192, device='cuda')")
+    return ip
+
+
+def test_matmul_async_trap_is_caught(cuda_ns):
+    r = cuda_ns.run_line_magic("cudatime", "-o -q -n 5 a @ b")
+    assert r.synchronized == ["torch cuda"]
+    assert r.clock == "device"
+    assert r.device.startswith("cuda:0 ")
+    for one in r.warm:
+        assert one.host < one.wall / 2  # Python returns long before the product is done
+        assert one.device <= one.wall * 1.01
+
+
+def test_device_clock_agrees_with_cuda_events_reference(cuda_ns):
+    r = cuda_ns.run_line_magic("cudatime", "-o -q -n 10 a @ b")
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ns = cuda_ns.user_ns
+    times = []
+    for _ in range(10):
+        start.record()
+        ns["a"] @ ns["b"]
+        stop.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3)
+    reference = sorted(times)[5]
+    assert r.median == pytest.approx(reference, rel=0.25)
+
+
+def test_report_explains_the_349ms_puzzle(cuda_ns):
+    cell = run(cuda_ns, "%cudatime -n 3 c = a @ b")
+    text = cell.displayed[0]
+    assert "synchronized: torch cuda" in text
+    assert "%time alone would have printed" in text or "a second %time would print" in text
+
+
+def test_context_creation_is_paid_by_the_cold_run():
+    """In a fresh process the pre-sync must not create the CUDA context before the cold run."""
+    code = (
+        "import torch\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+        "r = ip.run_line_magic('cudatime', \"-o -q -n 3 torch.ones(1, device='cuda').sum()\")\n"
+        "print(r.cold.device is None, r.clock, round(r.ratio))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    no_event_in_cold, clock, ratio = done.stdout.split()[-3:]
+    assert no_event_in_cold == "True" and clock == "device"
+    assert int(ratio) > 10  # context creation makes the cold run far slower
+
+
+def test_out_of_memory_in_warm_runs_is_reported(cuda_ns):
+    cuda_ns.run_cell("keep = []")
+    total = torch.cuda.get_device_properties(0).total_memory
+    chunk = total // 3
+    cell = run(cuda_ns, f"%cudatime -n 10 -w 0 keep.append(torch.empty({chunk}, dtype=torch.uint8, device='cuda'))")
+    assert type(cell.error).__name__ == "OutOfMemoryError"
+    assert "Out of memory during the warm runs" in cell.displayed[0]
+    cuda_ns.run_cell("keep.clear(); torch.cuda.empty_cache()")
+    assert run(cuda_ns, "%cudatime -n 1 1").value == 1

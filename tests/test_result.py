@@ -1,0 +1,110 @@
+"""The result object (-o, -v, -q) and the text report."""
+
+import json
+import statistics
+
+import pytest
+
+from conftest import run
+from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime.units import format_seconds
+
+
+def make(cold, warm, **kw):
+    return CudaTimeResult(cold=Run(**cold), warm=[Run(host=w, wall=w) for w in warm], **kw)
+
+
+def test_statistics_use_warm_runs_only():
+    r = make(dict(host=5.0, wall=5.0), [1.0, 2.0, 3.0, 4.0, 100.0])
+    assert r.clock == "wall"
+    assert r.median == 3.0 and r.min == 1.0 and r.max == 100.0
+    assert r.iqr == pytest.approx(2.0)
+    assert r.mean == pytest.approx(22.0)
+    assert r.stdev == pytest.approx(statistics.stdev([1, 2, 3, 4, 100]))
+    assert r.ratio == pytest.approx(5.0 / 3.0)
+
+
+def test_device_clock_preferred_when_every_warm_run_has_it():
+    r = CudaTimeResult(cold=Run(0.001, 0.5), warm=[Run(0.001, 0.3, 0.29), Run(0.001, 0.31, 0.3)])
+    assert r.clock == "device"
+    assert r.median == pytest.approx(0.295)
+    assert r.cold_time == 0.5  # the cold run had no device clock yet (context created in it)
+
+
+def test_to_dict_is_json_ready():
+    r = make(dict(host=0.001, wall=0.4, cpu_user=0.2, cpu_sys=0.1), [0.3, 0.3], device="cuda:0 X")
+    data = json.loads(json.dumps(r.to_dict()))
+    assert data["cold"] == {"host": 0.001, "wall": 0.4, "device": None, "cpu_user": 0.2, "cpu_sys": 0.1}
+    assert data["median"] == 0.3 and data["runs"] == 2 and data["clock"] == "wall"
+    assert data["device"] == "cuda:0 X"
+
+
+def test_reprs():
+    r = make(dict(host=0.001, wall=0.4, cpu_user=0.2, cpu_sys=0.1), [0.3, 0.3])
+    assert repr(r).startswith("<CudaTimeResult cold 400 ms, warm median 300 ms over 2 runs")
+    bundle = r._repr_mimebundle_()
+    assert bundle["text/plain"] == str(r)
+    assert "<table>" in bundle["text/html"] and "300 ms" in bundle["text/html"]
+
+    class Printer:
+        def text(self, value):
+            self.value = value
+
+    printer = Printer()
+    r._repr_pretty_(printer, False)
+    assert printer.value == str(r)
+
+
+def test_text_report_starts_like_time_and_compares_cold_and_warm():
+    r = make(dict(host=0.000999, wall=0.349, cpu_user=0.288, cpu_sys=0.191), [0.0047, 0.0048, 0.0049])
+    lines = str(r).splitlines()
+    assert lines[0] == "CPU times: user 288 ms, sys: 191 ms, total: 479 ms"
+    assert lines[1] == "Wall time: 349 ms"
+    text = str(r)
+    assert "warm     : 4.8 ms median" in text and "over 3 runs" in text
+    assert "cold/warm: 72.7×" in text
+    assert "%time alone would have printed 999 µs" in text
+    assert "one-time setup" in text
+
+
+def test_noisy_warning_only_when_iqr_is_large():
+    quiet = make(dict(host=0.01, wall=0.01), [0.010, 0.0101, 0.0102, 0.0101])
+    noisy = make(dict(host=0.01, wall=0.01), [0.010, 0.020, 0.010, 0.030, 0.015])
+    assert "noisy" not in str(quiet)
+    assert "Warning: the warm runs are noisy" in str(noisy)
+
+
+def test_no_async_sentence_when_host_matches_wall():
+    r = make(dict(host=0.1, wall=0.1001), [0.1, 0.1])
+    assert "%time alone" not in str(r) and "one-time setup" not in str(r)
+
+
+@pytest.mark.parametrize(
+    "seconds, text",
+    [(0.349, "349 ms"), (0.000999, "999 µs"), (1.5e-8, "15 ns"), (2.0, "2 s"), (65.0, "1min 5s"), (0.0, "0 ns"), (0.12345, "123 ms")],
+)
+def test_units_like_time(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def test_dash_o_returns_result_and_dash_v_stores_it(ip):
+    cell = run(ip, "res = %cudatime -o -n 3 1 + 1")
+    res = ip.user_ns["res"]
+    assert isinstance(res, CudaTimeResult) and len(res.warm) == 3
+    cell = run(ip, "%cudatime -v stored -n 2 'value'")
+    assert cell.value == "value"
+    assert isinstance(ip.user_ns["stored"], CudaTimeResult)
+    assert any(text.startswith("CPU times") for text in cell.displayed)
+
+
+def test_dash_q_shows_nothing(ip):
+    cell = run(ip, "%cudatime -q -n 2 -v r 1 + 1")
+    assert cell.displayed == [] and cell.stdout.strip().endswith("2")
+    assert isinstance(ip.user_ns["r"], CudaTimeResult)
+
+
+def test_displayed_bundle_has_text_and_html(ip):
+    cell = run(ip, "%cudatime -n 2 1 + 1")
+    (bundle,) = [out.data for out in cell.outputs if "text/html" in out.data]
+    assert bundle["text/plain"].startswith("CPU times:")
+    assert "cudatime-report" in bundle["text/html"]

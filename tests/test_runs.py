@@ -1,0 +1,114 @@
+"""Cold run apart from warm runs; warm-up; -n; the budget rule; bad counts."""
+
+import pytest
+from IPython.core.error import UsageError
+
+from conftest import run
+from ipython_cudatime.runner import MAX_RUNS, MIN_RUNS, Plan
+
+
+def result_of(ip, line):
+    return ip.run_line_magic("cudatime", "-o -q " + line)
+
+
+def test_cold_run_is_never_in_the_statistics(ip):
+    ip.user_ns["calls"] = 0
+    # The first call sleeps 50 ms, every later one returns at once.
+    ip.run_cell("import time\ndef f():\n    global calls\n    calls += 1\n    if calls == 1: time.sleep(0.05)")
+    r = result_of(ip, "-n 5 f()")
+    assert r.cold.wall >= 0.05
+    assert len(r.warm) == 5 and max(r.samples) < 0.05
+    assert r.ratio > 3
+
+
+def test_warmup_runs_are_kept_apart(ip):
+    r = result_of(ip, "-n 4 -w 3 1 + 1")
+    assert (len(r.warmup), len(r.warm)) == (3, 4)
+
+
+def test_runs_zero_times_the_cold_run_only(ip):
+    r = result_of(ip, "-n 0 1 + 1")
+    assert r.warm == [] and r.warmup == []
+    assert r.median is None and r.ratio is None
+    assert r.cold.cpu_user is not None and r.cold.cpu_sys is not None
+
+
+def test_default_budget_fills_about_a_second_with_a_fast_cell(ip):
+    r = result_of(ip, "-b 0.2 pass")
+    assert len(r.warmup) == 1
+    assert MIN_RUNS <= len(r.warm) <= MAX_RUNS
+    assert len(r.warm) == MAX_RUNS  # `pass` is far faster than 0.2 s / 1000
+
+
+def test_slow_cell_is_repeated_once_only(ip):
+    ip.run_cell("import time")
+    r = result_of(ip, "-b 0.05 time.sleep(0.08)")
+    assert (len(r.warmup), len(r.warm)) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    "plan, done, spent, last, more",
+    [
+        (Plan(runs=3), 2, 99.0, 9.0, True),
+        (Plan(runs=3), 3, 0.0, 0.0, False),
+        (Plan(budget=1.0), 0, 5.0, 30.0, True),  # always at least one warm run
+        (Plan(budget=1.0), 1, 30.0, 30.0, False),  # a 30 s cell is not repeated again
+        (Plan(budget=1.0), 1, 1.2, 0.4, True),  # reaching MIN_RUNS costs less than a budget
+        (Plan(budget=1.0), 2, 1.8, 0.9, True),
+        (Plan(budget=1.0), 1, 1.8, 0.9, False),  # two more 0.9 s runs would exceed it
+        (Plan(budget=1.0), 500, 0.5, 0.001, True),
+        (Plan(budget=1.0), MAX_RUNS, 0.5, 1e-6, False),
+    ],
+)
+def test_budget_rule(plan, done, spent, last, more):
+    assert plan.wants_more(done, spent, last) is more
+
+
+def test_warmup_default_skipped_when_cold_exceeds_budget():
+    assert Plan(budget=1.0).warmup_count(0.5) == 1
+    assert Plan(budget=1.0).warmup_count(30.0) == 0
+    assert Plan(runs=0).warmup_count(0.1) == 0
+    assert Plan(warmup=4).warmup_count(30.0) == 4
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("-n -1 pass", "≥ 0"),
+        ("-n 2.5 pass", "whole number"),
+        ("-n x pass", "whole number"),
+        ("-w -3 pass", "≥ 0"),
+        ("-b 0 pass", "positive"),
+        ("-b -1 pass", "positive"),
+        ("-b nan pass", "positive"),
+        ("--budget=abc pass", "seconds"),
+        ("-v 1x pass", "variable name"),
+        ("-x pass", "unknown option -x"),
+        ("--frobnicate pass", "unknown option --frobnicate"),
+        ("-n", "needs a value"),
+        ("-q", "nothing to time"),
+        ("", "nothing to time"),
+    ],
+)
+def test_bad_options_are_usage_errors_with_help(ip, line, message):
+    with pytest.raises(UsageError) as info:
+        ip.run_line_magic("cudatime", line)
+    assert message in str(info.value)
+    assert "Options:" in str(info.value) and "--budget" in str(info.value)
+
+
+def test_empty_cell_is_a_usage_error(ip):
+    with pytest.raises(UsageError, match="cell is empty"):
+        ip.run_cell_magic("cudatime", "-n 1", "\n  \n")
+
+
+def test_option_forms(ip):
+    r = result_of(ip, "--runs=2 --warmup 0 -b1 --quiet 3")
+    assert (len(r.warmup), len(r.warm)) == (0, 2)
+    r = result_of(ip, "-n2 -- -1")
+    assert len(r.warm) == 2
+
+
+def test_statement_keeps_its_spacing_and_quotes(ip):
+    cell = run(ip, "%cudatime -n 1 'a  b' + \"  c\"")
+    assert cell.value == "a  b  c"
