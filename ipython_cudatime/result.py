@@ -5,26 +5,28 @@ the renderers in ``render/`` turn it into text or HTML, the text being the truth
 """
 
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
 
 from .units import format_seconds
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """The clocks of one run, in seconds.
 
     host   until Python got control back (what ``%time`` prints);
     wall   synchronized: all devices drained before and after;
     device event time on the current stream, or None without a device clock;
     cpu_user, cpu_sys  process CPU time over the wall span (cold run only).
+
+    A NamedTuple: cheap to create on the hot path, and never tracked by the GC.
     """
 
     host: float
     wall: float
-    device: float = None
-    cpu_user: float = None
-    cpu_sys: float = None
+    device: Optional[float] = None
+    cpu_user: Optional[float] = None
+    cpu_sys: Optional[float] = None
 
 
 @dataclass
@@ -103,9 +105,9 @@ class CudaTimeResult:
         stats = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
         data = {name: getattr(self, name) for name in stats}
         data.update(
-            cold=asdict(self.cold),
-            warmup=[asdict(run) for run in self.warmup],
-            warm=[asdict(run) for run in self.warm],
+            cold=self.cold._asdict(),
+            warmup=[run._asdict() for run in self.warmup],
+            warm=[run._asdict() for run in self.warm],
             device=self.device,
             synchronized=list(self.synchronized),
             notes=list(self.notes),

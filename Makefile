@@ -1,0 +1,43 @@
+# Two commands from a fresh clone (README): `make demo` and `make test`.
+PYTHON ?= python3
+# The Colab-like environment: Python 3.13 with what Colab ships (DESIGN.md).
+COLAB_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
+COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3
+# torch 2.13.0 is a CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build.
+TORCH := torch==2.13.0
+PIP_QUIET := -q --disable-pip-version-check
+
+.PHONY: demo test test-current test-colab bench clean
+
+.venv/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv .venv
+	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)'
+	touch $@
+
+.venv-colab/.installed: pyproject.toml Makefile
+	$(COLAB_PYTHON) -m venv .venv-colab
+	.venv-colab/bin/pip install $(PIP_QUIET) -e '.[test]' $(COLAB_PINS)
+	touch $@
+
+demo: .venv/.installed
+	.venv/bin/ipython --no-banner --colors=NoColor demo/demo.ipy
+
+test: test-current test-colab
+
+test-current: .venv/.installed
+	.venv/bin/python -m pytest
+
+test-colab:
+	@if [ -z "$(COLAB_PYTHON)" ]; then \
+	  echo "SKIPPED: the Colab-like tests need Python 3.13 (none found; set COLAB_PYTHON=/path/to/python3.13)"; \
+	else \
+	  $(MAKE) --no-print-directory .venv-colab/.installed && \
+	  echo "== Colab-like environment: $$(.venv-colab/bin/python -c 'import sys, IPython, ipywidgets; print("Python", sys.version.split()[0], "IPython", IPython.__version__, "ipywidgets", ipywidgets.__version__)')" && \
+	  .venv-colab/bin/python -m pytest -p no:cacheprovider; \
+	fi
+
+bench: .venv/.installed
+	.venv/bin/python benchmarks/overhead.py
+
+clean:
+	rm -rf .venv .venv-colab

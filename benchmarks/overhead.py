@@ -1,0 +1,152 @@
+"""Per-run measurement overhead of %cudatime on the CPU clock, against %timeit and torch.
+
+Two statements, an empty one (``pass``) and a ~1 µs one (``sum(range(40))``), are
+timed in one process by:
+
+- ``%cudatime -o -q -n N`` in a real IPython shell: the median of the warm runs'
+  samples (wall clock, one run between two synchronizations), and the elapsed
+  time of the whole magic call divided by N (which adds the loop between runs,
+  the cold and warm-up runs and compiling the cell);
+- ``%timeit -o -q -n N -r 7``: ``best`` and ``average`` per loop, taken as the
+  bare cost of the statement (timeit also turns the garbage collector off);
+- ``torch.utils.benchmark.Timer`` with the CPU timer, when torch is installed:
+  ``blocked_autorange(min_run_time=1).median`` and ``timeit(N).median``.
+
+The overhead of %cudatime per run is its per-run time minus %timeit's best per
+loop. %cudatime runs before torch is imported, so that no device backend is
+active and it times on the CPU. ``timed_run`` is also timed alone, on the CPU
+fallback, with an empty callable: the raw per-run cost of its three clocks.
+Figures are printed, not checked.
+
+Run from the repository root:
+
+    .venv/bin/python benchmarks/overhead.py            # full run, about 15 s
+    .venv/bin/python benchmarks/overhead.py --quick    # fewer runs, to check it runs
+    .venv/bin/python benchmarks/overhead.py --json overhead.json
+"""
+
+import argparse
+import json
+import statistics
+import time
+import timeit
+
+from IPython.testing.globalipapp import start_ipython
+
+from ipython_cudatime.backends import DeviceSet
+from ipython_cudatime.runner import timed_run
+
+STATEMENTS = ["pass", "sum(range(40))"]
+GOAL_US = 15.0
+US = 1e6
+
+
+def time_cudatime(ip, stmt, runs):
+    t0 = time.perf_counter()
+    result = ip.run_line_magic("cudatime", f"-o -q -n {runs} {stmt}")
+    elapsed = time.perf_counter() - t0
+    return result, {"cudatime_median": result.median * US, "cudatime_elapsed": elapsed / runs * US}
+
+
+def time_timeit(ip, stmt, runs, repeat):
+    result = ip.run_line_magic("timeit", f"-o -q -n {runs} -r {repeat} {stmt}")
+    return {"timeit_best": result.best * US, "timeit_average": result.average * US}
+
+
+def time_torch(stmt, runs, min_run_time):
+    from torch.utils.benchmark import Timer
+
+    timer = Timer(stmt=stmt, timer=timeit.default_timer)
+    return {
+        "torch_autorange": timer.blocked_autorange(min_run_time=min_run_time).median * US,
+        "torch_timeit": timer.timeit(runs).median * US,
+    }
+
+
+def time_timed_run(calls):
+    """Per call: timed_run of an empty callable, the bare call, and the median wall clock it reports."""
+    devices, fn = DeviceSet([]), lambda: None
+    t0 = time.perf_counter()
+    walls = [timed_run(fn, devices)[0].wall for _ in range(calls)]
+    t1 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t2 = time.perf_counter()
+    return {
+        "timed_run_call": (t1 - t0) / calls * US,
+        "bare_call": (t2 - t1) / calls * US,
+        "timed_run_wall_median": statistics.median(walls) * US,
+    }
+
+
+def torch_installed():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer runs (checks that the script runs)")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures (µs) as JSON")
+    args = parser.parse_args()
+    runs, repeat, min_run_time, calls = (2000, 3, 0.1, 10_000) if args.quick else (20_000, 7, 1.0, 100_000)
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "ipython_cudatime")
+    figures = {stmt: {} for stmt in STATEMENTS}
+    for stmt in STATEMENTS:  # before torch is imported: %cudatime stays on the CPU
+        result, cudatime = time_cudatime(ip, stmt, runs)
+        figures[stmt].update(cudatime, **time_timeit(ip, stmt, runs, repeat))
+    device = result.device
+    has_torch = torch_installed()
+    for stmt in STATEMENTS:
+        row = figures[stmt]
+        if has_torch:
+            row.update(time_torch(stmt, runs, min_run_time))
+        row["overhead_median"] = row["cudatime_median"] - row["timeit_best"]
+        row["overhead_elapsed"] = row["cudatime_elapsed"] - row["timeit_best"]
+    raw = time_timed_run(calls)
+
+    lines = [
+        ("%timeit best per loop", "timeit_best"),
+        ("%timeit average per loop", "timeit_average"),
+        ("torch Timer blocked_autorange median", "torch_autorange"),
+        (f"torch Timer timeit({runs}) median", "torch_timeit"),
+        ("%cudatime median of samples", "cudatime_median"),
+        ("%cudatime elapsed / runs", "cudatime_elapsed"),
+        ("overhead: median - timeit best", "overhead_median"),
+        ("overhead: elapsed / runs - timeit best", "overhead_elapsed"),
+    ]
+    print(f"%cudatime on {device}, -n {runs}; %timeit -n {runs} -r {repeat}")
+    if not has_torch:
+        print("torch not installed: skipped")
+    print(f"{'per run, µs':40}" + "".join(f"{stmt:>16}" for stmt in STATEMENTS))
+    for label, key in lines:
+        if key in figures[STATEMENTS[0]]:
+            print(f"{label:40}" + "".join(f"{figures[stmt][key]:16.3f}" for stmt in STATEMENTS))
+    ratios = [("ratio %cudatime median / %timeit best", "timeit_best")]
+    if has_torch:
+        ratios.append(("ratio %cudatime median / torch median", "torch_autorange"))
+    for label, key in ratios:
+        print(f"{label:40}" + "".join(f"{figures[s]['cudatime_median'] / figures[s][key]:15.1f}x" for s in STATEMENTS))
+
+    print(f"\ntimed_run alone, CPU fallback, {calls} calls of an empty callable, µs per call:")
+    print(f"  timed_run {raw['timed_run_call']:.3f}, bare call {raw['bare_call']:.3f}, "
+          f"reported wall median {raw['timed_run_wall_median']:.3f}")
+
+    worst = max(figures[stmt]["overhead_elapsed"] for stmt in STATEMENTS)
+    verdict = "met" if worst <= GOAL_US else "not met"
+    print(f"\ngoal: at most {GOAL_US:g} µs of overhead per run on the CPU clock: {verdict} ({worst:.2f} µs)")
+
+    if args.json:
+        data = {"device": device, "runs": runs, "statements": figures, "timed_run": raw,
+                "goal_us": GOAL_US, "worst_overhead_us": worst, "goal_met": worst <= GOAL_US}
+        with open(args.json, "w") as out:
+            json.dump(data, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()

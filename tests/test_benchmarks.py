@@ -1,0 +1,18 @@
+"""The benchmarks run and print their figures (the figures themselves are not checked)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_overhead_benchmark_prints_figures(tmp_path):
+    out = tmp_path / "overhead.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "overhead.py"), "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "goal: at most 15 µs of overhead per run" in done.stdout
+    assert out.exists()
