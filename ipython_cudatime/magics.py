@@ -13,11 +13,11 @@ import tokenize
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
-from IPython.display import display
 from IPython.utils.capture import capture_output
 
 from . import options as cli
 from .backends import DeviceSet
+from .display import show
 from .runner import Plan, measure
 
 PACKAGE = __name__.rpartition(".")[0]
@@ -120,12 +120,12 @@ class CudaTimeMagics(Magics):
             namespace[opts.var] = result
         if error is not None:
             if not opts.quiet:
-                display(result)
+                show(result, shell, opts.text)
             raise error.with_traceback(_user_traceback(error.__traceback__))
         if opts.output:
             return result
         if not opts.quiet:
-            display(result)
+            show(result, shell, opts.text)
         if _ends_with_semicolon(source):
             return None
         return measurement.value

@@ -39,6 +39,7 @@ Options:
   -o                    return the result object instead of the cell's value
   -v NAME, --var NAME   also store the result object in the variable NAME
   -q, --quiet           show nothing (use with -o or -v)
+  --text                show the text report only, even in a notebook
   --                    end of options (for a statement that starts with -)
 
 How many runs, by default: one cold run, one warm-up run, then warm runs until
@@ -51,6 +52,10 @@ With %%cudatime, code after the options on the first line is setup: it runs
 once, untimed, before the cold run. What the cell prints appears once (from
 the cold run); a final expression's value is returned as with %time, and a
 trailing ';' hides it. {{var}} is not expanded.
+
+In a notebook the result is a widget (one-line answer, a bar chart of every
+run, details), published together with an HTML and a text version, so saved
+notebooks and terminals show it too.
 """
 
 _OPTION = re.compile(r"--?[A-Za-z]")
@@ -64,6 +69,7 @@ _SPEC = {
     "-v": ("var", True), "--var": ("var", True),
     "-o": ("output", False),
     "-q": ("quiet", False), "--quiet": ("quiet", False),
+    "--text": ("text", False),
 }
 
 
@@ -79,6 +85,7 @@ class Options:
     var: str = None
     output: bool = False
     quiet: bool = False
+    text: bool = False
 
 
 def _count(name, text):

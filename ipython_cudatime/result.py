@@ -132,6 +132,8 @@ class CudaTimeResult:
         printer.text(str(self))
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        from .render.html import render_html
+        if include is not None and "text/html" not in include:
+            return {"text/plain": str(self)}
+        from .display import bundle
 
-        return {"text/plain": str(self), "text/html": render_html(self)}
+        return bundle(self, widgets=False)

@@ -44,7 +44,9 @@ def test_reprs():
     assert repr(r).startswith("<CudaTimeResult cold 400 ms, warm median 300 ms over 2 runs")
     bundle = r._repr_mimebundle_()
     assert bundle["text/plain"] == str(r)
-    assert "<table>" in bundle["text/html"] and "300 ms" in bundle["text/html"]
+    assert "<table" in bundle["text/html"] and "300 ms" in bundle["text/html"]
+    assert "data:image/png;base64," in bundle["text/html"]  # the run chart, inline
+    assert r._repr_mimebundle_(include=["text/plain"]) == {"text/plain": str(r)}
 
     class Printer:
         def text(self, value):
@@ -103,8 +105,7 @@ def test_dash_q_shows_nothing(ip):
     assert isinstance(ip.user_ns["r"], CudaTimeResult)
 
 
-def test_displayed_bundle_has_text_and_html(ip):
+def test_terminal_shows_the_text_report_only(ip):
     cell = run(ip, "%cudatime -n 2 1 + 1")
-    (bundle,) = [out.data for out in cell.outputs if "text/html" in out.data]
-    assert bundle["text/plain"].startswith("CPU times:")
-    assert "cudatime-report" in bundle["text/html"]
+    (data,) = [out.data for out in cell.outputs]
+    assert list(data) == ["text/plain"] and data["text/plain"].startswith("CPU times:")
