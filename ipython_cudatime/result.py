@@ -6,6 +6,7 @@ the renderers in ``render/`` turn it into text or HTML, the text being the truth
 
 import statistics
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple, Optional
 
 from .units import format_seconds
@@ -41,13 +42,13 @@ class CudaTimeResult:
     notes: list = field(default_factory=list)
     stopped: str = None
 
-    @property
+    @cached_property
     def clock(self):
         """The clock the statistics use: device where every run has one, else wall."""
         runs = self.warm or [self.cold]
         return "device" if all(run.device is not None for run in runs) else "wall"
 
-    @property
+    @cached_property
     def samples(self):
         """The warm runs' times on ``clock``; the cold run is never among them."""
         clock = self.clock

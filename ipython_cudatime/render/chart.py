@@ -3,7 +3,8 @@
 Never pyplot: a pyplot figure under a kernel is shown again as an extra output
 and stays open. Each bar is one run, in order; its dark part is host time (Python
 busy), its light part the rest of the synchronized time (the device still working).
-Bars are two PolyCollections, not one patch per bar, so 1,000 runs draw fast.
+Bars are two PolyCollections, not one patch per bar, so 1,000 runs draw fast;
+the legend is HTML (``legend_html``), which is cheaper than matplotlib's.
 """
 
 import io
@@ -16,9 +17,10 @@ LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
 
 def _bars(result):
     """(kind, host, total) per run in order; total is on the statistics clock."""
+    use_device = result.clock == "device"
     for kind, runs in (("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)):
         for run in runs:
-            total = run.device if result.clock == "device" and run.device is not None else run.wall
+            total = run.device if use_device and run.device is not None else run.wall
             yield kind, min(run.host, total), max(total, run.host)
 
 
@@ -32,8 +34,7 @@ def chart_png(result, width=7.0, height=2.6, dpi=100):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import PolyCollection
     from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
-    from matplotlib.ticker import FuncFormatter, NullLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
     bars = list(_bars(result))
     kinds = [kind for kind, _, _ in bars]
@@ -58,14 +59,9 @@ def chart_png(result, width=7.0, height=2.6, dpi=100):
     axes.set_xlim(0.3, len(bars) + 0.7)
     axes.set_ylim(floor if log else 0.0, max(totals) * (3.0 if log else 1.25))
 
-    handles = [Patch(color=COLOURS[kind], label=f"{kind} run") for kind in COLOURS if kind in kinds]
     if result.median is not None:
         axes.axhline(result.median, color="black", linestyle="--", linewidth=1)
-        handles.append(Patch(facecolor="none", edgecolor="black", linestyle="--",
-                             label=f"warm median {format_seconds(result.median)}"))
-    handles += [Patch(color="grey", label="host (Python)"),
-                Patch(color="grey", alpha=0.35, label="device still working")]
-    axes.legend(handles=handles, fontsize=7, loc="upper right", frameon=False, ncol=3)
+    axes.xaxis.set_major_locator(MaxNLocator(10, integer=True))
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_seconds(value) if value > 0 else "0"))
     axes.set_xlabel("run, in order", fontsize=8)
     axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=8)
@@ -76,3 +72,14 @@ def chart_png(result, width=7.0, height=2.6, dpi=100):
     figure.savefig(buffer, format="png")
     figure.clear()
     return buffer.getvalue()
+
+
+def legend_html(result):
+    """The chart's legend as HTML: colours per kind of run, the median line, host vs device."""
+    swatch = "<span style='display:inline-block;width:10px;height:10px;background:{};opacity:{};margin:0 3px 0 10px'></span>{}"
+    kinds = [("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)]
+    items = [swatch.format(COLOURS[kind], 1, f"{kind} run") for kind, runs in kinds if runs]
+    if result.median is not None:
+        items.append(f"<span style='margin-left:10px'>- - warm median {format_seconds(result.median)}</span>")
+    items += [swatch.format("grey", 1, "host (Python)"), swatch.format("grey", 0.35, "device still working")]
+    return f"<div class='cudatime-legend' style='font-size:80%'>{''.join(items)}</div>"

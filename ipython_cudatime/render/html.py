@@ -7,6 +7,7 @@ import base64
 from html import escape
 
 from ..findings import findings
+from .chart import legend_html
 from ..units import format_seconds as fmt
 
 
@@ -57,6 +58,7 @@ def render_html(result, png=None):
     """The whole report; ``png`` (chart bytes) is inlined as a data URI when given."""
     chart = ""
     if png is not None:
-        chart = f"<img alt='cudatime runs' src='data:image/png;base64,{base64.b64encode(png).decode()}'/>"
+        chart = (f"<img alt='cudatime runs' src='data:image/png;base64,{base64.b64encode(png).decode()}'/>"
+                 + legend_html(result))
     return ("<div class='cudatime-report'>" + header_html(result) + chart + details_html(result)
             + findings_html(result) + "</div>")

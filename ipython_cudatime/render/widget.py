@@ -5,6 +5,7 @@ Notebook 7, VS Code and Colab without third-party widget JavaScript. Built to
 work on ipywidgets 7.7.1 (Colab) and 8.x.
 """
 
+from .chart import legend_html
 from .html import details_html, findings_html, header_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -28,6 +29,7 @@ def build_widget(result, png):
     return CudaTimeWidget([
         widgets.HTML(header_html(result)),
         widgets.Image(value=png, format="png"),
+        widgets.HTML(legend_html(result)),
         details,
     ])
 

@@ -1,0 +1,69 @@
+"""Display overhead: from the end of the last run to the display bundle being ready.
+
+Times ``ipython_cudatime.display.bundle`` (run chart as PNG, HTML report, widget)
+for results of 10, 100 and 1,000 warm runs, after one untimed call that pays
+matplotlib's import. Also the chart alone and the text report alone. Figures are
+printed, not checked; the goal is at most 150 ms on a 2-core machine.
+
+    .venv/bin/python benchmarks/display.py [--quick] [--json PATH]
+"""
+
+import argparse
+import json
+import random
+import statistics
+import time
+
+from ipython_cudatime.display import bundle
+from ipython_cudatime.render.chart import chart_png
+from ipython_cudatime.result import CudaTimeResult, Run
+
+GOAL_MS = 150.0
+
+
+def synthetic(runs):
+    """A result shaped like seed 000's: a slow cold run, an async gap, noisy warm runs."""
+    rng = random.Random(runs)
+    warm = [Run(0.001, 0.47 + rng.random() * 0.01, 0.469 + rng.random() * 0.01) for _ in range(runs)]
+    return CudaTimeResult(cold=Run(0.001, 0.82, 0.8, 0.3, 0.2), warmup=[Run(0.001, 0.48, 0.479)],
+                          warm=warm, device="cuda:0 (synthetic)", synchronized=["torch cuda"])
+
+
+def median_ms(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args()
+    repeat = 3 if args.quick else 15
+
+    bundle(synthetic(10))  # pays matplotlib's import and font cache once
+    figures = {}
+    print(f"median of {repeat} calls, ms      text   chart  bundle (chart + HTML + widget)")
+    for runs in (10, 100, 1000):
+        result = synthetic(runs)
+        row = {
+            "text": median_ms(lambda: str(result), repeat),
+            "chart": median_ms(lambda: chart_png(result), repeat),
+            "bundle": median_ms(lambda: bundle(result), repeat),
+        }
+        figures[runs] = row
+        print(f"{runs:>5} warm runs               {row['text']:6.2f} {row['chart']:7.1f} {row['bundle']:7.1f}")
+    worst = max(row["bundle"] for row in figures.values())
+    verdict = "met" if worst <= GOAL_MS else "not met"
+    print(f"goal: bundle ready within {GOAL_MS:.0f} ms of the last run: {verdict} ({worst:.0f} ms at worst)")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"goal_ms": GOAL_MS, "worst_ms": worst, "by_runs": figures}, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()
