@@ -7,7 +7,7 @@ COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7
 TORCH := torch==2.13.0
 PIP_QUIET := -q --disable-pip-version-check
 
-.PHONY: demo test test-current test-colab bench clean
+.PHONY: demo test test-current test-colab browser-deps bench screenshots clean
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
@@ -24,10 +24,14 @@ demo: .venv/.installed
 
 test: test-current test-colab
 
-test-current: .venv/.installed
+# Debian's chromium (when root with apt) and the pinned widget JS; tests skip with a reason otherwise.
+browser-deps:
+	scripts/install-browser-deps
+
+test-current: .venv/.installed browser-deps
 	.venv/bin/python -m pytest
 
-test-colab:
+test-colab: browser-deps
 	@if [ -z "$(COLAB_PYTHON)" ]; then \
 	  echo "SKIPPED: the Colab-like tests need Python 3.13 (none found; set COLAB_PYTHON=/path/to/python3.13)"; \
 	else \
@@ -38,6 +42,11 @@ test-colab:
 
 bench: .venv/.installed
 	.venv/bin/python benchmarks/overhead.py
+	.venv/bin/python benchmarks/display.py
+
+# README's pictures, from a real run rendered in headless Chromium.
+screenshots: .venv/.installed browser-deps
+	.venv/bin/python scripts/screenshots.py
 
 clean:
 	rm -rf .venv .venv-colab

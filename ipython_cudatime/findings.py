@@ -9,7 +9,8 @@ from .units import format_seconds as fmt
 
 ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
-COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup
+COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
+COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
 NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree
 
 
@@ -44,7 +45,7 @@ def findings(result):
                 f"{fmt(wall)}: a second %time would print the first number, not the second.",
             ))
     ratio = result.ratio
-    if ratio is not None and ratio >= COLD_RATIO:
+    if ratio is not None and ratio >= COLD_RATIO and result.cold_time - result.median > COLD_MIN_GAP:
         found.append(Finding(
             "cold",
             f"The cold run was {ratio:.0f}× slower than a warm run: it paid one-time setup "

@@ -16,3 +16,14 @@ def test_overhead_benchmark_prints_figures(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "goal: at most 15 µs of overhead per run" in done.stdout
     assert out.exists()
+
+
+def test_display_benchmark_prints_figures(tmp_path):
+    out = tmp_path / "display.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "display.py"), "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "goal: bundle ready within 150 ms" in done.stdout
+    assert out.exists()

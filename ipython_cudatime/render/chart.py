@@ -13,6 +13,8 @@ from ..units import format_seconds
 
 COLOURS = {"cold": "#d62728", "warm-up": "#ff9f1c", "warm": "#1f77b4"}
 LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
+CHART_INCHES, CHART_DPI = (7.0, 2.6), 100
+CHART_PX = (int(CHART_INCHES[0] * CHART_DPI), int(CHART_INCHES[1] * CHART_DPI))
 
 
 def _bars(result):
@@ -29,7 +31,7 @@ def _boxes(lows, highs, width):
             for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
 
 
-def chart_png(result, width=7.0, height=2.6, dpi=100):
+def chart_png(result):
     """PNG bytes of the run chart; the figure is freed before returning."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.collections import PolyCollection
@@ -43,7 +45,7 @@ def chart_png(result, width=7.0, height=2.6, dpi=100):
     log = bool(result.median) and max(totals) / result.median > LOG_RATIO
     floor = min(value for value in hosts + totals if value > 0) / 2 if log else 0.0
 
-    figure = Figure(figsize=(width, height), dpi=dpi)
+    figure = Figure(figsize=CHART_INCHES, dpi=CHART_DPI)
     FigureCanvasAgg(figure)
     figure.subplots_adjust(left=0.11, right=0.98, top=0.95, bottom=0.18)
     axes = figure.add_subplot()

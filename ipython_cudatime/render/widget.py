@@ -5,7 +5,7 @@ Notebook 7, VS Code and Colab without third-party widget JavaScript. Built to
 work on ipywidgets 7.7.1 (Colab) and 8.x.
 """
 
-from .chart import legend_html
+from .chart import CHART_PX, legend_html
 from .html import details_html, findings_html, header_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -28,7 +28,8 @@ def build_widget(result, png):
     details.selected_index = 0
     return CudaTimeWidget([
         widgets.HTML(header_html(result)),
-        widgets.Image(value=png, format="png"),
+        # A VBox stretches its children: pin the chart to its own size, shrinking on narrow screens.
+        widgets.Image(value=png, format="png", layout=widgets.Layout(width=f"{CHART_PX[0]}px", max_width="100%")),
         widgets.HTML(legend_html(result)),
         details,
     ])
