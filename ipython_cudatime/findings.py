@@ -24,6 +24,21 @@ def _async_gap(host, wall):
     return host < ASYNC_HOST_FRACTION * wall and wall - host > ASYNC_MIN_GAP
 
 
+def _cold_sentence(result, ratio):
+    """Name the causes found, with the part of the cold run they leave unexplained."""
+    from .explain import remainder
+
+    causes = [cause for cause in result.cold_causes if cause.explains]
+    rest = remainder(causes, result.cold_time, result.median)
+    if not causes:
+        return (f"The cold run was {ratio:.0f}× slower than a warm run, and none of the checks "
+                "(device context, memory pool, cuBLAS, compilation) explains it: "
+                f"{fmt(rest)} is unexplained.")
+    named = ", ".join(cause.name + (f" ({fmt(cause.seconds)})" if cause.seconds else "") for cause in causes)
+    return (f"The cold run was {ratio:.0f}× slower than a warm run. It paid one-time setup: {named}; "
+            f"{fmt(rest)} of it is not accounted for by a measured cause. Later runs do not pay it again.")
+
+
 def findings(result):
     """The sentences worth printing under the numbers, most important first."""
     found = []
@@ -46,12 +61,12 @@ def findings(result):
             ))
     ratio = result.ratio
     if ratio is not None and ratio >= COLD_RATIO and result.cold_time - result.median > COLD_MIN_GAP:
-        found.append(Finding(
-            "cold",
-            f"The cold run was {ratio:.0f}× slower than a warm run: it paid one-time setup "
-            "(device context, library handles, memory pool growth, compilation, caches). "
-            "Later runs do not pay it again.",
-        ))
+        found.append(Finding("cold", _cold_sentence(result, ratio)))
+    if result.profile is not None:
+        profile = result.profile
+        found.append(Finding("profile", f"Profile: {profile.verdict}."))
+        if profile.warning:
+            found.append(Finding("profile-warning", f"Note: {profile.warning}."))
     if result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR:
         found.append(Finding(
             "noisy",

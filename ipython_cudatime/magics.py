@@ -18,6 +18,7 @@ from IPython.utils.capture import capture_output
 from . import options as cli
 from .backends import DeviceSet
 from .display import show
+from .explain import ColdWatch
 from .runner import Plan, measure
 
 PACKAGE = __name__.rpartition(".")[0]
@@ -106,9 +107,11 @@ class CudaTimeMagics(Magics):
         if setup:
             if not self._run_user_code(CompiledCell(shell, setup).runner(namespace, where)):
                 return None
-        plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget)
+        plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
+        profiler = self._profiler() if opts.profile else None
         try:
-            measurement = measure(compiled.runner(namespace, where), DeviceSet.detect(), plan, quiet=capture_output)
+            measurement = measure(compiled.runner(namespace, where), DeviceSet.detect(), plan,
+                                  quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler)
         except Exception:
             shell.showtraceback(self._user_exc_info(), tb_offset=0)
             return None
@@ -131,6 +134,15 @@ class CudaTimeMagics(Magics):
         return measurement.value
 
     cudatime.__doc__ = cli.USAGE
+
+    @staticmethod
+    def _profiler():
+        torch = sys.modules.get("torch")
+        if torch is None:
+            raise UsageError(f"--profile uses torch.profiler: import torch first\n\n{cli.USAGE}")
+        from .explain.profile import TorchProfiler
+
+        return TorchProfiler(torch)
 
     def _run_user_code(self, run):
         """Run setup code once; show the user's traceback and return False if it fails."""

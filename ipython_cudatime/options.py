@@ -40,6 +40,11 @@ Options:
   -v NAME, --var NAME   also store the result object in the variable NAME
   -q, --quiet           show nothing (use with -o or -v)
   --text                show the text report only, even in a notebook
+  -p, --profile         one more run, after the warm runs, under torch.profiler:
+                        kernels (or, on the CPU, operator calls) per run, GPU
+                        busy fraction, top kernels and a verdict such as
+                        "launch-bound". Timed runs are not affected.
+  --profile-cold        profile the cold run instead (its time is then inflated)
   --                    end of options (for a statement that starts with -)
 
 How many runs, by default: one cold run, one warm-up run, then warm runs until
@@ -53,6 +58,10 @@ once, untimed, before the cold run. What the cell prints appears once (from
 the cold run); a final expression's value is returned as with %time, and a
 trailing ';' hides it. {{var}} is not expanded.
 
+Why the cold run was slow is always checked (cheaply): CUDA context creation,
+memory pool growth, the cuBLAS workspace, torch.compile and JAX compilation,
+cuDNN autotuning, precision settings and, with nvidia-ml-py, GPU clocks.
+
 In a notebook the result is a widget (one-line answer, a bar chart of every
 run, details), published together with an HTML and a text version, so saved
 notebooks and terminals show it too.
@@ -61,15 +70,17 @@ notebooks and terminals show it too.
 _OPTION = re.compile(r"--?[A-Za-z]")
 _TOKEN = re.compile(r"\s*(\S+)")
 
-# name -> (destination, takes a value)
+# name -> (destination, takes a value, the value a flag sets)
 _SPEC = {
-    "-n": ("runs", True), "--runs": ("runs", True),
-    "-w": ("warmup", True), "--warmup": ("warmup", True),
-    "-b": ("budget", True), "--budget": ("budget", True),
-    "-v": ("var", True), "--var": ("var", True),
-    "-o": ("output", False),
-    "-q": ("quiet", False), "--quiet": ("quiet", False),
-    "--text": ("text", False),
+    "-n": ("runs", True, None), "--runs": ("runs", True, None),
+    "-w": ("warmup", True, None), "--warmup": ("warmup", True, None),
+    "-b": ("budget", True, None), "--budget": ("budget", True, None),
+    "-v": ("var", True, None), "--var": ("var", True, None),
+    "-o": ("output", False, True),
+    "-q": ("quiet", False, True), "--quiet": ("quiet", False, True),
+    "--text": ("text", False, True),
+    "-p": ("profile", False, "warm"), "--profile": ("profile", False, "warm"),
+    "--profile-cold": ("profile", False, "cold"),
 }
 
 
@@ -86,6 +97,7 @@ class Options:
     output: bool = False
     quiet: bool = False
     text: bool = False
+    profile: str = None
 
 
 def _count(name, text):
@@ -125,7 +137,7 @@ def _split_flag(token):
     name, rest = token[:2], token[2:]
     if not rest:
         return name, None, None
-    if _SPEC.get(name, (None, False))[1]:
+    if _SPEC.get(name, (None, False, None))[1]:
         return name, rest, None
     return name, None, "-" + rest
 
@@ -149,11 +161,11 @@ def parse(line):
             name, value, token = _split_flag(token)
             if name not in _SPEC:
                 raise OptionError(f"unknown option {name} (put -- before a statement that starts with -)")
-            dest, takes_value = _SPEC[name]
+            dest, takes_value, constant = _SPEC[name]
             if not takes_value:
                 if value is not None:
                     raise OptionError(f"{name} takes no value")
-                setattr(options, dest, True)
+                setattr(options, dest, constant)
                 continue
             if value is None:
                 match = _TOKEN.match(line, pos)

@@ -41,6 +41,8 @@ class CudaTimeResult:
     synchronized: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     stopped: str = None
+    cold_causes: list = field(default_factory=list)  # explain.Cause records
+    profile: object = None  # explain.profile.Profile with --profile/--profile-cold
 
     @cached_property
     def clock(self):
@@ -113,6 +115,8 @@ class CudaTimeResult:
             synchronized=list(self.synchronized),
             notes=list(self.notes),
             stopped=self.stopped,
+            cold_causes=[cause.__dict__.copy() for cause in self.cold_causes],
+            profile=self.profile.to_dict() if self.profile is not None else None,
         )
         return data
 

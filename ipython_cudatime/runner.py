@@ -30,6 +30,7 @@ class Plan:
     runs: int = None
     warmup: int = None
     budget: float = DEFAULT_BUDGET
+    profile: str = None  # "warm": one extra profiled run after the warm runs; "cold": profile the cold run
 
     def warmup_count(self, cold_seconds):
         if self.warmup is not None:
@@ -83,20 +84,28 @@ def _drain(devices):
         devices.synchronize()
 
 
-def measure(fn, devices, plan, quiet=contextlib.nullcontext):
+def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profiler=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
     exception or interrupt during later runs stops them; the runs done so far are
     returned with the exception in ``Measurement.error``. ``quiet`` is a context
     manager that swallows what the later runs print, so output appears once.
+
+    ``watch`` (see ``explain.ColdWatch``) is read before the cold run, after it and
+    after the warm runs, and names the cold run's causes. ``profiler`` (see
+    ``explain.profile.TorchProfiler``) watches the run ``plan.profile`` asks for.
     """
+    watch = watch or _NoWatch()
+    watch.snapshot("before")
     try:
-        cold, value = timed_run(fn, devices, cpu_times=True)
+        with profiler if plan.profile == "cold" else contextlib.nullcontext():
+            cold, value = timed_run(fn, devices, cpu_times=True)
     except BaseException:
         _drain(devices)
         raise
-    warmup, warm, error, stopped = [], [], None, None
+    watch.snapshot("after_cold")
+    warmup, warm, error, stopped, profiled = [], [], None, None, None
     phase = "warm-up"
     start = time.perf_counter()
     try:
@@ -110,11 +119,16 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext):
                 run, value = timed_run(fn, devices)
                 warm.append(run)
                 last = run.wall
+            watch.snapshot("after_warm")
+            if plan.profile == "warm":
+                phase = "profiled"
+                with profiler:
+                    profiled, value = timed_run(fn, devices)
     except (Exception, KeyboardInterrupt) as exc:
         _drain(devices)
         error = exc
-        number = (len(warmup) if phase == "warm-up" else len(warm)) + 1
-        stopped = f"{type(exc).__name__} in {phase} run {number}"
+        number = {"warm-up": len(warmup) + 1, "warm": len(warm) + 1}.get(phase, "")
+        stopped = f"{type(exc).__name__} in {phase} run {number}".rstrip()
     result = CudaTimeResult(
         cold=cold,
         warmup=warmup,
@@ -123,5 +137,18 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext):
         synchronized=[] if devices.on_cpu else devices.names,
         notes=devices.notes(),
         stopped=stopped,
+        cold_causes=watch.causes(),
     )
+    if plan.profile == "cold":
+        result.profile = profiler.summary(cold, cold=True)
+    elif plan.profile == "warm" and error is None:
+        result.profile = profiler.summary(profiled)
     return Measurement(result, value, error)
+
+
+class _NoWatch:
+    def snapshot(self, moment):
+        pass
+
+    def causes(self):
+        return []

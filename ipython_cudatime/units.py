@@ -22,3 +22,12 @@ def format_seconds(seconds, precision=3):
         return " ".join(parts)
     order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
     return "%.*g %s" % (precision, seconds * 1000**order, _UNITS[order])
+
+
+def format_bytes(count):
+    """``8.1 MiB``, ``512 B``: binary units, 3 significant figures."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024

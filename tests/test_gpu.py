@@ -78,3 +78,36 @@ def test_out_of_memory_in_warm_runs_is_reported(cuda_ns):
     assert "Out of memory during the warm runs" in cell.displayed[0]
     cuda_ns.run_cell("keep.clear(); torch.cuda.empty_cache()")
     assert run(cuda_ns, "%cudatime -n 1 1").value == 1
+
+
+FRESH = (
+    "import torch\n"
+    "from IPython.testing.globalipapp import start_ipython\n"
+    "ip = start_ipython()\n"
+    "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+)
+
+
+def fresh_process(code):
+    done = subprocess.run([sys.executable, "-c", FRESH + code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_cold_causes_name_context_pool_and_cublas_on_a_first_matmul():
+    names = fresh_process(
+        "ip.run_cell(\"a = torch.randn(4096, 4096)\")\n"
+        "r = ip.run_line_magic('cudatime', \"-o -q -n 3 (a.cuda() @ a.cuda()).sum()\")\n"
+        "print('|'.join(c.name for c in r.cold_causes))"
+    ).split("|")
+    assert names[:3] == ["CUDA context created", "memory pool grew", "cuBLAS handle and workspace created"]
+    assert "precision settings" in names
+
+
+def test_profile_on_cuda_counts_kernels_and_busy_fraction(cuda_ns):
+    cuda_ns.run_cell("small = torch.randn(64, device='cuda')")
+    loop = cuda_ns.run_line_magic("cudatime", "-o -q -n 3 -p for _ in range(2000): small.mul_(1.0)").profile
+    assert loop.counted == "device kernels" and loop.kernel_count >= 2000
+    assert loop.busy_fraction < 0.5 and loop.verdict.startswith("launch-bound")
+    gemm = cuda_ns.run_line_magic("cudatime", "-o -q -n 3 -p a @ b").profile
+    assert gemm.kernel_count >= 1 and gemm.busy_fraction > 0.8 and gemm.verdict.startswith("GPU-bound")

@@ -60,5 +60,49 @@ def render_html(result, png=None):
     if png is not None:
         chart = (f"<img alt='cudatime runs' src='data:image/png;base64,{base64.b64encode(png).decode()}'/>"
                  + legend_html(result))
-    return ("<div class='cudatime-report'>" + header_html(result) + chart + details_html(result)
-            + findings_html(result) + "</div>")
+    return ("<div class='cudatime-report'>" + header_html(result) + chart + findings_html(result)
+            + why_html(result) + profile_html(result) + details_html(result) + "</div>")
+
+
+def _stacked_bar(parts, total):
+    """A one-line HTML bar: (label, seconds, colour) segments of ``total``."""
+    cells = "".join(
+        f"<div title='{escape(label)}: {fmt(seconds)}' style='flex:{seconds / total:.4f};background:{colour};"
+        f"color:white;font-size:75%;overflow:hidden;white-space:nowrap;padding:2px'>{escape(label)} {fmt(seconds)}</div>"
+        for label, seconds, colour in parts if seconds > 0)
+    return f"<div style='display:flex;width:100%;max-width:700px;margin:4px 0'>{cells}</div>"
+
+
+CAUSE_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+
+
+def why_html(result):
+    """The cold run's causes as a list, and a bar splitting it into warm work, causes and remainder."""
+    from ..explain import remainder
+
+    if not result.cold_causes:
+        return ""
+    items = "".join(f"<li><b>{escape(c.name)}</b>{f' ({fmt(c.seconds)})' if c.seconds else ''}: {escape(c.detail)}</li>"
+                    for c in result.cold_causes)
+    measured = [c for c in result.cold_causes if c.explains and c.seconds]
+    parts = [("warm work", result.median or 0.0, "#1f77b4")]
+    parts += [(c.name, c.seconds, CAUSE_COLOURS[i % len(CAUSE_COLOURS)]) for i, c in enumerate(measured)]
+    parts.append(("unexplained", remainder(measured, result.cold_time, result.median), "#7f7f7f"))
+    return (f"<div class='cudatime-why'>cold run {fmt(result.cold_time)}:"
+            + _stacked_bar(parts, sum(seconds for _, seconds, _ in parts) or 1.0) + f"<ul>{items}</ul></div>")
+
+
+def profile_html(result):
+    """The verdict, the busy fraction as a bar, and the top kernels or operators."""
+    profile = result.profile
+    if profile is None:
+        return ""
+    busy = ""
+    if profile.busy_fraction is not None:
+        busy = _stacked_bar([("GPU busy", profile.busy_fraction, "#2ca02c"),
+                             ("idle", 1 - profile.busy_fraction, "#bbbbbb")], 1.0).replace(" s<", "<")
+    rows = "".join(f"<tr><td style='text-align:left'>{escape(name)}</td><td>{count:,}</td><td>{fmt(seconds)}</td></tr>"
+                   for name, count, seconds in profile.top)
+    return (f"<div class='cudatime-profile'><b>{escape(profile.verdict)}</b><br>"
+            f"{profile.kernel_count:,} {escape(profile.counted)} in {fmt(profile.wall)}{busy}"
+            f"<table><tr><th style='text-align:left'>name</th><th>calls</th><th>total</th></tr>{rows}</table></div>")

@@ -11,6 +11,16 @@ def _clocks(run):
     return ", ".join(parts)
 
 
+def _profile_lines(profile):
+    which = "the cold run" if profile.cold else "one extra run"
+    lines = [f"profile  : {which} ({fmt(profile.wall)}): {profile.kernel_count:,} {profile.counted}, "
+             f"{fmt(profile.kernel_time)} in them"
+             + (f", GPU busy {100 * profile.busy_fraction:.0f}%" if profile.busy_fraction is not None else "")]
+    lines += [f"  {seconds / profile.wall * 100 if profile.wall else 0:5.1f}%  {count:>6,}×  {name}"
+              for name, count, seconds in profile.top]
+    return lines
+
+
 def render_text(result):
     """``%time``'s two lines for the cold run, then cold vs warm and what they mean."""
     cold = result.cold
@@ -29,6 +39,11 @@ def render_text(result):
         lines.append(f"cold/warm: {result.ratio:.1f}×")
     else:
         lines.append("warm     : no warm runs")
+    for cause in result.cold_causes:
+        seconds = f" ({fmt(cause.seconds)})" if cause.seconds else ""
+        lines.append(f"why      : {cause.name}{seconds}: {cause.detail}")
+    if result.profile is not None:
+        lines.extend(_profile_lines(result.profile))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
     lines.extend(finding.text for finding in findings(result))

@@ -6,7 +6,7 @@ work on ipywidgets 7.7.1 (Colab) and 8.x.
 """
 
 from .chart import CHART_PX, legend_html
-from .html import details_html, findings_html, header_html
+from .html import details_html, findings_html, header_html, profile_html, why_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -19,9 +19,12 @@ def build_widget(result, png):
         def __repr__(self):  # ipywidgets cuts text/plain at 110 characters
             return f"CudaTimeWidget({result!r})"[:110]
 
-    sections = [("Details", details_html(result))]
-    if findings_html(result):
-        sections.insert(0, ("What it means", findings_html(result)))
+    sections = [(title, html) for title, html in (
+        ("What it means", findings_html(result)),
+        ("Why the cold run was slow", why_html(result)),
+        ("Profile", profile_html(result)),
+        ("Details", details_html(result)),
+    ) if html]
     details = widgets.Accordion(children=[widgets.HTML(html) for _, html in sections])
     for index, (title, _) in enumerate(sections):
         details.set_title(index, title)

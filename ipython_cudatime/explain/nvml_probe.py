@@ -1,0 +1,61 @@
+"""GPU clock state through NVML (``nvidia-ml-py``), read only: the SM clock and why it is held back.
+
+Never sets anything. Used only when PyTorch has an initialized CUDA device and
+``pynvml`` is installed.
+"""
+
+# NVML clock-event reasons (formerly "throttle reasons") worth naming.
+REASONS = {0x1: "idle", 0x4: "software power cap", 0x8: "hardware slowdown",
+           0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown"}
+
+
+def _reasons(mask):
+    return [name for bit, name in REASONS.items() if mask & bit] or ["none"]
+
+
+class NvmlProbe:
+    def __init__(self, torch, pynvml):
+        self._torch, self._nvml, self._handle = torch, pynvml, None
+
+    @classmethod
+    def detect(cls, torch):
+        cuda = getattr(torch, "cuda", None)
+        if cuda is None or not cuda.is_available():
+            return None
+        try:
+            import pynvml
+        except ImportError:
+            return None
+        return cls(torch, pynvml)
+
+    def _device(self):
+        if self._handle is None:
+            nvml = self._nvml
+            nvml.nvmlInit()
+            self._handle = nvml.nvmlDeviceGetHandleByIndex(self._torch.cuda.current_device())
+        return self._handle
+
+    def state(self, moment):
+        if moment == "after_cold":
+            return None
+        nvml = self._nvml
+        try:
+            handle = self._device()
+            read = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
+                nvml.nvmlDeviceGetCurrentClocksThrottleReasons
+            return {"sm_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
+                    "max_mhz": nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM),
+                    "reasons": read(handle)}
+        except nvml.NVMLError:
+            return None
+
+    @staticmethod
+    def causes(before, after, warm):
+        if before is None and warm is None:
+            return []
+        parts = []
+        for label, state in (("before the cold run", before), ("after the warm runs", warm)):
+            if state is not None:
+                parts.append(f"{label}: SM clock {state['sm_mhz']} of {state['max_mhz']} MHz, "
+                             f"held back by: {', '.join(_reasons(state['reasons']))}")
+        return [("GPU clock state", None, "; ".join(parts), False)]

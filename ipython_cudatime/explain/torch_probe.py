@@ -1,0 +1,106 @@
+"""PyTorch's cold-run causes: CUDA context, allocator growth, cuBLAS workspace, compilation, settings."""
+
+import os
+import sys
+
+from ..units import format_bytes, format_seconds
+
+# cuBLAS workspace: CUBLAS_WORKSPACE_CONFIG's default ":4096:2:16:8" is 4096 KiB × 2 + 16 KiB × 8;
+# cuBLASLt on sm90+ takes 32 MiB (DESIGN.md).
+DEFAULT_WORKSPACES = (8_519_680, 32 * 2**20)
+SETTINGS = "precision settings"  # context for the reader, not a cost of the cold run
+
+
+def _workspace_sizes():
+    """Workspace sizes to look for, honouring CUBLAS_WORKSPACE_CONFIG (":KiB:count" pairs)."""
+    config = os.environ.get("CUBLAS_WORKSPACE_CONFIG", "")
+    try:
+        numbers = [int(part) for part in config.split(":") if part]
+    except ValueError:
+        numbers = []
+    if not numbers:
+        return DEFAULT_WORKSPACES
+    return (sum(kib * 1024 * count for kib, count in zip(numbers[::2], numbers[1::2])),) + DEFAULT_WORKSPACES
+
+
+def _dynamo_compile_seconds():
+    """Total dynamo compile time so far (0.0 when dynamo was never loaded: no compile happened)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return 0.0
+    metrics = getattr(utils, "compilation_time_metrics", {})
+    return float(sum(metrics.get("_compile.compile_inner", ())))
+
+
+class TorchProbe:
+    MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
+
+    def __init__(self, torch):
+        self._torch = torch
+
+    @classmethod
+    def detect(cls, torch):
+        return cls(torch) if hasattr(torch, "cuda") else None
+
+    def _cuda_ready(self):
+        cuda = self._torch.cuda
+        return cuda.is_available() and cuda.is_initialized()
+
+    def state(self, moment):
+        cuda = self._torch.cuda
+        state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_ready()}
+        if state["cuda"]:
+            stats = cuda.memory_stats()
+            state.update({key: stats.get(key, 0) for key in self.MEMORY})
+            state["peak"] = cuda.max_memory_allocated()
+            state["workspace_blocks"] = self._workspace_blocks()
+            cuda.reset_peak_memory_stats()  # so that the next read is this phase's peak
+        return state
+
+    def _workspace_blocks(self):
+        """Active allocator blocks of a cuBLAS workspace's size."""
+        sizes = _workspace_sizes()
+        count = 0
+        for segment in self._torch.cuda.memory_snapshot():
+            for block in segment.get("blocks", ()):
+                if block.get("state") == "active_allocated" and block.get("size") in sizes:
+                    count += 1
+        return count
+
+    def causes(self, before, after, warm):
+        torch = self._torch
+        found = []
+        if after["cuda"] and not before["cuda"]:
+            found.append(("CUDA context created", None,
+                          "this cell initialized CUDA (driver, context, lazy module loading): a one-time cost per process"))
+        if after["cuda"]:
+            base = before if before["cuda"] else {key: 0 for key in self.MEMORY}
+            new_allocs = after["num_device_alloc"] - base["num_device_alloc"]
+            if new_allocs > 0:
+                grown = after["reserved_bytes.all.current"] - base["reserved_bytes.all.current"]
+                segments = after["segment.all.current"] - base["segment.all.current"]
+                detail = (f"{new_allocs} cudaMalloc call(s); reserved memory grew by {format_bytes(grown)} "
+                          f"in {segments} new segment(s): warm runs reuse the cached blocks")
+                if warm and warm.get("cuda"):
+                    detail += f". Peak allocated: cold {format_bytes(after['peak'])}, warm {format_bytes(warm['peak'])}"
+                found.append(("memory pool grew", None, detail))
+            if after["workspace_blocks"] > before.get("workspace_blocks", 0):
+                found.append(("cuBLAS handle and workspace created", None,
+                              "the first matrix product on this thread and device creates the cuBLAS handle "
+                              "and allocates its workspace"))
+        compiled = after["compile"] - before["compile"]
+        if compiled > 0:
+            found.append(("torch.compile compilation", compiled,
+                          f"dynamo and its backend compiled for {format_seconds(compiled)}; "
+                          "later runs reuse the compiled code unless a guard fails"))
+        if after["cuda"]:
+            backends = torch.backends
+            if backends.cudnn.benchmark:
+                found.append(("cuDNN autotuning enabled", None,
+                              "torch.backends.cudnn.benchmark = True: the first run of each convolution shape "
+                              "tries several algorithms"))
+            found.append((SETTINGS, None,
+                          f"float32 matmul precision '{torch.get_float32_matmul_precision()}', "
+                          f"TF32 for matmul {'on' if backends.cuda.matmul.allow_tf32 else 'off'}, "
+                          f"for cuDNN {'on' if backends.cudnn.allow_tf32 else 'off'}", False))
+        return found

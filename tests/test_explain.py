@@ -1,0 +1,169 @@
+"""Explaining what was measured: cold-run causes and --profile verdicts, with real PyTorch on the CPU."""
+
+import sys
+
+import pytest
+from IPython.core.error import UsageError
+
+from conftest import run
+from ipython_cudatime.explain import Cause, remainder
+from ipython_cudatime.explain.nvml_probe import NvmlProbe
+from ipython_cudatime.explain.profile import _gpu_verdict, _union
+from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
+
+torch = pytest.importorskip("torch", reason="torch not installed (the Colab-like test environment has none)")
+
+SEED_002 = '''
+import torch
+
+def corr2d(X, K):
+    h, w = K.shape
+    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
+    for i in range(Y.shape[0]):
+        for j in range(Y.shape[1]):
+            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+    return Y
+
+def corr2d_multi_in(X, K):
+    return sum(corr2d(x, k) for x, k in zip(X, K))
+
+def corr2d_multi_in_out(X, K):
+    return torch.stack([corr2d_multi_in(X, k) for k in K], 0)
+
+def corr2d_multi_in_out_1x1(X, K):
+    c_i, h, w = X.shape
+    c_o = K.shape[0]
+    X = X.reshape((c_i, h * w))
+    K = K.reshape((c_o, c_i))
+    return torch.matmul(K, X).reshape((c_o, h, w))
+
+X = torch.normal(0, 1, (3, 12, 10))
+K = torch.normal(0, 1, (2, 3, 1, 1))
+'''
+
+
+def timed(ip, line):
+    return ip.run_line_magic("cudatime", "-o -q " + line)
+
+
+def test_seed_002_loop_is_diagnosed_as_dispatch_bound(ip):
+    ip.run_cell(SEED_002)
+    loop = timed(ip, "-n 3 -p corr2d_multi_in_out(X, K)").profile
+    rewrite = timed(ip, "-n 3 -p corr2d_multi_in_out_1x1(X, K)").profile
+    assert loop.kernel_count > 50 * rewrite.kernel_count
+    assert loop.counted.startswith("operator calls") and loop.busy_fraction is None
+    assert loop.verdict.startswith("dispatch-bound") and "batch the loop into one tensor op" in loop.verdict
+    assert not rewrite.verdict.startswith("dispatch-bound")
+    assert loop.top and loop.top[0][1] > 100  # (name, calls, seconds): many calls of one small op
+    assert torch.allclose(ip.user_ns["corr2d_multi_in_out"](ip.user_ns["X"], ip.user_ns["K"]),
+                          ip.user_ns["corr2d_multi_in_out_1x1"](ip.user_ns["X"], ip.user_ns["K"]), atol=1e-5)
+
+
+def test_profile_is_one_extra_run_that_does_not_change_the_timed_runs(ip):
+    ip.run_cell("import torch\ncalls = []")
+    r = timed(ip, "-n 3 -w 1 -p calls.append(torch.ones(3).sum())")
+    assert len(r.warm) == 3
+    assert len(ip.user_ns["calls"]) == 1 + 1 + 3 + 1  # cold, warm-up, warm, profiled
+    assert r.profile.wall is not None and r.profile.cold is False and r.profile.warning is None
+
+
+def test_profile_shows_in_text_and_html(ip):
+    ip.run_cell(SEED_002)
+    cell = run(ip, "%cudatime -n 2 -p corr2d_multi_in_out(X, K)")
+    report = cell.displayed[0]
+    assert "profile  : one extra run" in report and "operator calls" in report
+    assert "Profile: dispatch-bound" in report
+    r = timed(ip, "-n 2 -p corr2d_multi_in_out(X, K)")
+    html = r._repr_mimebundle_()["text/html"]
+    assert "cudatime-profile" in html and "dispatch-bound" in html
+
+
+def test_profile_cold_profiles_the_cold_run_with_a_warning(ip):
+    ip.run_cell(SEED_002)
+    r = timed(ip, "-n 2 --profile-cold corr2d_multi_in_out(X, K)")
+    assert r.profile.cold is True and "inflated" in r.profile.warning
+    assert r.profile.kernel_count > 100
+    assert "Note: the profiler slows the run it watches" in str(r)
+
+
+def test_profile_without_torch_is_a_usage_error(ip, monkeypatch):
+    monkeypatch.delitem(sys.modules, "torch")
+    with pytest.raises(UsageError, match="import torch first"):
+        ip.run_line_magic("cudatime", "-p 1 + 1")
+
+
+def test_torch_compile_is_named_as_a_cold_cause(ip):
+    ip.run_cell("import torch\nf = torch.compile(lambda x: torch.sin(x) * 2 + 1, backend='eager')\nx = torch.randn(64)")
+    r = timed(ip, "-n 5 f(x)")
+    [cause] = [c for c in r.cold_causes if c.name == "torch.compile compilation"]
+    assert cause.seconds > 0 and cause.explains
+    text = str(r)
+    assert "why      : torch.compile compilation" in text
+    assert "It paid one-time setup: torch.compile compilation" in text
+    again = timed(ip, "-n 2 f(x)")  # compiled already: no compile in this cold run
+    assert not [c for c in again.cold_causes if c.name == "torch.compile compilation"]
+
+
+def test_jax_compilation_is_named_as_a_cold_cause(ip):
+    pytest.importorskip("jax", reason="jax not installed")
+    ip.run_cell("import jax, jax.numpy as jnp\ng = jax.jit(lambda v: jnp.sin(v) * 3)\nv = jnp.ones(256)")
+    r = timed(ip, "-n 3 g(v).block_until_ready()")
+    [cause] = [c for c in r.cold_causes if c.name == "JAX compilation"]
+    assert cause.seconds > 0
+
+
+def test_a_slow_cold_run_with_no_cause_is_said_plainly(ip):
+    ip.run_cell("import time\nseen = []\ndef once():\n    if not seen:\n        seen.append(1)\n        time.sleep(0.05)")
+    r = timed(ip, "-n 3 once()")
+    assert r.cold_causes == []
+    assert "none of the checks (device context, memory pool, cuBLAS, compilation) explains it" in str(r)
+
+
+def test_cuda_causes_from_allocator_and_context_states():
+    """The CUDA branch of the probe, fed the states a first matrix product produces."""
+    probe = TorchProbe(torch)
+    before = {"compile": 0.0, "cuda": False}
+    cold = {"compile": 0.0, "cuda": True, "num_device_alloc": 3, "segment.all.current": 2,
+            "reserved_bytes.all.current": 402_653_184, "peak": 400_000_000, "workspace_blocks": 1}
+    warm = dict(cold, peak=200_000_000)
+    causes = [Cause(*c) for c in probe.causes(before, cold, warm)]
+    names = [c.name for c in causes]
+    assert names[:3] == ["CUDA context created", "memory pool grew", "cuBLAS handle and workspace created"]
+    assert "384 MiB in 2 new segment(s)" in causes[1].detail and "warm 191 MiB" in causes[1].detail
+    [settings] = [c for c in causes if c.name == SETTINGS]
+    assert not settings.explains and "TF32" in settings.detail
+
+
+def test_gpu_clock_state_is_reported_read_only():
+    causes = NvmlProbe.causes(None, {"sm_mhz": 345, "max_mhz": 1980, "reasons": 0x1},
+                              None, {"sm_mhz": 1755, "max_mhz": 1980, "reasons": 0x4 | 0x20})
+    [(name, seconds, detail, explains)] = causes
+    assert name == "GPU clock state" and seconds is None and not explains
+    assert "SM clock 345 of 1980 MHz, held back by: idle" in detail
+    assert "software power cap, software thermal slowdown" in detail
+
+
+def test_busy_fraction_and_gpu_verdicts():
+    assert _union([(0, 2), (1, 3), (5, 6)]) == 4
+    assert _gpu_verdict(7200, 7200 * 4e-6, 0.03, [("vectorized_elementwise_kernel", 7200, 0.0288)]).startswith(
+        "launch-bound: 7,200 launches of ~4 µs, GPU idle 97% of the time; batch the loop")
+    assert _gpu_verdict(1, 0.47, 0.99, [("sm90_xmma_gemm", 1, 0.47)]) == "GPU-bound: 99% busy, most in sm90_xmma_gemm"
+
+
+def test_remainder_is_cold_minus_warm_work_minus_measured_causes():
+    causes = [Cause("compile", 0.2), Cause("context", None)]
+    assert remainder(causes, 0.5, 0.1) == pytest.approx(0.2)
+    assert remainder(causes, 0.1, 0.1) == 0.0
+
+
+def test_why_section_in_html_and_widget(ip):
+    ip.run_cell("import torch\nh = torch.compile(lambda x: torch.cos(x) - 1, backend='eager')\nx = torch.randn(32)")
+    r = timed(ip, "-n 3 h(x)")
+    html = r._repr_mimebundle_()["text/html"]
+    assert "cudatime-why" in html and "torch.compile compilation" in html and "unexplained" in html
+    from ipython_cudatime.render.widget import build_widget
+
+    widget = build_widget(r, b"")
+    accordion = widget.children[-1]
+    titles = [accordion.get_title(i) for i in range(len(accordion.children))]
+    assert "Why the cold run was slow" in titles
