@@ -47,7 +47,7 @@ def test_chart_is_a_png_and_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
     big.cold = Run(0.001, 20.0, 19.9, 0.1, 0.1)
     big.__dict__.pop("clock", None), big.__dict__.pop("samples", None)
     chart_png(big)
-    assert calls == ["log"]
+    assert calls == ["linear", "log"]
 
 
 def test_no_figures_left_open_and_nothing_accumulates_over_a_hundred_charts():

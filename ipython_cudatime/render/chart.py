@@ -31,11 +31,38 @@ def _boxes(lows, highs, width):
             for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
 
 
+_AXES = []  # one Agg figure and its axes, reused: see _axes()
+
+
+def _axes():
+    """The module's one chart axes, emptied of the previous chart's data.
+
+    Reusing one figure keeps one Agg renderer and the axes' tick artists, which is
+    most of the drawing cost, and keeps matplotlib's text-layout cache (keyed by
+    renderer) from filling anew on every chart. It is never registered with
+    pyplot, so no figure is ever "open"; only the last chart's data stays in it.
+    """
+    if not _AXES:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        figure = Figure(figsize=CHART_INCHES, dpi=CHART_DPI)
+        FigureCanvasAgg(figure)
+        figure.subplots_adjust(left=0.11, right=0.98, top=0.95, bottom=0.18)
+        axes = figure.add_subplot()
+        axes.set_xlabel("run, in order", fontsize=8)
+        axes.tick_params(labelsize=7)
+        axes.spines[["top", "right"]].set_visible(False)
+        _AXES.append(axes)
+    axes = _AXES[0]
+    for artist in [*axes.collections, *axes.lines]:
+        artist.remove()
+    return axes
+
+
 def chart_png(result):
-    """PNG bytes of the run chart; the figure is freed before returning."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    """PNG bytes of the run chart."""
     from matplotlib.collections import PolyCollection
-    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
     bars = list(_bars(result))
@@ -45,34 +72,26 @@ def chart_png(result):
     log = bool(result.median) and max(totals) / result.median > LOG_RATIO
     floor = min(value for value in hosts + totals if value > 0) / 2 if log else 0.0
 
-    figure = Figure(figsize=CHART_INCHES, dpi=CHART_DPI)
-    FigureCanvasAgg(figure)
-    figure.subplots_adjust(left=0.11, right=0.98, top=0.95, bottom=0.18)
-    axes = figure.add_subplot()
+    axes = _axes()
     bar_width = 0.85 if len(bars) < 200 else 1.0
     colours = [COLOURS[kind] for kind in kinds]
     axes.add_collection(PolyCollection(_boxes([floor] * len(bars), [max(h, floor) for h in hosts], bar_width),
                                        facecolors=colours, linewidths=0))
     axes.add_collection(PolyCollection(_boxes([max(h, floor) for h in hosts], totals, bar_width),
                                        facecolors=colours, alpha=0.35, linewidths=0))
+    axes.set_yscale("log" if log else "linear")
     if log:
-        axes.set_yscale("log")
         axes.yaxis.set_minor_locator(NullLocator())
     axes.set_xlim(0.3, len(bars) + 0.7)
     axes.set_ylim(floor if log else 0.0, max(totals) * (3.0 if log else 1.25))
-
     if result.median is not None:
         axes.axhline(result.median, color="black", linestyle="--", linewidth=1)
     axes.xaxis.set_major_locator(MaxNLocator(10, integer=True))
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_seconds(value) if value > 0 else "0"))
-    axes.set_xlabel("run, in order", fontsize=8)
     axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=8)
-    axes.tick_params(labelsize=7)
-    axes.spines[["top", "right"]].set_visible(False)
 
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    figure.clear()
+    axes.figure.savefig(buffer, format="png")
     return buffer.getvalue()
 
 
