@@ -135,7 +135,7 @@ def test_cuda_causes_from_allocator_and_context_states():
 
 
 def test_gpu_clock_state_is_reported_read_only():
-    causes = NvmlProbe.causes(None, {"sm_mhz": 345, "max_mhz": 1980, "reasons": 0x1},
+    causes = NvmlProbe.causes({"sm_mhz": 345, "max_mhz": 1980, "reasons": 0x1},
                               None, {"sm_mhz": 1755, "max_mhz": 1980, "reasons": 0x4 | 0x20})
     [(name, seconds, detail, explains)] = causes
     assert name == "GPU clock state" and seconds is None and not explains
