@@ -1,6 +1,6 @@
 """`make screenshots`: the README's pictures, from a real run.
 
-1. A notebook that times a matrix product is executed on a real kernel, exported
+1. A notebook that times a torch.compile'd layer (its cold run compiles) is executed on a real kernel, exported
    with its widget state and rendered offline in headless Chromium: docs/screenshots/widget.png.
 2. The same work timed in terminal IPython; its text report is shown in a
    terminal-style page and rendered the same way: docs/screenshots/text.png.
@@ -21,8 +21,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 import browser  # noqa: E402  (the test suite's offline export-and-render tools)
 
 OUT = ROOT / "docs" / "screenshots"
-SETUP = "%load_ext ipython_cudatime\nimport torch\na = torch.randn(1500, 1500)\nb = torch.randn(1500, 1500)"
-CELL = "%%cudatime -n 30\nc = a @ b"
+SETUP = ("%load_ext ipython_cudatime\nimport torch\na = torch.randn(512, 512)\n"
+         "layer = torch.compile(lambda x: torch.nn.functional.gelu(x @ x), backend='eager')")
+CELL = "%%cudatime -n 30 -p\ny = layer(a)"
 TERMINAL_PAGE = """<html><body style="margin:0;background:#1e1e1e">
 <pre style="color:#e0e0e0;font:14px/1.35 'DejaVu Sans Mono',monospace;padding:16px;margin:0;display:inline-block">{}</pre>
 </body></html>"""
@@ -50,7 +51,7 @@ def widget_screenshot(tmp):
 
 def text_screenshot(tmp):
     script = tmp / "text.ipy"
-    script.write_text(SETUP + "\nprint('In [1]: %cudatime -n 30 c = a @ b')\n%cudatime -n 30 c = a @ b\n")
+    script.write_text(SETUP + "\nprint('In [1]: %cudatime -n 30 -p y = layer(a)')\n%cudatime -n 30 -p y = layer(a)\n")
     ipython = Path(sys.executable).with_name("ipython")
     done = subprocess.run([str(ipython), "--no-banner", "--colors=NoColor", str(script)],
                           capture_output=True, text=True, check=True, cwd=ROOT)

@@ -167,3 +167,9 @@ def test_why_section_in_html_and_widget(ip):
     accordion = widget.children[-1]
     titles = [accordion.get_title(i) for i in range(len(accordion.children))]
     assert "Why the cold run was slow" in titles
+
+
+def test_profiler_log_lines_do_not_reach_the_cell_output(ip, capfd):
+    ip.run_cell("import torch")
+    ip.run_line_magic("cudatime", "-q -n 1 -p torch.ones(3).sum()")
+    assert "profiler_start" not in capfd.readouterr().err

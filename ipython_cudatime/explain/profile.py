@@ -5,6 +5,9 @@ busy (the union of kernel intervals over the run's wall time). On the CPU there
 are no kernels: it counts operator calls instead and says so.
 """
 
+import contextlib
+import os
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -78,6 +81,21 @@ def _cpu_verdict(count, op_time, wall, top):
     return "no PyTorch operators ran"
 
 
+@contextlib.contextmanager
+def _silent_stderr_fd():
+    """Hide what C++ writes to fd 2 meanwhile: Kineto logs "USDT: profiler_start/stop" lines,
+    which a notebook would show as red stderr output; no setting turns them off."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 class TorchProfiler:
     """A context manager around one run; ``summary(run)`` reads what it recorded."""
 
@@ -91,11 +109,13 @@ class TorchProfiler:
         self._profile = profiler.profile(activities=activities)
 
     def __enter__(self):
-        self._profile.__enter__()
+        with _silent_stderr_fd():
+            self._profile.__enter__()
         return self
 
     def __exit__(self, *exc):
-        return self._profile.__exit__(*exc)
+        with _silent_stderr_fd():
+            return self._profile.__exit__(*exc)
 
     def summary(self, run, cold=False):
         events = self._profile.events()

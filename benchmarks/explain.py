@@ -1,0 +1,89 @@
+"""The cost of explaining: the always-on cold-cause checks, and --profile against a plain run.
+
+1. ``ColdWatch``: finding the probes, three snapshots (before the cold run, after
+   it, after the warm runs) and naming the causes, per %cudatime call, with torch
+   (and jax, when installed) imported. Goal: under 1 ms without NVML.
+2. ``%cudatime -n 10 CELL`` with and without ``-p``, for seed 002's loop and a
+   single matrix product: the whole magic call, median of several calls.
+Figures are printed, not checked.
+
+    .venv/bin/python benchmarks/explain.py [--quick] [--json PATH]
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import torch
+from IPython.testing.globalipapp import start_ipython
+
+from ipython_cudatime.explain import ColdWatch
+
+GOAL_MS = 1.0
+SETUP = """
+import torch
+def corr2d(X, K):
+    h, w = K.shape
+    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
+    for i in range(Y.shape[0]):
+        for j in range(Y.shape[1]):
+            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+    return Y
+X = torch.randn(24, 20)
+K = torch.randn(1, 1)
+a = torch.randn(256, 256)
+"""
+CELLS = {"seed 002 corr2d loop": "corr2d(X, K)", "256x256 matmul": "a @ a"}
+
+
+def watch_cost_ms(repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        watch = ColdWatch.detect()
+        for moment in ("before", "after_cold", "after_warm"):
+            watch.snapshot(moment)
+        watch.causes()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), [type(p).__name__ for p in watch.probes]
+
+
+def magic_ms(ip, line, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        ip.run_line_magic("cudatime", line)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args()
+    repeat = 3 if args.quick else 11
+
+    watch_ms, probes = watch_cost_ms(200 if not args.quick else 20)
+    verdict = "met" if watch_ms < GOAL_MS else "not met"
+    print(f"cold-cause checks per call ({', '.join(probes)}; torch {torch.__version__}): "
+          f"{watch_ms * 1e3:.0f} µs — goal under {GOAL_MS:g} ms: {verdict}")
+
+    ip = start_ipython()
+    ip.run_line_magic("load_ext", "ipython_cudatime")
+    ip.run_cell(SETUP)
+    figures = {"watch_ms": watch_ms, "goal_ms": GOAL_MS, "cells": {}}
+    print(f"\n%cudatime -o -q -n 10 CELL, whole call, median of {repeat}, ms      plain   with -p   ratio")
+    for label, cell in CELLS.items():
+        plain = magic_ms(ip, f"-o -q -n 10 -w 1 {cell}", repeat)
+        profiled = magic_ms(ip, f"-o -q -n 10 -w 1 -p {cell}", repeat)
+        figures["cells"][label] = {"plain_ms": plain, "profile_ms": profiled}
+        print(f"{label:<58} {plain:7.1f} {profiled:9.1f} {profiled / plain:6.2f}x")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(figures, out, indent=2)
+
+
+if __name__ == "__main__":
+    main()
