@@ -3,7 +3,8 @@
 Never pyplot: a pyplot figure under a kernel is shown again as an extra output
 and stays open. Each bar is one run, in order; its dark part is host time (Python
 busy), its light part the rest of the synchronized time (the device still working).
-Bars are two PolyCollections, not one patch per bar, so 1,000 runs draw fast;
+Bars are PolyCollections (or, for hundreds of runs, stepped areas), not one patch
+per bar, so 1,000 runs draw fast;
 the legend is HTML (``legend_html``), which is cheaper than matplotlib's.
 """
 
@@ -26,9 +27,34 @@ def _bars(result):
             yield kind, min(run.host, total), max(total, run.host)
 
 
-def _boxes(lows, highs, width):
-    return [[(x - width / 2, lo), (x + width / 2, lo), (x + width / 2, hi), (x - width / 2, hi)]
-            for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
+MANY_BARS = 200  # beyond this, bars of one kind merge into one stepped area (cheaper, same picture)
+
+
+def _draw_bars(axes, kinds, lows, highs, alpha):
+    """Bars 1..n from ``lows`` to ``highs``, coloured by kind of run."""
+    from itertools import groupby
+
+    from matplotlib.collections import PolyCollection
+    from matplotlib.patches import StepPatch
+
+    if len(kinds) <= MANY_BARS:
+        boxes = [[(x - 0.425, lo), (x + 0.425, lo), (x + 0.425, hi), (x - 0.425, hi)]
+                 for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
+        axes.add_collection(PolyCollection(boxes, facecolors=[COLOURS[k] for k in kinds], alpha=alpha, linewidths=0))
+        return
+    start = 0
+    for kind, group in groupby(kinds):
+        end = start + len(list(group))
+        if kind == "warm":
+            # add_artist, not stairs(): the limits are set by hand, and updating them from a
+            # stepped path of 1,000 steps is most of the drawing time.
+            edges = [x + 0.5 for x in range(start, end + 1)]
+            axes.add_artist(StepPatch(highs[start:end], edges, baseline=lows[start:end], fill=True,
+                                      color=COLOURS[kind], alpha=alpha, linewidth=0))
+        else:  # the few cold and warm-up runs keep a visible width however many runs follow
+            axes.vlines(range(start + 1, end + 1), lows[start:end], highs[start:end], colors=COLOURS[kind],
+                        alpha=alpha, linewidth=5)
+        start = end
 
 
 _AXES = []  # one Agg figure and its axes, reused: see _axes()
@@ -55,14 +81,13 @@ def _axes():
         axes.spines[["top", "right"]].set_visible(False)
         _AXES.append(axes)
     axes = _AXES[0]
-    for artist in [*axes.collections, *axes.lines]:
+    for artist in [*axes.collections, *axes.lines, *axes.artists]:
         artist.remove()
     return axes
 
 
 def chart_png(result):
     """PNG bytes of the run chart."""
-    from matplotlib.collections import PolyCollection
     from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
     bars = list(_bars(result))
@@ -73,16 +98,14 @@ def chart_png(result):
     floor = min(value for value in hosts + totals if value > 0) / 2 if log else 0.0
 
     axes = _axes()
-    bar_width = 0.85 if len(bars) < 200 else 1.0
-    colours = [COLOURS[kind] for kind in kinds]
-    axes.add_collection(PolyCollection(_boxes([floor] * len(bars), [max(h, floor) for h in hosts], bar_width),
-                                       facecolors=colours, linewidths=0))
-    axes.add_collection(PolyCollection(_boxes([max(h, floor) for h in hosts], totals, bar_width),
-                                       facecolors=colours, alpha=0.35, linewidths=0))
+    tops_of_host = [max(host, floor) for host in hosts]
+    _draw_bars(axes, kinds, [floor] * len(bars), tops_of_host, 1.0)
+    _draw_bars(axes, kinds, tops_of_host, totals, 0.35)
     axes.set_yscale("log" if log else "linear")
     if log:
         axes.yaxis.set_minor_locator(NullLocator())
-    axes.set_xlim(0.3, len(bars) + 0.7)
+    pad = max(0.7, 0.012 * len(bars))  # room for the first bar's full width beside the axis
+    axes.set_xlim(1 - pad, len(bars) + pad)
     axes.set_ylim(floor if log else 0.0, max(totals) * (3.0 if log else 1.25))
     if result.median is not None:
         axes.axhline(result.median, color="black", linestyle="--", linewidth=1)
