@@ -11,9 +11,8 @@ printed, not checked; the goal is at most 150 ms on a 2-core machine.
 import argparse
 import json
 import random
-import statistics
-import time
 
+from common import median_ms
 from ipython_cudatime.display import bundle
 from ipython_cudatime.render.chart import chart_png
 from ipython_cudatime.result import CudaTimeResult, Run
@@ -27,15 +26,6 @@ def synthetic(runs):
     warm = [Run(0.001, 0.47 + rng.random() * 0.01, 0.469 + rng.random() * 0.01) for _ in range(runs)]
     return CudaTimeResult(cold=Run(0.001, 0.82, 0.8, 0.3, 0.2), warmup=[Run(0.001, 0.48, 0.479)],
                           warm=warm, device="cuda:0 (synthetic)", synchronized=["torch cuda"])
-
-
-def median_ms(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main():

@@ -12,12 +12,11 @@ Figures are printed, not checked.
 
 import argparse
 import json
-import statistics
-import time
 
 import torch
 from IPython.testing.globalipapp import start_ipython
 
+from common import median_ms
 from ipython_cudatime.explain import ColdWatch
 
 GOAL_MS = 1.0
@@ -37,25 +36,13 @@ a = torch.randn(256, 256)
 CELLS = {"seed 002 corr2d loop": "corr2d(X, K)", "256x256 matmul": "a @ a"}
 
 
-def watch_cost_ms(repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        watch = ColdWatch.detect()
-        for moment in ("before", "after_cold", "after_warm"):
-            watch.snapshot(moment)
-        watch.causes()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times), [type(p).__name__ for p in watch.probes]
-
-
-def magic_ms(ip, line, repeat):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        ip.run_line_magic("cudatime", line)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+def watch_once():
+    """One call's worth of cold-cause checks: find the probes, three snapshots, the causes."""
+    watch = ColdWatch.detect()
+    for moment in ("before", "after_cold", "after_warm"):
+        watch.snapshot(moment)
+    watch.causes()
+    return watch
 
 
 def main():
@@ -65,7 +52,8 @@ def main():
     args = parser.parse_args()
     repeat = 3 if args.quick else 11
 
-    watch_ms, probes = watch_cost_ms(200 if not args.quick else 20)
+    watch_ms = median_ms(watch_once, 20 if args.quick else 200)
+    probes = [type(probe).__name__ for probe in watch_once().probes]
     verdict = "met" if watch_ms < GOAL_MS else "not met"
     print(f"cold-cause checks per call ({', '.join(probes)}; torch {torch.__version__}): "
           f"{watch_ms * 1e3:.0f} µs — goal under {GOAL_MS:g} ms: {verdict}")
@@ -76,8 +64,8 @@ def main():
     figures = {"watch_ms": watch_ms, "goal_ms": GOAL_MS, "cells": {}}
     print(f"\n%cudatime -o -q -n 10 CELL, whole call, median of {repeat}, ms      plain   with -p   ratio")
     for label, cell in CELLS.items():
-        plain = magic_ms(ip, f"-o -q -n 10 -w 1 {cell}", repeat)
-        profiled = magic_ms(ip, f"-o -q -n 10 -w 1 -p {cell}", repeat)
+        plain = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 {cell}"), repeat)
+        profiled = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 -p {cell}"), repeat)
         figures["cells"][label] = {"plain_ms": plain, "profile_ms": profiled}
         print(f"{label:<58} {plain:7.1f} {profiled:9.1f} {profiled / plain:6.2f}x")
     if args.json:

@@ -107,6 +107,17 @@ def export_html(ipynb_path, html_path, widgets=True, exclude_input=False):
     return html_path
 
 
+def export_and_render(ipynb_path, widgets):
+    """Export beside the notebook and render; skip the calling test when the tools are missing."""
+    import pytest
+
+    reason = browser_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    html = export_html(ipynb_path, ipynb_path.with_suffix(f".{widgets}.html"), widgets=widgets)
+    return render(html, ipynb_path.with_suffix(f".{widgets}.png"))
+
+
 def render(html_path, screenshot_path, timeout_ms=20000):
     """Open the page in Chromium, wait for widgets, screenshot it, and say what it shows.
 

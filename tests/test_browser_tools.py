@@ -33,14 +33,6 @@ def executed(tmp_path_factory):
     return path
 
 
-def _render(path, widgets):
-    reason = browser.browser_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    html = browser.export_html(path, path.with_suffix(f".{widgets}.html"), widgets=widgets)
-    return browser.render(html, path.with_suffix(f".{widgets}.png"))
-
-
 def test_executed_notebook_saves_widget_state(executed):
     nb = nbformat.read(str(executed), as_version=4)
     state = nb.metadata.widgets["application/vnd.jupyter.widget-state+json"]["state"]
@@ -48,7 +40,7 @@ def test_executed_notebook_saves_widget_state(executed):
 
 
 def test_widgets_render_offline(executed):
-    page = _render(executed, widgets=True)
+    page = browser.export_and_render(executed, widgets=True)
     assert page["errors"] == [] and page["blocked"] == []
     assert page["widget_views"] == 1
     assert "hello-widget" in page["text"] and "hello-static-html" in page["text"]
@@ -59,7 +51,7 @@ def test_widgets_render_offline(executed):
 
 
 def test_without_widget_state_only_static_outputs_show(executed):
-    page = _render(executed, widgets=False)
+    page = browser.export_and_render(executed, widgets=False)
     assert page["errors"] == [] and page["blocked"] == []
     assert page["widget_views"] == 0
     assert page["images"] == []

@@ -3,7 +3,6 @@
 Runs under both environments of `make test` (ipywidgets 8, and Colab's 7.7.1).
 """
 
-import json
 
 import nbformat
 import pytest
@@ -75,21 +74,13 @@ def test_widget_repr_is_short(notebook):
     assert int(out.data["text/plain"]) <= 110
 
 
-def _render(path, widgets):
-    reason = browser.browser_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    html = browser.export_html(path, path.with_suffix(f".{widgets}.html"), widgets=widgets)
-    return browser.render(html, path.with_suffix(f".{widgets}.png"))
-
-
 def _chart(page):
     return [img for img in page["images"] if (img["naturalWidth"], img["naturalHeight"]) == CHART_PX]
 
 
 def test_widget_renders_in_a_browser(notebook):
     path, _ = notebook
-    page = _render(path, widgets=True)
+    page = browser.export_and_render(path, widgets=True)
     assert page["errors"] == [] and page["blocked"] == []
     assert page["widget_views"] == 1
     assert "warm median" in page["text"] and "What it means" in page["text"]
@@ -99,7 +90,7 @@ def test_widget_renders_in_a_browser(notebook):
 
 def test_static_fallback_renders_html_in_a_browser(notebook):
     path, _ = notebook
-    page = _render(path, widgets=False)
+    page = browser.export_and_render(path, widgets=False)
     assert page["errors"] == [] and page["blocked"] == []
     assert page["widget_views"] == 0
     assert "warm median" in page["text"] and "cold run: wall" in page["text"]
