@@ -13,6 +13,7 @@ import json
 import random
 
 from common import median_ms
+
 from ipython_cudatime.display import bundle
 from ipython_cudatime.render.chart import chart_png
 from ipython_cudatime.result import CudaTimeResult, Run

@@ -14,9 +14,9 @@ import argparse
 import json
 
 import torch
+from common import median_ms
 from IPython.testing.globalipapp import start_ipython
 
-from common import median_ms
 from ipython_cudatime.explain import ColdWatch
 
 GOAL_MS = 1.0

@@ -12,7 +12,13 @@ import sys
 import tokenize
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
+from IPython.core.magic import (
+    Magics,
+    line_cell_magic,
+    magics_class,
+    needs_local_scope,
+    no_var_expand,
+)
 from IPython.utils.capture import capture_output
 
 from . import options as cli

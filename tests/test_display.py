@@ -4,6 +4,7 @@ import gc
 import sys
 
 from conftest import run
+
 from ipython_cudatime import display
 from ipython_cudatime.render.chart import chart_png
 from ipython_cudatime.render.widget import WIDGET_MIME

@@ -1,7 +1,6 @@
 """Bad input loses nothing: the user's traceback, partial reports, a usable shell."""
 
 import pytest
-
 from conftest import run
 
 FAIL_ON_THIRD = """

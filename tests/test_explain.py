@@ -3,9 +3,9 @@
 import sys
 
 import pytest
+from conftest import run
 from IPython.core.error import UsageError
 
-from conftest import run
 from ipython_cudatime.explain import Cause, remainder
 from ipython_cudatime.explain.nvml_probe import NvmlProbe
 from ipython_cudatime.explain.profile import _gpu_verdict, _union

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import run
 
 torch = pytest.importorskip("torch", reason="torch not installed")

@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import run
 
 HEAVY = ("torch", "matplotlib", "ipywidgets", "jax", "cupy", "IPython.core.magics")

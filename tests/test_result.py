@@ -4,8 +4,8 @@ import json
 import statistics
 
 import pytest
-
 from conftest import run
+
 from ipython_cudatime.result import CudaTimeResult, Run
 from ipython_cudatime.units import format_seconds
 

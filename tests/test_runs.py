@@ -1,9 +1,9 @@
 """Cold run apart from warm runs; warm-up; -n; the budget rule; bad counts."""
 
 import pytest
+from conftest import run
 from IPython.core.error import UsageError
 
-from conftest import run
 from ipython_cudatime.runner import MAX_RUNS, MIN_RUNS, Plan
 
 

@@ -7,8 +7,8 @@ import base64
 from html import escape
 
 from ..findings import findings
-from .chart import legend_html
 from ..units import format_seconds as fmt
+from .chart import legend_html
 
 
 def header_html(result):
@@ -22,7 +22,8 @@ def header_html(result):
 
 
 def _row(label, value):
-    return f"<tr><th style='text-align:left;padding-right:1em'>{escape(label)}</th><td style='text-align:left'>{escape(value)}</td></tr>"
+    return (f"<tr><th style='text-align:left;padding-right:1em'>{escape(label)}</th>"
+            f"<td style='text-align:left'>{escape(value)}</td></tr>")
 
 
 def details_html(result):
