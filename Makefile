@@ -5,13 +5,15 @@ COLAB_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python
 COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3
 # torch 2.13.0 is a CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
+# JAX's CPU build dispatches asynchronously for real: the async trap without a GPU.
+JAX := jax
 PIP_QUIET := -q --disable-pip-version-check
 
 .PHONY: demo test test-current test-colab browser-deps bench screenshots clean
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
-	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)'
+	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)' '$(JAX)'
 	touch $@
 
 .venv-colab/.installed: pyproject.toml Makefile

@@ -39,6 +39,12 @@ def _cold_sentence(result, ratio):
             f"{fmt(rest)} of it is not accounted for by a measured cause. Later runs do not pay it again.")
 
 
+def _worker(result):
+    """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
+    gpu = ("cuda", "rocm", "gpu", "mps", "xpu")
+    return "the GPU" if any(word in name for name in result.synchronized for word in gpu) else "the device"
+
+
 def findings(result):
     """The sentences worth printing under the numbers, most important first."""
     found = []
@@ -46,7 +52,7 @@ def findings(result):
     if _async_gap(cold.host, cold.wall):
         found.append(Finding(
             "async",
-            f"%time alone would have printed {fmt(cold.host)}: the GPU was still working when "
+            f"%time alone would have printed {fmt(cold.host)}: {_worker(result)} was still working when "
             f"Python moved on. The synchronized time is {fmt(cold.wall)}.",
         ))
     warm = result.warm

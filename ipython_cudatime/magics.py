@@ -61,13 +61,33 @@ def _is_out_of_memory(exc):
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
+def _bound_names(tree):
+    """Names a cell binds at its top level (assignments, imports, defs, for/with targets)."""
+    names = set()
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(child.name)
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                names.add(child.id)
+            elif isinstance(child, ast.alias):
+                names.add((child.asname or child.name).partition(".")[0])
+            elif not isinstance(child, (ast.Lambda, ast.comprehension)):
+                visit(child)
+
+    visit(tree)
+    return sorted(names)
+
+
 class CompiledCell:
-    """A cell compiled once: its statements, and its final expression if it has one."""
+    """A cell compiled once: its statements, its final expression if it has one, the names it binds."""
 
     def __init__(self, shell, source):
         transformed = shell.transform_cell(source)
         filename = shell.compile.cache(transformed, shell.execution_count)
         tree = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
+        self.bound = _bound_names(tree)
         body = tree.body
         last = None
         if body and isinstance(body[-1], ast.Expr):
@@ -87,6 +107,15 @@ class CompiledCell:
             return None
 
         return run
+
+    def outputs(self, namespace):
+        """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
+        bound = self.bound
+
+        def produced(value):
+            return [value, *(namespace[name] for name in bound if name in namespace)]
+
+        return produced
 
 
 @magics_class
@@ -117,7 +146,8 @@ class CudaTimeMagics(Magics):
         profiler = self._profiler() if opts.profile else None
         try:
             measurement = measure(compiled.runner(namespace, where), DeviceSet.detect(), plan,
-                                  quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler)
+                                  quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler,
+                                  outputs=compiled.outputs(namespace if where is None else where))
         except Exception:
             shell.showtraceback(self._user_exc_info(), tb_offset=0)
             return None

@@ -5,6 +5,7 @@ Knows nothing of IPython or of any framework: it is handed a callable and a
 """
 
 import contextlib
+import functools
 import os
 import time
 from dataclasses import dataclass
@@ -57,8 +58,11 @@ class Measurement:
     error: BaseException = None
 
 
-def timed_run(fn, devices, cpu_times=False):
-    """Run ``fn`` once between two synchronizations; return (Run, value)."""
+def timed_run(fn, devices, cpu_times=False, outputs=None):
+    """Run ``fn`` once between two synchronizations; return (Run, value).
+
+    ``outputs(value)`` lists what the run produced, for backends that wait on results.
+    """
     devices.synchronize()
     timer = devices.timer()
     cpu0 = os.times() if cpu_times else None
@@ -69,7 +73,7 @@ def timed_run(fn, devices, cpu_times=False):
     t1 = time.perf_counter()
     if timer is not None:
         timer.stop()
-    devices.synchronize()
+    devices.synchronize(None if outputs is None else lambda: outputs(value))
     t2 = time.perf_counter()
     device = timer.elapsed() if timer is not None else None
     if cpu0 is not None:
@@ -84,7 +88,7 @@ def _drain(devices):
         devices.synchronize()
 
 
-def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profiler=None):
+def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profiler=None, outputs=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -95,12 +99,14 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
     ``watch`` (see ``explain.ColdWatch``) is read before the cold run, after it and
     after the warm runs, and names the cold run's causes. ``profiler`` (see
     ``explain.profile.TorchProfiler``) watches the run ``plan.profile`` asks for.
+    ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``).
     """
+    run_once = functools.partial(timed_run, fn, devices, outputs=outputs)
     watch = watch or _NoWatch()
     watch.snapshot("before")
     try:
         with profiler if plan.profile == "cold" else contextlib.nullcontext():
-            cold, value = timed_run(fn, devices, cpu_times=True)
+            cold, value = run_once(cpu_times=True)
     except BaseException:
         _drain(devices)
         raise
@@ -111,19 +117,19 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
     try:
         with quiet():
             for _ in range(plan.warmup_count(cold.wall)):
-                run, value = timed_run(fn, devices)
+                run, value = run_once()
                 warmup.append(run)
             phase = "warm"
             last = warmup[-1].wall if warmup else cold.wall
             while plan.wants_more(len(warm), time.perf_counter() - start, last):
-                run, value = timed_run(fn, devices)
+                run, value = run_once()
                 warm.append(run)
                 last = run.wall
             watch.snapshot("after_warm")
             if plan.profile == "warm":
                 phase = "profiled"
                 with profiler:
-                    profiled, value = timed_run(fn, devices)
+                    profiled, value = run_once()
     except (Exception, KeyboardInterrupt) as exc:
         _drain(devices)
         error = exc

@@ -67,7 +67,9 @@ class DoubleBackend(Backend):
     def __init__(self, device):
         self.device = device
         self._timer = DoubleTimer(device)
-        self.synchronize = device.synchronize
+
+    def synchronize(self, outputs=None):
+        self.device.synchronize()
 
     @classmethod
     def detect(cls, module):

@@ -41,7 +41,7 @@ def test_report_explains_the_async_trap(ip, async_device):
     cell = run(ip, f"%cudatime -n 2 gpu.launch({KERNEL})")
     report = cell.displayed[0]
     assert "%time alone would have printed" in report
-    assert "the GPU was still working when Python moved on" in report
+    assert "the device was still working when Python moved on" in report
     assert "synchronized: async double" in report
 
 

@@ -9,6 +9,10 @@ has one.
 import sys
 
 from .cpu import CpuBackend
+from .cupy_backend import CupyBackend
+from .jax_backend import JaxBackend
+from .numba_backend import NumbaBackend
+from .tensorflow_backend import TensorflowBackend
 from .torch_accelerator import TorchAcceleratorBackend
 from .torch_cuda import TorchCudaBackend
 
@@ -17,6 +21,10 @@ from .torch_cuda import TorchCudaBackend
 REGISTRY = [
     ("torch", TorchCudaBackend),
     ("torch", TorchAcceleratorBackend),
+    ("cupy", CupyBackend),
+    ("jax", JaxBackend),
+    ("tensorflow", TensorflowBackend),
+    ("numba.cuda", NumbaBackend),
 ]
 
 
@@ -45,9 +53,9 @@ class DeviceSet:
     def detect(cls):
         return cls(active_backends())
 
-    def synchronize(self):
+    def synchronize(self, outputs=None):
         for backend in self.backends:
-            backend.synchronize()
+            backend.synchronize(outputs)
 
     def timer(self):
         for backend in self.backends:

@@ -30,8 +30,13 @@ class Backend:
 
     name = "backend"
 
-    def synchronize(self):
-        """Wait until all work queued on all of this framework's devices is done."""
+    def synchronize(self, outputs=None):
+        """Wait until all work queued on all of this framework's devices is done.
+
+        ``outputs``, after a run, is a zero-argument callable giving what the run
+        produced (the cell's value, and the values of the names it bound), for
+        frameworks that can only wait on their results (JAX); None before a run.
+        """
         raise NotImplementedError
 
     def timer(self):

@@ -13,7 +13,7 @@ class CpuBackend(Backend):
     name = "cpu"
     note = NOTE
 
-    def synchronize(self):
+    def synchronize(self, outputs=None):
         pass
 
     def describe(self):

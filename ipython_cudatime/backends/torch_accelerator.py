@@ -44,7 +44,7 @@ class TorchAcceleratorBackend(Backend):
             return None
         return cls(torch, device)
 
-    def synchronize(self):
+    def synchronize(self, outputs=None):
         self._torch.accelerator.synchronize()
 
     def timer(self):

@@ -33,7 +33,12 @@ class TorchCudaBackend(Backend):
     def __init__(self, torch):
         self._torch = torch
         self._timer = None
-        self.name = "torch rocm" if getattr(torch.version, "hip", None) else "torch cuda"
+        self._kind = "torch rocm" if getattr(torch.version, "hip", None) else "torch cuda"
+
+    @property
+    def name(self):
+        """``torch cuda:0`` once this process uses CUDA (``torch rocm`` on AMD GPUs)."""
+        return f"{self._kind}:{self._torch.cuda.current_device()}" if self._ready() else self._kind
 
     @classmethod
     def detect(cls, torch):
@@ -46,7 +51,7 @@ class TorchCudaBackend(Backend):
         # Never create the CUDA context ourselves: the cold run must pay for it.
         return self._torch.cuda.is_initialized()
 
-    def synchronize(self):
+    def synchronize(self, outputs=None):
         if self._ready():
             cuda = self._torch.cuda
             for index in range(cuda.device_count()):

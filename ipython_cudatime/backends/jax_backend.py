@@ -1,0 +1,66 @@
+"""JAX: dispatch is asynchronous on every platform, the CPU included, and there is no public
+global synchronize (jax#4335). So this backend waits on what the run produced: every JAX
+array in the cell's value and in the names it bound, pytrees included; then, on GPUs and
+TPUs, it puts a tiny array on each device and waits for it, which drains their in-order
+queues. (On the CPU that drain waits for nothing, so it is skipped.)
+"""
+
+from .base import Backend
+
+
+class JaxBackend(Backend):
+    def __init__(self, jax):
+        self._jax = jax
+        self._devices = None
+        self.blocked = 0  # JAX arrays waited on after the last run (0: nothing to wait on)
+
+    @classmethod
+    def detect(cls, jax):
+        if not hasattr(jax, "block_until_ready"):
+            return None
+        return cls(jax)
+
+    def _initialized(self):
+        # Never start JAX's backends ourselves (on a GPU they preallocate most of its memory).
+        bridge = getattr(getattr(self._jax, "_src", None), "xla_bridge", None)
+        check = getattr(bridge, "backends_are_initialized", None)
+        return check() if check is not None else True
+
+    def _all_devices(self):
+        if self._devices is None:
+            self._devices = self._jax.devices()
+        return self._devices
+
+    def _queued_devices(self):
+        return [device for device in self._all_devices() if device.platform != "cpu"]
+
+    @property
+    def name(self):
+        if not self._initialized():
+            return "jax"
+        device = self._all_devices()[0]
+        return f"jax {device.platform}:{device.id}"
+
+    def synchronize(self, outputs=None):
+        if not self._initialized():
+            return
+        jax = self._jax
+        if outputs is not None:
+            arrays = [leaf for leaf in jax.tree_util.tree_leaves(outputs()) if isinstance(leaf, jax.Array)]
+            jax.block_until_ready(arrays)
+            self.blocked = len(arrays)
+        for device in self._queued_devices():
+            jax.device_put(0, device).block_until_ready()
+
+    def describe(self):
+        if not self._initialized():
+            return "jax (not used by this cell)"
+        device = self._all_devices()[0]
+        return f"jax {device.platform}:{device.id} {device.device_kind}"
+
+    @property
+    def note(self):
+        if self._initialized() and self.blocked == 0:
+            return ("jax: the cell returned and bound no JAX array to wait on; JAX has no global "
+                    "synchronize, so work whose results were not kept may have been missed")
+        return None
