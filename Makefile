@@ -6,14 +6,15 @@ COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7
 # torch 2.13.0 is a CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 # JAX's CPU build dispatches asynchronously for real: the async trap without a GPU.
-JAX := jax
+# TensorFlow's CPU build (about 3 minutes to install) checks its backend in eager and graph mode.
+FRAMEWORKS := jax tensorflow-cpu
 PIP_QUIET := -q --disable-pip-version-check
 
 .PHONY: demo test test-current test-colab browser-deps bench screenshots clean
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
-	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)' '$(JAX)'
+	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)' $(FRAMEWORKS)
 	touch $@
 
 .venv-colab/.installed: pyproject.toml Makefile

@@ -140,7 +140,7 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
         warmup=warmup,
         warm=warm,
         device=devices.describe(),
-        synchronized=[] if devices.on_cpu else devices.names,
+        synchronized=devices.names,
         notes=devices.notes(),
         stopped=stopped,
         cold_causes=watch.causes(),

@@ -110,4 +110,40 @@ def test_jax_imported_but_unused_is_not_started():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "False ['jax']"
+    assert done.stdout.strip().splitlines()[-1] == "False []"
+
+
+def _tensorflow(code):
+    """Run ``code`` with TensorFlow in a fresh process (its import is slow and process-wide)."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("tensorflow not installed (make test installs tensorflow-cpu in .venv only)")
+    setup = (
+        "import tensorflow as tf\n"
+        "from IPython.testing.globalipapp import start_ipython\n"
+        "ip = start_ipython()\n"
+        "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_tensorflow_eager_is_synchronized():
+    out = _tensorflow(
+        "ip.run_cell('import tensorflow as tf\\nx = tf.random.uniform([300, 300])')\n"
+        "r = ip.run_line_magic('cudatime', '-o -q -n 3 tf.matmul(x, x)')\n"
+        "print(r.synchronized, [n for n in r.notes if 'tensorflow' in n])"
+    )
+    assert out == "['tensorflow'] []"
+
+
+def test_tensorflow_graph_mode_is_reported_as_not_synchronized():
+    out = _tensorflow(
+        "tf.compat.v1.disable_eager_execution()\n"
+        "r = ip.run_line_magic('cudatime', '-o -q -n 1 1 + 1')\n"
+        "print([n for n in r.notes if 'tensorflow' in n])"
+    )
+    assert "graph mode, where devices cannot be synchronized" in out

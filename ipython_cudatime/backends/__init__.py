@@ -43,11 +43,19 @@ def active_backends(modules=None):
 
 
 class DeviceSet:
-    """All active backends, seen by the runner as one device."""
+    """All active backends, seen by the runner as one device.
+
+    Every backend is synchronized (each knows to do nothing while its framework has
+    no device at work); the report names only those in use once the cell has run,
+    and falls back to the CPU's description when none was.
+    """
 
     def __init__(self, backends):
-        self.backends = list(backends) or [CpuBackend()]
-        self.on_cpu = all(isinstance(b, CpuBackend) for b in self.backends)
+        self.backends = list(backends)
+        self._cpu = CpuBackend()
+
+    def _in_use(self):
+        return [backend for backend in self.backends if backend.in_use]
 
     @classmethod
     def detect(cls):
@@ -65,14 +73,15 @@ class DeviceSet:
         return None
 
     def describe(self):
-        return ", ".join(backend.describe() for backend in self.backends)
+        return ", ".join(backend.describe() for backend in self._in_use() or [self._cpu])
 
     @property
     def names(self):
-        return [backend.name for backend in self.backends]
+        return [backend.name for backend in self._in_use()]
 
     def notes(self):
-        return [b.note for b in self.backends if getattr(b, "note", None)]
+        """Plain words about what could not be done: no GPU clock, a framework not synchronized."""
+        in_use = self._in_use()
+        notes = [] if in_use else [self._cpu.note]
+        return notes + [b.note for b in self.backends if getattr(b, "note", None)]
 
-    def memory_stats(self):
-        return {b.name: b.memory_stats() for b in self.backends}

@@ -30,6 +30,11 @@ class Backend:
 
     name = "backend"
 
+    @property
+    def in_use(self):
+        """Whether this framework has a device at work in this process (a context, a client)."""
+        return True
+
     def synchronize(self, outputs=None):
         """Wait until all work queued on all of this framework's devices is done.
 

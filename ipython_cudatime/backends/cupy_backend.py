@@ -35,9 +35,11 @@ class CupyBackend(Backend):
         # without one there is nothing queued, and we must not create one.
         return self._cupy.cuda.driver.ctxGetCurrent() != 0
 
+    in_use = property(_ready)
+
     @property
     def name(self):
-        return f"cupy cuda:{self._cupy.cuda.Device().id}" if self._ready() else "cupy"
+        return f"cupy cuda:{self._cupy.cuda.Device().id}"
 
     def synchronize(self, outputs=None):
         if self._ready():
@@ -49,8 +51,6 @@ class CupyBackend(Backend):
         return self._timer
 
     def describe(self):
-        if not self._ready():
-            return "cupy (not used by this cell)"
         device = self._cupy.cuda.Device()
         name = self._cupy.cuda.runtime.getDeviceProperties(device.id)["name"]
         return f"cuda:{device.id} {name.decode() if isinstance(name, bytes) else name}"

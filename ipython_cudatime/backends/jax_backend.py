@@ -34,10 +34,10 @@ class JaxBackend(Backend):
     def _queued_devices(self):
         return [device for device in self._all_devices() if device.platform != "cpu"]
 
+    in_use = property(_initialized)
+
     @property
     def name(self):
-        if not self._initialized():
-            return "jax"
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id}"
 
@@ -53,8 +53,6 @@ class JaxBackend(Backend):
             jax.device_put(0, device).block_until_ready()
 
     def describe(self):
-        if not self._initialized():
-            return "jax (not used by this cell)"
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id} {device.device_kind}"
 

@@ -37,8 +37,8 @@ class TorchCudaBackend(Backend):
 
     @property
     def name(self):
-        """``torch cuda:0`` once this process uses CUDA (``torch rocm`` on AMD GPUs)."""
-        return f"{self._kind}:{self._torch.cuda.current_device()}" if self._ready() else self._kind
+        """``torch cuda:0`` (``torch rocm:0`` on AMD GPUs)."""
+        return f"{self._kind}:{self._torch.cuda.current_device()}"
 
     @classmethod
     def detect(cls, torch):
@@ -50,6 +50,8 @@ class TorchCudaBackend(Backend):
     def _ready(self):
         # Never create the CUDA context ourselves: the cold run must pay for it.
         return self._torch.cuda.is_initialized()
+
+    in_use = property(_ready)
 
     def synchronize(self, outputs=None):
         if self._ready():
@@ -64,8 +66,6 @@ class TorchCudaBackend(Backend):
 
     def describe(self):
         cuda = self._torch.cuda
-        if not self._ready():
-            return "cuda (not used by this cell)"
         index = cuda.current_device()
         return f"cuda:{index} {cuda.get_device_name(index)}"
 

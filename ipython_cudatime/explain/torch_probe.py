@@ -3,6 +3,7 @@
 import os
 import sys
 
+from ..backends.torch_cuda import TorchCudaBackend
 from ..units import format_bytes, format_seconds
 
 # cuBLAS workspace: CUBLAS_WORKSPACE_CONFIG's default ":4096:2:16:8" is 4096 KiB × 2 + 16 KiB × 8;
@@ -37,6 +38,7 @@ class TorchProbe:
 
     def __init__(self, torch):
         self._torch = torch
+        self._cuda_backend = TorchCudaBackend(torch)
 
     @classmethod
     def detect(cls, torch):
@@ -50,8 +52,7 @@ class TorchProbe:
         cuda = self._torch.cuda
         state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_ready()}
         if state["cuda"]:
-            stats = cuda.memory_stats()
-            state.update({key: stats.get(key, 0) for key in self.MEMORY})
+            state.update(self._cuda_backend.memory_stats())
             state["peak"] = cuda.max_memory_allocated()
             state["workspace_blocks"] = self._workspace_blocks()
             cuda.reset_peak_memory_stats()  # so that the next read is this phase's peak
