@@ -17,6 +17,9 @@ def unload_ipython_extension(ipython):
     from .magics import CudaTimeMagics
 
     manager = ipython.magics_manager
+    instance = manager.registry.get(CudaTimeMagics.__name__)
+    if instance is not None:
+        instance.auto.enable(False)
     for kind, names in CudaTimeMagics.magics.items():
         for name in names:
             manager.magics[kind].pop(name, None)

@@ -33,11 +33,20 @@ def bundle(result, widgets=True):
     return data
 
 
-def show(result, shell, text_only=False):
-    """Publish ``result`` the way this frontend reads best."""
+def _publish(shell, text_only, text, rich):
     from IPython.display import display
 
     if text_only or frontend(shell) == "terminal":
-        display({"text/plain": str(result)}, raw=True)
+        display({"text/plain": text}, raw=True)
     else:
-        display(bundle(result), raw=True)
+        display(rich(), raw=True)
+
+
+def show(result, shell, text_only=False):
+    """Publish a CudaTimeResult the way this frontend reads best (the widget in a notebook)."""
+    _publish(shell, text_only, str(result), lambda: bundle(result))
+
+
+def publish(obj, shell, text_only=False):
+    """Publish a sweep or comparison: its text, or in a notebook its text and HTML."""
+    _publish(shell, text_only, str(obj), obj._repr_mimebundle_)

@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import (
     Magics,
     line_cell_magic,
+    line_magic,
     magics_class,
     needs_local_scope,
     no_var_expand,
@@ -22,8 +23,10 @@ from IPython.core.magic import (
 from IPython.utils.capture import capture_output
 
 from . import options as cli
+from .auto import AutoTimer
 from .backends import DeviceSet
-from .display import show
+from .compare import Comparison, check_values, grid, run_sweep
+from .display import publish, show
 from .explain import ColdWatch
 from .runner import Plan, measure
 
@@ -118,8 +121,17 @@ class CompiledCell:
         return produced
 
 
+def _point_label(params):
+    return ",".join(f"{name}={value}" for name, value in params.items())
+
+
 @magics_class
 class CudaTimeMagics(Magics):
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.history = {}  # label -> CudaTimeResult, in the order recorded (-l)
+        self.auto = AutoTimer(shell)
+
     @no_var_expand
     @needs_local_scope
     @line_cell_magic
@@ -144,10 +156,17 @@ class CudaTimeMagics(Magics):
                 return None
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
         profiler = self._profiler() if opts.profile else None
+        scope = namespace if where is None else where
+
+        def time_once():
+            return measure(compiled.runner(namespace, where), DeviceSet.detect(), plan,
+                           quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler,
+                           outputs=compiled.outputs(scope))
+
+        if opts.sweeps:
+            return self._sweep(opts, scope, time_once)
         try:
-            measurement = measure(compiled.runner(namespace, where), DeviceSet.detect(), plan,
-                                  quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler,
-                                  outputs=compiled.outputs(namespace if where is None else where))
+            measurement = time_once()
         except Exception:
             shell.showtraceback(self._user_exc_info(), tb_offset=0)
             return None
@@ -155,8 +174,7 @@ class CudaTimeMagics(Magics):
         result, error = measurement.result, measurement.error
         if error is not None and _is_out_of_memory(error):
             result.notes.append(OOM_HINT)
-        if opts.var:
-            namespace[opts.var] = result
+        self._keep(opts, result)
         if error is not None:
             if not opts.quiet:
                 show(result, shell, opts.text)
@@ -169,7 +187,64 @@ class CudaTimeMagics(Magics):
             return None
         return measurement.value
 
+    def _keep(self, opts, result):
+        """-v stores the result in the namespace; -l records it for %cudatime_compare."""
+        if opts.var:
+            self.shell.user_ns[opts.var] = result
+        if opts.label:
+            self.history[opts.label] = result
+
+    def _sweep(self, opts, scope, time_once):
+        """Time the cell at every point of the --sweep grid; -o returns the SweepResult."""
+
+        def time_point(params):
+            scope.update(params)
+            measurement = time_once()
+            if measurement.error is not None:
+                raise measurement.error
+            return measurement.result, measurement.value
+
+        sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error)
+        if opts.check:
+            check_values(sweep, values)
+        if opts.var:
+            self.shell.user_ns[opts.var] = sweep
+        if opts.label:  # each point is recorded: "LABEL n=256,device=cpu"
+            for point in sweep.points:
+                if point.result is not None:
+                    self.history[f"{opts.label} {_point_label(point.params)}"] = point.result
+        if opts.output:
+            return sweep
+        if not opts.quiet:
+            publish(sweep, self.shell, opts.text)
+        return None
+
     cudatime.__doc__ = cli.USAGE
+
+    @line_magic
+    def cudatime_compare(self, line=""):
+        """Show results recorded with -l side by side: %cudatime_compare [labels...] | --clear"""
+        words = line.split()
+        if words == ["--clear"]:
+            self.history.clear()
+            return None
+        unknown = [word for word in words if word not in self.history]
+        if unknown:
+            raise UsageError(f"no result recorded as {', '.join(unknown)} (record one with %cudatime -l NAME); "
+                             f"recorded: {', '.join(self.history) or 'none'}")
+        chosen = {label: self.history[label] for label in (words or self.history)}
+        if not chosen:
+            raise UsageError("nothing recorded yet: time cells with %cudatime -l NAME first")
+        publish(Comparison(chosen), self.shell)
+        return None
+
+    @line_magic
+    def cudatime_auto(self, line=""):
+        """Time every following cell once, synchronized: %cudatime_auto on|off"""
+        choice = line.strip().lower()
+        if choice not in ("on", "off"):
+            raise UsageError("usage: %cudatime_auto on|off")
+        self.auto.enable(choice == "on")
 
     @staticmethod
     def _profiler():

@@ -7,8 +7,9 @@ keeps its exact spacing and quotes.
 import keyword
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from .compare import parse_sweep
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS
 
 USAGE = f"""Time a statement or cell on the GPU the right way: synchronized, cold vs warm.
@@ -45,6 +46,15 @@ Options:
                         busy fraction, top kernels and a verdict such as
                         "launch-bound". Timed runs are not affected.
   --profile-cold        profile the cold run instead (its time is then inflated)
+  --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
+                        (values are Python literals where they parse, else
+                        strings; repeat --sweep for a grid). -o returns a sweep
+                        result with .rows, .to_dict() and .to_pandas()
+  --stop-on-error       stop a sweep at the first point that fails (default:
+                        record the error there and go on)
+  --check               compare the cell's final value across a sweep's points
+                        (allclose) and report the largest difference
+  -l NAME, --label NAME record the result under NAME for %cudatime_compare
   --                    end of options (for a statement that starts with -)
 
 How many runs, by default: one cold run, one warm-up run, then warm runs until
@@ -52,6 +62,10 @@ the budget is spent: at least {MIN_RUNS} when they fit in one more budget, at
 least 1 always, at most {MAX_RUNS}. A 1 ms cell thus runs about 1,000 times in
 one second; a cell slower than the budget is run twice in all (cold + one warm
 run): a 30 s cell costs 60 s, never minutes more. Use -n to choose yourself.
+
+%cudatime_compare [labels...] shows recorded results side by side (--clear
+empties the record); %cudatime_auto on|off times every following cell once,
+synchronized, with a one-line summary.
 
 With %%cudatime, code after the options on the first line is setup: it runs
 once, untimed, before the cold run. What the cell prints appears once (from
@@ -81,6 +95,10 @@ _SPEC = {
     "--text": ("text", False, True),
     "-p": ("profile", False, "warm"), "--profile": ("profile", False, "warm"),
     "--profile-cold": ("profile", False, "cold"),
+    "--sweep": ("sweeps", True, None),
+    "--stop-on-error": ("stop_on_error", False, True),
+    "--check": ("check", False, True),
+    "-l": ("label", True, None), "--label": ("label", True, None),
 }
 
 
@@ -98,6 +116,10 @@ class Options:
     quiet: bool = False
     text: bool = False
     profile: str = None
+    sweeps: list = field(default_factory=list)  # (name, values) per --sweep, in order
+    stop_on_error: bool = False
+    check: bool = False
+    label: str = None
 
 
 def _count(name, text):
@@ -126,7 +148,19 @@ def _identifier(name, text):
     return text
 
 
-_CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier}
+def _sweep(name, text):
+    try:
+        return parse_sweep(text)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
+def _label(name, text):
+    return text
+
+
+_CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
+            "label": _label}
 
 
 def _split_flag(token):
@@ -172,5 +206,9 @@ def parse(line):
                 if match is None:
                     raise OptionError(f"{name} needs a value")
                 value, pos = match.group(1), match.end()
-            setattr(options, dest, _CONVERT[dest](name, value))
+            converted = _CONVERT[dest](name, value)
+            if dest == "sweeps":
+                options.sweeps.append(converted)
+            else:
+                setattr(options, dest, converted)
     return options, line[pos:].strip()

@@ -9,9 +9,9 @@ import sys
 import time
 
 import pytest
+from conftest import run
 
 import ipython_cudatime.backends as backends
-from conftest import run
 
 SIZE = 1500  # a jnp.dot of this size takes tens of ms on the CPU: far above dispatch time
 

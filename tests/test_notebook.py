@@ -19,6 +19,8 @@ CELLS = [
     "%cudatime --text -n 2 40 + 2",
     "%cudatime -q -n 1 -v saved 'quiet-value'",
     "from ipython_cudatime.render.widget import build_widget\nlen(repr(build_widget(saved, b'')))",
+    "%%cudatime -n 2 --sweep n=10,1000 -l s\nsum(range(n))",
+    "%cudatime_compare",
 ]
 
 
@@ -97,3 +99,13 @@ def test_static_fallback_renders_html_in_a_browser(notebook):
     assert "VBox(" not in page["text"] and "CudaTimeWidget" not in page["text"]
     assert len(_chart(page)) == 1
     assert not page["blank"]
+
+
+def test_sweep_and_compare_show_a_table_and_a_chart(notebook):
+    _, nb = notebook
+    for index in (5, 6):
+        [out] = outputs(nb, index)
+        assert set(out.data) == {"text/plain", "text/html"}
+        assert "data:image/png;base64," in out.data["text/html"] and "<table" in out.data["text/html"]
+    assert "n=1000" in outputs(nb, 5)[0].data["text/plain"]
+    assert outputs(nb, 6)[0].data["text/plain"].splitlines()[1].startswith("s n=10")

@@ -1,0 +1,55 @@
+"""``%cudatime_auto on``: every following cell timed once, synchronized, with a one-line summary.
+
+In the spirit of ipython-autotime, but it waits for the devices before and after
+the cell, so GPU work is counted. No cell is run twice: side effects happen once.
+When the same cell is run again, the line shows its first time beside it.
+"""
+
+import time
+
+from .backends import DeviceSet
+from .units import format_seconds as fmt
+
+
+class AutoTimer:
+    def __init__(self, shell):
+        self.shell = shell
+        self.enabled = False
+        self.first = {}  # cell source -> its first synchronized time
+        self._devices = self._start = None
+
+    def enable(self, on):
+        events = self.shell.events
+        if on and not self.enabled:
+            events.register("pre_run_cell", self.pre_run_cell)
+            events.register("post_run_cell", self.post_run_cell)
+        elif not on and self.enabled:
+            events.unregister("pre_run_cell", self.pre_run_cell)
+            events.unregister("post_run_cell", self.post_run_cell)
+        self.enabled = on
+
+    def pre_run_cell(self, info=None):
+        self._devices = DeviceSet.detect()
+        self._devices.synchronize()
+        self._start = time.perf_counter()
+
+    def post_run_cell(self, result=None):
+        if self._start is None:
+            return
+        host = time.perf_counter() - self._start
+        value = getattr(result, "result", None)
+        self._devices.synchronize(lambda: [value])
+        wall = time.perf_counter() - self._start
+        self._start = None
+        source = getattr(getattr(result, "info", None), "raw_cell", None)
+        if source is None or source.lstrip().startswith("%cudatime_auto"):
+            return
+        print(self.summary(source, host, wall))
+
+    def summary(self, source, host, wall):
+        synced = ", ".join(self._devices.names) or "no device"
+        line = f"cudatime: {fmt(wall)} synchronized ({synced}); host {fmt(host)}"
+        first = self.first.setdefault(source, wall)
+        if first is not wall:
+            line += f"; first run of this cell: {fmt(first)} ({first / wall:.1f}× this run)"
+        return line

@@ -1,0 +1,158 @@
+"""Several results side by side: a sweep's points, or labelled results (``%cudatime_compare``).
+
+Text (the truth), and HTML with an inline chart: warm median (and cold) against the
+swept value, or grouped cold/warm bars per label.
+"""
+
+import base64
+import io
+from html import escape
+
+from ..units import format_seconds as fmt
+
+
+def _params(params):
+    return ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in params.items())
+
+
+def _sweep_rows(sweep):
+    """(point label, median, IQR, cold, runs, speed-up or "", error) per point."""
+    speedups = sweep.speedups()
+    for index, point in enumerate(sweep.points):
+        r = point.result
+        if r is None:
+            yield _params(point.params), "", "", "", "", "", point.error
+            continue
+        speedup = f"{speedups[index]:.1f}×" if index in speedups else ""
+        yield (_params(point.params), fmt(r.median), fmt(r.iqr), fmt(r.cold_time), str(r.runs), speedup, "")
+
+
+HEADER = ("point", "warm median", "IQR", "cold", "runs", "speed-up", "error")
+
+
+def _check_line(check):
+    if check is None:
+        return None
+    if check.ok:
+        return f"check: all values agree (largest difference {check.max_abs_diff:.3g})"
+    worst = max(check.mismatches, key=lambda m: m[2])
+    return (f"check: MISMATCH at {len(check.mismatches)} point(s); largest difference {worst[2]:.3g} "
+            f"at {_params(worst[0])} against {_params(worst[1])}")
+
+
+def _table_text(header, rows):
+    rows = [tuple(header)] + [tuple(row) for row in rows]
+    keep = [i for i in range(len(header)) if any(row[i] for row in rows[1:])] or [0]
+    widths = [max(len(row[i]) for row in rows) for i in keep]
+    return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
+
+
+def sweep_text(sweep):
+    lines = _table_text(HEADER, _sweep_rows(sweep))
+    for extra in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}"):
+        if extra:
+            lines.append(extra)
+    return "\n".join(lines)
+
+
+def _table_html(header, rows):
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table class='cudatime-table'><tr>{head}</tr>{body}</table>"
+
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return f"<img alt='cudatime chart' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'/>"
+
+
+def _figure():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(6.0, 2.8), dpi=100)
+    FigureCanvasAgg(figure)
+    figure.subplots_adjust(left=0.13, right=0.97, top=0.92, bottom=0.2)
+    return figure, figure.add_subplot()
+
+
+def sweep_chart(sweep):
+    """Warm median (solid) and cold (dashed) against the first numeric swept value, one line per
+    combination of the other values; log-log when the values span decades."""
+    from matplotlib.ticker import FuncFormatter
+
+    done = [p for p in sweep.points if p.result is not None]
+    if not done:
+        return ""
+    numeric = [n for n in sweep.names if all(isinstance(p.params[n], (int, float)) for p in done)]
+    x_name = numeric[0] if numeric else None
+    figure, axes = _figure()
+    series = {}
+    for index, point in enumerate(done):
+        key = _params({k: v for k, v in point.params.items() if k != x_name}) or "median"
+        series.setdefault(key, []).append((point.params[x_name] if x_name else index, point.result))
+    for key, points in series.items():
+        xs = [x for x, _ in points]
+        line, = axes.plot(xs, [r.median for _, r in points], marker="o", label=key)
+        axes.plot(xs, [r.cold_time for _, r in points], linestyle="--", color=line.get_color(), alpha=0.6)
+    if x_name:
+        values = [p.params[x_name] for p in done]
+        if min(values) > 0 and max(values) / min(values) >= 10:
+            axes.set_xscale("log")
+            axes.set_yscale("log")
+        axes.set_xlabel(x_name, fontsize=8)
+    else:
+        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], fontsize=7, rotation=15)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
+    axes.set_ylabel("warm median (solid), cold (dashed)", fontsize=8)
+    axes.tick_params(labelsize=7)
+    axes.legend(fontsize=7, frameon=False)
+    return _png(figure)
+
+
+def sweep_html(sweep):
+    extras = "".join(f"<p>{escape(line)}</p>" for line in (_check_line(sweep.check), sweep.stopped) if line)
+    return ("<div class='cudatime-sweep'>" + sweep_chart(sweep)
+            + _table_html(HEADER, _sweep_rows(sweep)) + extras + "</div>")
+
+
+def compare_rows(history):
+    """(label, warm median, cold, cold/warm, against the first) per recorded result."""
+    first = next(iter(history.values())).median if history else None
+    for label, r in history.items():
+        against = f"{r.median / first:.2f}×" if first and r.median else ""
+        ratio = f"{r.ratio:.1f}×" if r.ratio else ""
+        yield label, fmt(r.median), fmt(r.cold_time), ratio, against, r.device
+
+
+COMPARE_HEADER = ("label", "warm median", "cold", "cold/warm", "vs first", "device")
+
+
+def compare_text(history):
+    return "\n".join(_table_text(COMPARE_HEADER, compare_rows(history)))
+
+
+def compare_chart(history):
+    """Grouped bars: cold and warm median per label, log scale when they span decades."""
+    from matplotlib.ticker import FuncFormatter
+
+    figure, axes = _figure()
+    labels = list(history)
+    xs = range(len(labels))
+    cold = [history[label].cold_time for label in labels]
+    warm = [history[label].median or history[label].cold_time for label in labels]
+    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color="#d62728", label="cold run")
+    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color="#1f77b4", label="warm median")
+    if max(cold + warm) / min(cold + warm) >= 20:
+        axes.set_yscale("log")
+    axes.set_xticks(list(xs), labels, fontsize=8)
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
+    axes.tick_params(labelsize=7)
+    axes.legend(fontsize=7, frameon=False)
+    return _png(figure)
+
+
+def compare_html(history):
+    return ("<div class='cudatime-compare'>" + compare_chart(history)
+            + _table_html(COMPARE_HEADER, compare_rows(history)) + "</div>")

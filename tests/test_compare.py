@@ -1,0 +1,138 @@
+"""Sweeps, labels and %cudatime_compare, auto mode, and --check."""
+
+import json
+
+import pytest
+from conftest import run
+from IPython.core.error import UsageError
+
+from ipython_cudatime.compare import Point, SweepResult, grid, parse_sweep
+from ipython_cudatime.result import CudaTimeResult, Run
+
+
+def sweep_of(ip, line, cell):
+    return ip.run_cell_magic("cudatime", "-o -q -n 2 " + line, cell)
+
+
+def test_sweep_values_are_literals_else_strings():
+    assert parse_sweep("n=256,1024,2.5") == ("n", [256, 1024, 2.5])
+    assert parse_sweep("device=cpu,cuda") == ("device", ["cpu", "cuda"])
+    assert parse_sweep("shape=(2, 3),'x'")[1][-1] == "x"
+    with pytest.raises(ValueError):
+        parse_sweep("no-equals")
+
+
+def test_grid_is_the_product_in_order():
+    assert grid([("a", [1, 2]), ("b", ["x", "y"])]) == [
+        {"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 2, "b": "x"}, {"a": 2, "b": "y"}]
+
+
+def test_sweep_binds_the_name_and_times_each_point(ip):
+    ip.run_cell("seen = []")
+    sweep = sweep_of(ip, "--sweep n=10,1000 --sweep kind=list,tuple", "seen.append((n, kind))\nkind")
+    assert [params for params, _ in sweep.rows] == grid([("n", [10, 1000]), ("kind", ["list", "tuple"])])
+    assert all(len(result.warm) == 2 and result.cold is not None for _, result in sweep.rows)
+    assert seen_counts(ip) == {(10, "list"): 4, (10, "tuple"): 4, (1000, "list"): 4, (1000, "tuple"): 4}
+    data = json.loads(json.dumps(sweep.to_dict()))
+    assert data["points"][0]["params"] == {"n": 10, "kind": "list"}
+
+
+def seen_counts(ip):
+    counts = {}
+    for key in ip.user_ns["seen"]:
+        counts[key] = counts.get(key, 0) + 1
+    return counts  # cold + 1 warm-up + 2 warm = 4 per point
+
+
+def test_sweep_to_pandas(ip):
+    pytest.importorskip("pandas", reason="pandas not installed (it stays optional)")
+    frame = sweep_of(ip, "--sweep n=1,2", "n * 2").to_pandas()
+    assert list(frame.columns[:2]) == ["n", "median"] and len(frame) == 2
+
+
+def test_an_error_at_one_point_keeps_the_others(ip):
+    sweep = sweep_of(ip, "--sweep d=1,0,2", "10 / d")
+    assert [p.error for p in sweep.points] == [None, "ZeroDivisionError: division by zero", None]
+    assert sweep.points[2].result is not None
+    assert "ZeroDivisionError" in str(sweep)
+    stopped = sweep_of(ip, "--stop-on-error --sweep d=1,0,2", "10 / d")
+    assert len(stopped.points) == 2 and "stop-on-error" in stopped.stopped
+
+
+def test_check_catches_a_deliberate_mismatch(ip):
+    ip.run_cell("import numpy as np")
+    ok = sweep_of(ip, "--check --sweep impl=loop,vector", "np.arange(5.0) * 2")
+    assert ok.check.ok and ok.check.max_abs_diff == 0
+    bad = sweep_of(ip, "--check --sweep impl=loop,vector", "np.arange(5.0) * (2 if impl == 'loop' else 2.5)")
+    assert not bad.check.ok and bad.check.max_abs_diff == pytest.approx(2.0)
+    assert "check: MISMATCH at 1 point(s); largest difference 2" in str(bad)
+
+
+def test_check_converts_tensors(ip):
+    pytest.importorskip("torch", reason="torch not installed")
+    ip.run_cell("import numpy as np, torch")
+    sweep = sweep_of(ip, "--check --sweep lib=numpy,torch",
+                     "a = np.ones((4, 4)) if lib == 'numpy' else torch.ones(4, 4, dtype=torch.float64)\na @ a")
+    assert sweep.check.ok
+
+
+def test_device_sweep_shows_the_speedup_against_the_first_device():
+    def result(median):
+        return CudaTimeResult(cold=Run(median, median), warm=[Run(median, median)])
+
+    sweep = SweepResult([Point({"n": 1, "device": "cpu"}, result(0.4)), Point({"n": 1, "device": "cuda"}, result(0.01)),
+                         Point({"n": 2, "device": "cpu"}, result(0.8)), Point({"n": 2, "device": "cuda"}, result(0.1))])
+    assert sweep.speedups() == {0: 1.0, 1: pytest.approx(40.0), 2: 1.0, 3: pytest.approx(8.0)}
+    assert "40.0×" in str(sweep)
+
+
+def test_sweep_display_has_a_table_and_a_chart(ip):
+    sweep = sweep_of(ip, "--sweep n=10,100,1000", "sum(range(n))")
+    html = sweep._repr_mimebundle_()["text/html"]
+    assert "data:image/png;base64," in html and "<table" in html and "n=1000" in html
+
+
+def test_labels_and_compare(ip):
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "%cudatime -q -n 3 -l loop sum([i * i for i in range(2000)])")
+    run(ip, "%cudatime -q -n 3 -l builtin sum(map(int.__mul__, range(2000), range(2000)))")
+    cell = run(ip, "%cudatime_compare loop builtin")
+    [text] = cell.displayed
+    lines = text.splitlines()
+    assert lines[0].split()[:3] == ["label", "warm", "median"]
+    assert lines[1].startswith("loop") and "1.00×" in lines[1]
+    assert lines[2].startswith("builtin")
+    with pytest.raises(UsageError, match="no result recorded as nope"):
+        ip.run_line_magic("cudatime_compare", "nope")
+    run(ip, "%cudatime_compare --clear")
+    with pytest.raises(UsageError, match="nothing recorded yet"):
+        ip.run_line_magic("cudatime_compare", "")
+
+
+def test_auto_mode_on_and_off(ip):
+    run(ip, "%cudatime_auto on")
+    try:
+        first = run(ip, "total = sum(range(10000))")
+        again = run(ip, "total = sum(range(10000))")
+    finally:
+        run(ip, "%cudatime_auto off")
+    assert first.stdout.startswith("cudatime: ") and "synchronized" in first.stdout
+    assert "first run of this cell" in again.stdout
+    assert ip.user_ns["total"] == sum(range(10000))
+    after = run(ip, "total = 1")
+    assert "cudatime:" not in after.stdout
+
+
+def test_auto_mode_runs_each_cell_once(ip):
+    ip.run_cell("count = []")
+    run(ip, "%cudatime_auto on")
+    try:
+        run(ip, "count.append(1)")
+    finally:
+        run(ip, "%cudatime_auto off")
+    assert ip.user_ns["count"] == [1]
+
+
+def test_auto_mode_bad_argument(ip):
+    with pytest.raises(UsageError, match="on\\|off"):
+        ip.run_line_magic("cudatime_auto", "maybe")
