@@ -53,6 +53,7 @@ class SweepResult:
     points: list
     check: Check = None
     stopped: str = None
+    interrupted: bool = False  # stopped by KeyboardInterrupt: the magic shows the points done, then re-raises
 
     @property
     def rows(self):
@@ -120,12 +121,12 @@ def run_sweep(points, time_point, stop_on_error=False):
     A KeyboardInterrupt stops the sweep, keeping the points done.
     """
     done, values = [], []
-    stopped = None
+    stopped, interrupted = None, False
     for params in points:
         try:
             result, value = time_point(params)
         except KeyboardInterrupt:
-            stopped = f"KeyboardInterrupt at {_label(params)}"
+            stopped, interrupted = f"KeyboardInterrupt at {_label(params)}", True
             break
         except Exception as exc:
             done.append(Point(params, None, f"{type(exc).__name__}: {exc}"))
@@ -136,7 +137,7 @@ def run_sweep(points, time_point, stop_on_error=False):
             continue
         done.append(Point(params, result))
         values.append(value)
-    return SweepResult(done, stopped=stopped), values
+    return SweepResult(done, stopped=stopped, interrupted=interrupted), values
 
 
 def _label(params):

@@ -209,15 +209,15 @@ class CudaTimeMagics(Magics):
             check_values(sweep, values)
         if opts.var:
             self.shell.user_ns[opts.var] = sweep
-        if opts.label:  # each point is recorded: "LABEL n=256,device=cpu"
+        if opts.label:  # each point is recorded: "LABEL[n=256,device=cpu]"
             for point in sweep.points:
                 if point.result is not None:
-                    self.history[f"{opts.label} {_point_label(point.params)}"] = point.result
-        if opts.output:
-            return sweep
-        if not opts.quiet:
+                    self.history[f"{opts.label}[{_point_label(point.params)}]"] = point.result
+        if not opts.quiet and (sweep.interrupted or not opts.output):
             publish(sweep, self.shell, opts.text)
-        return None
+        if sweep.interrupted:
+            raise KeyboardInterrupt
+        return sweep if opts.output else None
 
     cudatime.__doc__ = cli.USAGE
 

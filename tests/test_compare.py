@@ -92,6 +92,21 @@ def test_sweep_display_has_a_table_and_a_chart(ip):
     assert "data:image/png;base64," in html and "<table" in html and "n=1000" in html
 
 
+def test_interrupt_during_a_sweep_shows_the_points_done_then_raises(ip):
+    ip.run_cell("def stop_at(v):\n    if v == 2:\n        raise KeyboardInterrupt")
+    cell = run(ip, "%%cudatime -n 1 --sweep v=1,2,3\nstop_at(v)")
+    assert isinstance(cell.error, KeyboardInterrupt)
+    [text] = cell.displayed
+    assert "v=1" in text and "stopped: KeyboardInterrupt at v=2" in text and "v=3" not in text
+
+
+def test_sweep_points_are_recorded_under_their_label(ip):
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "%%cudatime -q -n 1 --sweep n=1,2 -l pts\nn + 1")
+    cell = run(ip, "%cudatime_compare pts[n=2] pts[n=1]")
+    assert cell.displayed[0].splitlines()[1].startswith("pts[n=2]")
+
+
 def test_labels_and_compare(ip):
     run(ip, "%cudatime_compare --clear")
     run(ip, "%cudatime -q -n 3 -l loop sum([i * i for i in range(2000)])")

@@ -108,4 +108,4 @@ def test_sweep_and_compare_show_a_table_and_a_chart(notebook):
         assert set(out.data) == {"text/plain", "text/html"}
         assert "data:image/png;base64," in out.data["text/html"] and "<table" in out.data["text/html"]
     assert "n=1000" in outputs(nb, 5)[0].data["text/plain"]
-    assert outputs(nb, 6)[0].data["text/plain"].splitlines()[1].startswith("s n=10")
+    assert outputs(nb, 6)[0].data["text/plain"].splitlines()[1].startswith("s[n=10]")
