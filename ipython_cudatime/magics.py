@@ -151,9 +151,9 @@ class CudaTimeMagics(Magics):
         shell = self.shell
         namespace = shell.user_ns
         compiled = CompiledCell(shell, source)
-        if setup:
-            if not self._run_user_code(CompiledCell(shell, setup).runner(namespace, where)):
-                return None
+        run_setup = CompiledCell(shell, setup).runner(namespace, where) if setup else None
+        if run_setup is not None and not opts.sweeps and not self._run_user_code(run_setup):
+            return None
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
         profiler = self._profiler() if opts.profile else None
         scope = namespace if where is None else where
@@ -164,7 +164,7 @@ class CudaTimeMagics(Magics):
                            outputs=compiled.outputs(scope))
 
         if opts.sweeps:
-            return self._sweep(opts, scope, time_once)
+            return self._sweep(opts, scope, time_once, run_setup)
         try:
             measurement = time_once()
         except Exception:
@@ -194,11 +194,17 @@ class CudaTimeMagics(Magics):
         if opts.label:
             self.history[opts.label] = result
 
-    def _sweep(self, opts, scope, time_once):
-        """Time the cell at every point of the --sweep grid; -o returns the SweepResult."""
+    def _sweep(self, opts, scope, time_once, run_setup):
+        """Time the cell at every point of the --sweep grid; -o returns the SweepResult.
+
+        The swept names are bound first, then the setup code runs (untimed), so that setup
+        can prepare each point's inputs.
+        """
 
         def time_point(params):
             scope.update(params)
+            if run_setup is not None:
+                run_setup()
             measurement = time_once()
             if measurement.error is not None:
                 raise measurement.error

@@ -55,6 +55,7 @@ Options:
   --check               compare the cell's final value across a sweep's points
                         (allclose) and report the largest difference
   -l NAME, --label NAME record the result under NAME for %cudatime_compare
+                        (with --sweep, each point as NAME[n=256,...])
   --                    end of options (for a statement that starts with -)
 
 How many runs, by default: one cold run, one warm-up run, then warm runs until
@@ -68,7 +69,8 @@ empties the record); %cudatime_auto on|off times every following cell once,
 synchronized, with a one-line summary.
 
 With %%cudatime, code after the options on the first line is setup: it runs
-once, untimed, before the cold run. What the cell prints appears once (from
+once, untimed, before the cold run (with --sweep: once per point, after the
+swept names are bound). What the cell prints appears once (from
 the cold run); a final expression's value is returned as with %time, and a
 trailing ';' hides it. {{var}} is not expanded.
 
@@ -156,6 +158,11 @@ def _sweep(name, text):
 
 
 def _label(name, text):
+    """A label may be quoted (-l "loop"); the quotes are not part of it."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    if not text or any(c.isspace() or c in "'\"" for c in text):
+        raise OptionError(f"{name} expects a name without spaces or quotes, got {text!r}")
     return text
 
 

@@ -92,6 +92,24 @@ def test_sweep_display_has_a_table_and_a_chart(ip):
     assert "data:image/png;base64," in html and "<table" in html and "n=1000" in html
 
 
+def test_setup_runs_per_sweep_point_after_binding(ip):
+    ip.run_cell("prepared = []")
+    sweep = sweep_of(ip, "--sweep n=3,5 data = list(range(n)); prepared.append(n)", "len(data)")
+    assert ip.user_ns["prepared"] == [3, 5]
+    assert all(result.runs == 2 for _, result in sweep.rows)
+
+
+def test_quoted_labels_and_tiny_ratios(ip):
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "%cudatime -q -n 2 -l \"slow\" sum(range(300000))")
+    run(ip, "%cudatime -q -n 2 -l 'fast' 1")
+    text = run(ip, "%cudatime_compare slow fast").displayed[0]
+    ratio = text.splitlines()[2].split()[-3]
+    assert ratio.endswith("×") and float(ratio[:-1]) > 0  # far below 0.01×, still not "0.00×"
+    with pytest.raises(UsageError, match="without spaces"):
+        ip.run_line_magic("cudatime", "-l 'a b' 1")
+
+
 def test_interrupt_during_a_sweep_shows_the_points_done_then_raises(ip):
     ip.run_cell("def stop_at(v):\n    if v == 2:\n        raise KeyboardInterrupt")
     cell = run(ip, "%%cudatime -n 1 --sweep v=1,2,3\nstop_at(v)")

@@ -150,6 +150,14 @@ def test_busy_fraction_and_gpu_verdicts():
     assert _gpu_verdict(1, 0.47, 0.99, [("sm90_xmma_gemm", 1, 0.47)]) == "GPU-bound: 99% busy, most in sm90_xmma_gemm"
 
 
+def test_cpu_verdicts_for_few_operators():
+    from ipython_cudatime.explain.profile import _cpu_verdict
+
+    assert _cpu_verdict(3, 0.002, 0.010, [("aten::mm", 1, 0.0021)]).startswith("overhead-bound: PyTorch operators fill only 20%")
+    assert _cpu_verdict(3, 0.009, 0.010, [("aten::mm", 1, 0.008)]) == "compute-bound: 80% of the run in aten::mm"
+    assert _cpu_verdict(9, 0.009, 0.010, [("aten::add", 3, 0.003)]).startswith("mixed: 9 operator calls; the largest")
+
+
 def test_remainder_is_cold_minus_warm_work_minus_measured_causes():
     causes = [Cause("compile", 0.2), Cause("context", None)]
     assert remainder(causes, 0.5, 0.1) == pytest.approx(0.2)

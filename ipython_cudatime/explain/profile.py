@@ -75,10 +75,16 @@ def _cpu_verdict(count, op_time, wall, top):
     if count >= DISPATCH_BOUND_COUNT and mean < DISPATCH_BOUND_MEAN:
         return (f"dispatch-bound: {count:,} operator calls of ~{format_seconds(mean)} each, "
                 "each paying Python and dispatcher overhead; batch the loop into one tensor op")
-    if top:
-        share = top[0][2] / wall if wall else 0.0
-        return f"compute-bound: {100 * min(share, 1):.0f}% of the run in {top[0][0]}"
-    return "no PyTorch operators ran"
+    if not top:
+        return "no PyTorch operators ran"
+    busy = op_time / wall if wall else 0.0
+    share = min(top[0][2] / wall, 1.0) if wall else 0.0
+    if busy < 0.5:
+        return (f"overhead-bound: PyTorch operators fill only {100 * busy:.0f}% of the run; "
+                "the rest is Python and the profiler's own bookkeeping")
+    if share >= 0.5:
+        return f"compute-bound: {100 * share:.0f}% of the run in {top[0][0]}"
+    return f"mixed: {count:,} operator calls; the largest, {top[0][0]}, takes {100 * share:.0f}% of the run"
 
 
 @contextlib.contextmanager

@@ -117,11 +117,16 @@ def sweep_html(sweep):
             + _table_html(HEADER, _sweep_rows(sweep)) + extras + "</div>")
 
 
+def _ratio(value):
+    """``0.73×``, and ``0.0009×`` rather than ``0.00×`` for results far faster than the first."""
+    return f"{value:.2f}×" if value >= 0.01 else f"{value:.2g}×"
+
+
 def compare_rows(history):
     """(label, warm median, cold, cold/warm, against the first) per recorded result."""
     first = next(iter(history.values())).median if history else None
     for label, r in history.items():
-        against = f"{r.median / first:.2f}×" if first and r.median else ""
+        against = _ratio(r.median / first) if first and r.median else ""
         ratio = f"{r.ratio:.1f}×" if r.ratio else ""
         yield label, fmt(r.median), fmt(r.cold_time), ratio, against, r.device
 
