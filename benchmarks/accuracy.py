@@ -22,22 +22,13 @@ import sys
 import torch
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
+from seeds import SEED_002
 
 from ipython_cudatime.units import format_seconds as fmt
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
-SETUP = f"""
-import torch
-device = {DEVICE!r}
-def corr2d(X, K):
-    h, w = K.shape
-    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1), device=X.device)
-    for i in range(Y.shape[0]):
-        for j in range(Y.shape[1]):
-            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
-    return Y
-"""
+SETUP = SEED_002 + f"device = {DEVICE!r}\n"
 
 
 def workloads(quick):

@@ -16,19 +16,12 @@ import json
 import torch
 from common import median_ms
 from IPython.testing.globalipapp import start_ipython
+from seeds import SEED_002
 
 from ipython_cudatime.explain import ColdWatch
 
 GOAL_MS = 1.0
-SETUP = """
-import torch
-def corr2d(X, K):
-    h, w = K.shape
-    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
-    for i in range(Y.shape[0]):
-        for j in range(Y.shape[1]):
-            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
-    return Y
+SETUP = SEED_002 + """
 X = torch.randn(24, 20)
 K = torch.randn(1, 1)
 a = torch.randn(256, 256)

@@ -1,6 +1,7 @@
 """Explaining what was measured: cold-run causes and --profile verdicts, with real PyTorch on the CPU."""
 
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import run
@@ -11,32 +12,12 @@ from ipython_cudatime.explain.nvml_probe import NvmlProbe
 from ipython_cudatime.explain.profile import _gpu_verdict, _union
 from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import seeds  # noqa: E402, I001  (seed 002's code, shared with the benchmarks)
+
 torch = pytest.importorskip("torch", reason="torch not installed (the Colab-like test environment has none)")
 
-SEED_002 = '''
-import torch
-
-def corr2d(X, K):
-    h, w = K.shape
-    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
-    for i in range(Y.shape[0]):
-        for j in range(Y.shape[1]):
-            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
-    return Y
-
-def corr2d_multi_in(X, K):
-    return sum(corr2d(x, k) for x, k in zip(X, K))
-
-def corr2d_multi_in_out(X, K):
-    return torch.stack([corr2d_multi_in(X, k) for k in K], 0)
-
-def corr2d_multi_in_out_1x1(X, K):
-    c_i, h, w = X.shape
-    c_o = K.shape[0]
-    X = X.reshape((c_i, h * w))
-    K = K.reshape((c_o, c_i))
-    return torch.matmul(K, X).reshape((c_o, h, w))
-
+SEED_002 = seeds.SEED_002 + '''
 X = torch.normal(0, 1, (3, 12, 10))
 K = torch.normal(0, 1, (2, 3, 1, 1))
 '''
