@@ -58,12 +58,15 @@ class Measurement:
     error: BaseException = None
 
 
-def timed_run(fn, devices, cpu_times=False, outputs=None):
+def timed_run(fn, devices, cpu_times=False, outputs=None, presync=True):
     """Run ``fn`` once between two synchronizations; return (Run, value).
 
     ``outputs(value)`` lists what the run produced, for backends that wait on results.
+    ``presync=False`` skips the first wait when the previous run's final one just drained
+    every device (consecutive warm runs), which saves a synchronize per run.
     """
-    devices.synchronize()
+    if presync:
+        devices.synchronize()
     timer = devices.timer()
     cpu0 = os.times() if cpu_times else None
     if timer is not None:
@@ -117,12 +120,12 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
     try:
         with quiet():
             for _ in range(plan.warmup_count(cold.wall)):
-                run, value = run_once()
+                run, value = run_once(presync=False)
                 warmup.append(run)
             phase = "warm"
             last = warmup[-1].wall if warmup else cold.wall
             while plan.wants_more(len(warm), time.perf_counter() - start, last):
-                run, value = run_once()
+                run, value = run_once(presync=False)
                 warm.append(run)
                 last = run.wall
             watch.snapshot("after_warm")
