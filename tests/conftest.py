@@ -1,4 +1,8 @@
-"""Shared fixtures: one real IPython shell with the extension loaded."""
+"""Shared fixtures: one real IPython shell with the extension loaded, and fresh ones in subprocesses."""
+
+import os
+import subprocess
+import sys
 
 import pytest
 from IPython.testing.globalipapp import start_ipython
@@ -52,3 +56,20 @@ def async_device(monkeypatch):
 
     monkeypatch.setattr(backends, "REGISTRY", [("async_device_double", async_device_double.DoubleBackend)])
     return async_device_double.DEVICE
+
+
+FRESH_SHELL = (
+    "from IPython.testing.globalipapp import start_ipython\n"
+    "ip = start_ipython()\n"
+    "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+)
+
+
+def in_fresh_shell(code, prelude="", env=None, timeout=300):
+    """Run ``prelude``, then ``code`` with ``ip`` (a shell with the extension loaded), in a new
+    process: for what only a fresh process shows (first CUDA use, imports). Returns the last
+    line it printed."""
+    done = subprocess.run([sys.executable, "-c", prelude + FRESH_SHELL + code], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]

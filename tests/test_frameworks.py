@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from conftest import run
+from conftest import in_fresh_shell, run
 
 import ipython_cudatime.backends as backends
 
@@ -99,18 +99,12 @@ def test_backends_never_import_their_framework():
 def test_jax_imported_but_unused_is_not_started():
     """Importing jax and timing something else must not initialize JAX's backends."""
     pytest.importorskip("jax", reason="jax not installed")
-    code = (
-        "import jax\n"
-        "from jax._src import xla_bridge\n"
-        "from IPython.testing.globalipapp import start_ipython\n"
-        "ip = start_ipython()\n"
-        "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+    last = in_fresh_shell(
         "r = ip.run_line_magic('cudatime', '-o -q -n 2 sum(range(10))')\n"
-        "print(xla_bridge.backends_are_initialized(), r.synchronized)"
+        "print(xla_bridge.backends_are_initialized(), r.synchronized)",
+        prelude="import jax\nfrom jax._src import xla_bridge\n",
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "False []"
+    assert last == "False []"
 
 
 def _tensorflow(code):
@@ -119,16 +113,7 @@ def _tensorflow(code):
 
     if importlib.util.find_spec("tensorflow") is None:
         pytest.skip("tensorflow not installed (make test installs tensorflow-cpu in .venv only)")
-    setup = (
-        "import tensorflow as tf\n"
-        "from IPython.testing.globalipapp import start_ipython\n"
-        "ip = start_ipython()\n"
-        "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
-    )
-    done = subprocess.run([sys.executable, "-c", setup + code], capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip().splitlines()[-1]
+    return in_fresh_shell(code, prelude="import tensorflow as tf\n", env={"TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
 def test_tensorflow_eager_is_synchronized():

@@ -1,10 +1,7 @@
 """The same promises with PyTorch on a real CUDA device. Skipped without one."""
 
-import subprocess
-import sys
-
 import pytest
-from conftest import run
+from conftest import in_fresh_shell, run
 
 torch = pytest.importorskip("torch", reason="torch not installed")
 pytestmark = [
@@ -53,17 +50,12 @@ def test_report_explains_the_349ms_puzzle(cuda_ns):
 
 def test_context_creation_is_paid_by_the_cold_run():
     """In a fresh process the pre-sync must not create the CUDA context before the cold run."""
-    code = (
-        "import torch\n"
-        "from IPython.testing.globalipapp import start_ipython\n"
-        "ip = start_ipython()\n"
-        "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+    last = in_fresh_shell(
         "r = ip.run_line_magic('cudatime', \"-o -q -n 3 torch.ones(1, device='cuda').sum()\")\n"
-        "print(r.cold.device is None, r.clock, round(r.ratio))"
+        "print(r.cold.device is None, r.clock, round(r.ratio))",
+        prelude="import torch\n",
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    no_event_in_cold, clock, ratio = done.stdout.split()[-3:]
+    no_event_in_cold, clock, ratio = last.split()
     assert no_event_in_cold == "True" and clock == "device"
     assert int(ratio) > 10  # context creation makes the cold run far slower
 
@@ -79,25 +71,12 @@ def test_out_of_memory_in_warm_runs_is_reported(cuda_ns):
     assert run(cuda_ns, "%cudatime -n 1 1").value == 1
 
 
-FRESH = (
-    "import torch\n"
-    "from IPython.testing.globalipapp import start_ipython\n"
-    "ip = start_ipython()\n"
-    "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
-)
-
-
-def fresh_process(code):
-    done = subprocess.run([sys.executable, "-c", FRESH + code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip().splitlines()[-1]
-
-
 def test_cold_causes_name_context_pool_and_cublas_on_a_first_matmul():
-    names = fresh_process(
-        "ip.run_cell(\"a = torch.randn(4096, 4096)\")\n"
+    names = in_fresh_shell(
+        "ip.run_cell(\"import torch\\na = torch.randn(4096, 4096)\")\n"
         "r = ip.run_line_magic('cudatime', \"-o -q -n 3 (a.cuda() @ a.cuda()).sum()\")\n"
-        "print('|'.join(c.name for c in r.cold_causes))"
+        "print('|'.join(c.name for c in r.cold_causes))",
+        prelude="import torch\n",
     ).split("|")
     assert names[:3] == ["CUDA context created", "memory pool grew", "cuBLAS handle and workspace created"]
     assert "precision settings" in names

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run
+from conftest import in_fresh_shell, run
 
 HEAVY = ("torch", "matplotlib", "ipywidgets", "jax", "cupy", "IPython.core.magics")
 
@@ -21,16 +21,13 @@ def test_import_is_light():
 
 
 def test_magic_never_imports_a_framework_the_user_did_not():
-    code = (
-        "import sys\n"
-        "from IPython.testing.globalipapp import start_ipython\n"
-        "ip = start_ipython()\n"
-        "ip.run_line_magic('load_ext', 'ipython_cudatime')\n"
+    last = in_fresh_shell(
         "ip.run_cell('%cudatime -n 2 sum(range(10))')\n"
         "ip.run_cell('%%cudatime -n 2\\nx = [1] * 10')\n"
-        "print([m for m in ('torch', 'jax', 'cupy', 'tensorflow', 'numba') if m in sys.modules])"
+        "print([m for m in ('torch', 'jax', 'cupy', 'tensorflow', 'numba') if m in sys.modules])",
+        prelude="import sys\n",
     )
-    assert python(code).splitlines()[-1] == "[]"
+    assert last == "[]"
 
 
 def test_unload_and_reload(ip):
