@@ -46,6 +46,7 @@ class Check:
     ok: bool
     max_abs_diff: float
     mismatches: list = field(default_factory=list)  # (params, reference params, largest difference)
+    skipped: list = field(default_factory=list)  # params whose value is not numeric: not compared
 
 
 @dataclass
@@ -148,8 +149,10 @@ def to_numpy(value):
     """A tensor or array as a NumPy array (torch, CuPy, JAX, NumPy, nested lists)."""
     import numpy
 
-    if hasattr(value, "detach"):  # torch
+    if hasattr(value, "detach"):  # torch; bfloat16 and float16 have no NumPy twin everywhere
         value = value.detach().cpu()
+        if value.is_floating_point():
+            value = value.double()
     if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
         value = value.get()
     return numpy.asarray(value)
@@ -160,11 +163,15 @@ def check_values(sweep, values, rtol=1e-4, atol=1e-6):
     import numpy
 
     references = {}
-    largest, mismatches = 0.0, []
+    largest, mismatches, skipped = 0.0, [], []
     for point, value in zip(sweep.points, values):
         if point.result is None or value is None:
             continue
-        array = to_numpy(value).astype(float)
+        try:
+            array = to_numpy(value).astype(float)
+        except (TypeError, ValueError):
+            skipped.append(point.params)
+            continue
         ref = references.setdefault(array.shape, (point.params, array))
         if ref[0] is point.params:
             continue
@@ -172,7 +179,7 @@ def check_values(sweep, values, rtol=1e-4, atol=1e-6):
         largest = max(largest, diff if math.isfinite(diff) else math.inf)
         if not numpy.allclose(array, ref[1], rtol=rtol, atol=atol):
             mismatches.append((point.params, ref[0], diff))
-    sweep.check = Check(not mismatches, largest, mismatches)
+    sweep.check = Check(not mismatches, largest, mismatches, skipped)
     return sweep.check
 
 

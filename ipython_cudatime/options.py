@@ -27,7 +27,8 @@ then the warm runs, whose median is the answer. Each run is timed with three
 clocks: host (until Python got control back: what %time prints), wall
 (synchronized: every active device drained before and after) and device
 (CUDA events on the current stream, where there are any). The statistics use
-the device clock where every run has one, else the wall clock.
+the device clock where every run has one and it covers at least half of the
+wall time (events miss other streams), else the wall clock.
 
 Options:
   -n N, --runs N        make exactly N warm runs (0: the cold run only,

@@ -11,6 +11,8 @@ from typing import NamedTuple, Optional
 
 from .units import format_seconds
 
+DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
+
 
 class Run(NamedTuple):
     """The clocks of one run, in seconds.
@@ -46,9 +48,15 @@ class CudaTimeResult:
 
     @cached_property
     def clock(self):
-        """The clock the statistics use: device where every run has one, else wall."""
+        """The clock the statistics use: device where every run has one and it accounts for
+        most of the synchronized time, else wall. Events on the current stream miss work on
+        other streams and other frameworks; the synchronized wall clock does not."""
         runs = self.warm or [self.cold]
-        return "device" if all(run.device is not None for run in runs) else "wall"
+        if any(run.device is None for run in runs):
+            return "wall"
+        device = statistics.median(run.device for run in runs)
+        wall = statistics.median(run.wall for run in runs)
+        return "device" if device >= DEVICE_SHARE * wall else "wall"
 
     @cached_property
     def samples(self):

@@ -31,3 +31,8 @@ def format_bytes(count):
         if abs(value) < 1024 or unit == "GiB":
             return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
         value /= 1024
+
+
+def ratio_text(ratio):
+    """``72.7×``, or ``n/a`` when there is no ratio (no warm runs, or a warm median of zero)."""
+    return "n/a" if ratio is None else f"{ratio:.1f}×"

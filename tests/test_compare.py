@@ -104,8 +104,8 @@ def test_quoted_labels_and_tiny_ratios(ip):
     run(ip, "%cudatime -q -n 2 -l \"slow\" sum(range(300000))")
     run(ip, "%cudatime -q -n 2 -l 'fast' 1")
     text = run(ip, "%cudatime_compare slow fast").displayed[0]
-    ratio = text.splitlines()[2].split()[-3]
-    assert ratio.endswith("×") and float(ratio[:-1]) > 0  # far below 0.01×, still not "0.00×"
+    ratio = [word for word in text.splitlines()[2].split() if word.endswith("×")][-1]  # "vs first"
+    assert float(ratio[:-1]) > 0  # far below 0.01×, still not "0.00×"
     with pytest.raises(UsageError, match="without spaces"):
         ip.run_line_magic("cudatime", "-l 'a b' 1")
 
@@ -169,3 +169,12 @@ def test_auto_mode_runs_each_cell_once(ip):
 def test_auto_mode_bad_argument(ip):
     with pytest.raises(UsageError, match="on\\|off"):
         ip.run_line_magic("cudatime_auto", "maybe")
+
+
+def test_check_handles_bfloat16_and_non_numeric_values(ip):
+    pytest.importorskip("torch", reason="torch not installed")
+    ip.run_cell("import torch")
+    sweep = sweep_of(ip, "--check --sweep dt=float32,bfloat16", "torch.ones(4, dtype=getattr(torch, dt))")
+    assert sweep.check.ok
+    odd = sweep_of(ip, "--check --sweep k=1,2", "'text' if k == 2 else [1.0, 2.0]")
+    assert odd.check.skipped == [{"k": 2}] and "not numeric, not compared: k=2" in str(odd)

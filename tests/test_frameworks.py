@@ -132,3 +132,19 @@ def test_tensorflow_graph_mode_is_reported_as_not_synchronized():
         "print([n for n in r.notes if 'tensorflow' in n])"
     )
     assert "graph mode, where devices cannot be synchronized" in out
+
+
+def test_tensorflow_imported_but_unused_is_not_started():
+    """TensorFlow's runtime freezes its configuration once started: %cudatime must not start it."""
+    out = _tensorflow(
+        "ip.run_line_magic('cudatime', '-o -q -n 1 1 + 1')\n"
+        "tf.config.threading.set_intra_op_parallelism_threads(2)  # raises once the runtime is up\n"
+        "print('configurable')"
+    )
+    assert out == "configurable"
+
+
+def test_jax_survives_values_it_cannot_flatten(jax_ns):
+    ip, _ = jax_ns
+    cell = run(ip, "%cudatime -n 2 d = {1: 2, 'a': 3}")  # mixed keys: JAX cannot sort them
+    assert cell.error is None and ip.user_ns["d"] == {1: 2, "a": 3}

@@ -114,3 +114,15 @@ def test_terminal_shows_the_text_report_only(ip):
 def test_microsecond_jitter_is_not_called_one_time_setup():
     r = make(dict(host=3e-6, wall=3e-6), [6e-7, 7e-7])  # 5× slower, but by 2 µs only
     assert r.ratio > 3 and "one-time setup" not in str(r)
+
+
+def test_zero_warm_median_has_no_ratio_and_still_renders():
+    r = CudaTimeResult(cold=Run(0.001, 0.001, 0.0), warm=[Run(0.0, 0.0, 0.0), Run(0.0, 0.0, 0.0)])
+    assert r.ratio is None
+    assert "cold/warm: n/a" in str(r) and "n/a" in r._repr_mimebundle_()["text/html"]
+
+
+def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
+    """Work on a side stream: the events on the current stream finish early; wall does not."""
+    side = CudaTimeResult(cold=Run(0.001, 0.5, 0.01), warm=[Run(0.001, 0.3, 0.002), Run(0.001, 0.31, 0.002)])
+    assert side.clock == "wall" and side.median == pytest.approx(0.305)

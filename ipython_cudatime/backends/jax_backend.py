@@ -46,7 +46,12 @@ class JaxBackend(Backend):
             return
         jax = self._jax
         if outputs is not None:
-            arrays = [leaf for leaf in jax.tree_util.tree_leaves(outputs()) if isinstance(leaf, jax.Array)]
+            produced = outputs()
+            try:
+                leaves = jax.tree_util.tree_leaves(produced)
+            except Exception:  # e.g. a dict whose keys cannot be sorted: wait on top-level values only
+                leaves = produced
+            arrays = [leaf for leaf in leaves if isinstance(leaf, jax.Array)]
             jax.block_until_ready(arrays)
             self.blocked = len(arrays)
         for device in self._queued_devices():

@@ -1,11 +1,11 @@
 """Numba CUDA: kernel launches are asynchronous; ``numba.cuda.synchronize()`` waits for them.
 
-Active once the user has imported ``numba.cuda`` and a GPU is there. Numba exposes no
-public "context exists" check, so the first pre-run wait may create Numba's context
-before the cold run rather than inside it.
+Active once the user has imported ``numba.cuda`` and a GPU is there. Numba has no public
+"context exists" check and its synchronize creates one, so the CUDA driver is asked first.
 """
 
 from .base import Backend
+from .cuda_driver import context_is_current
 
 
 class NumbaBackend(Backend):
@@ -21,8 +21,13 @@ class NumbaBackend(Backend):
         except Exception:  # a broken driver: nothing asynchronous to wait for
             return None
 
+    @property
+    def in_use(self):
+        return context_is_current()
+
     def synchronize(self, outputs=None):
-        self._cuda.synchronize()
+        if context_is_current():
+            self._cuda.synchronize()
 
     def describe(self):
         return f"numba cuda:{self._cuda.get_current_device().id}"

@@ -19,22 +19,32 @@ class TensorflowBackend(Backend):
         sync = getattr(getattr(getattr(tf, "test", None), "experimental", None), "sync_devices", None)
         return cls(tf, sync)
 
+    @property
+    def in_use(self):
+        """Whether TensorFlow's runtime is up. Until then there is nothing to wait for, and
+        asking it about devices would start it (taking most of each GPU's memory) and freeze
+        its configuration."""
+        import sys
+
+        context = sys.modules.get("tensorflow.python.eager.context")
+        return bool(getattr(context.context(), "_initialized", True)) if context is not None else False
+
     def _can_sync(self):
         return self._sync is not None and self._tf.executing_eagerly()
 
     def synchronize(self, outputs=None):
-        if self._can_sync():
+        if self.in_use and self._can_sync():
             self._sync()
 
     def describe(self):
-        gpus = self._tf.config.list_logical_devices("GPU")
-        return f"tensorflow {gpus[0].name}" if gpus else "tensorflow cpu"
+        gpus = self._tf.config.list_physical_devices("GPU")  # physical: does not start the runtime
+        return "tensorflow gpu:0" if gpus else "tensorflow cpu"
 
     @property
     def note(self):
-        if self._sync is None:
+        if not self._tf.executing_eagerly():  # does not start the runtime
+            return "tensorflow is in graph mode, where devices cannot be synchronized: its work was not waited for"
+        if self.in_use and self._sync is None:
             return (f"tensorflow {self._tf.__version__} has no tf.test.experimental.sync_devices "
                     "(it came with 2.12): its GPU work was not waited for")
-        if not self._tf.executing_eagerly():
-            return "tensorflow is in graph mode, where devices cannot be synchronized: its work was not waited for"
         return None

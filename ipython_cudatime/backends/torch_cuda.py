@@ -47,9 +47,17 @@ class TorchCudaBackend(Backend):
             return None
         return cls(torch)
 
+    def _has_context(self, index):
+        """Whether device ``index`` has a CUDA context. ``is_initialized()`` alone is not enough:
+        ``get_device_name()`` initializes torch.cuda without creating one, and synchronizing or
+        recording an event on a device creates its context."""
+        check = getattr(self._torch._C, "_cuda_hasPrimaryContext", None)
+        return check(index) if check is not None else index == self._torch.cuda.current_device()
+
     def _ready(self):
         # Never create the CUDA context ourselves: the cold run must pay for it.
-        return self._torch.cuda.is_initialized()
+        cuda = self._torch.cuda
+        return cuda.is_initialized() and self._has_context(cuda.current_device())
 
     in_use = property(_ready)
 
@@ -57,7 +65,8 @@ class TorchCudaBackend(Backend):
         if self._ready():
             cuda = self._torch.cuda
             for index in range(cuda.device_count()):
-                cuda.synchronize(index)
+                if self._has_context(index):  # an idle GPU gets no context from us
+                    cuda.synchronize(index)
 
     def timer(self):
         if self._timer is None and self._ready():

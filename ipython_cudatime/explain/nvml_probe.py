@@ -4,6 +4,8 @@ Never sets anything. Used only when PyTorch has an initialized CUDA device and
 ``pynvml`` is installed.
 """
 
+from ..backends.torch_cuda import TorchCudaBackend
+
 # NVML clock-event reasons (formerly "throttle reasons") worth naming.
 REASONS = {0x1: "idle", 0x4: "software power cap", 0x8: "hardware slowdown",
            0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown"}
@@ -29,14 +31,23 @@ class NvmlProbe:
         return cls(torch, pynvml)
 
     def _device(self):
+        """The NVML handle of torch's current GPU, found by UUID: NVML's indices ignore
+        CUDA_VISIBLE_DEVICES, CUDA's do not."""
         if self._handle is None:
             nvml = self._nvml
             nvml.nvmlInit()
-            self._handle = nvml.nvmlDeviceGetHandleByIndex(self._torch.cuda.current_device())
+            cuda = self._torch.cuda
+            uuid = getattr(cuda.get_device_properties(cuda.current_device()), "uuid", None)
+            if uuid is not None:
+                self._handle = nvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
+            else:
+                self._handle = nvml.nvmlDeviceGetHandleByIndex(cuda.current_device())
         return self._handle
 
     def state(self, moment):
-        if moment == "after_cold":
+        # Read only where CUDA is already set up: asking torch for the current device
+        # would otherwise initialize CUDA before the cold run.
+        if moment == "after_cold" or not TorchCudaBackend(self._torch).in_use:
             return None
         nvml = self._nvml
         try:

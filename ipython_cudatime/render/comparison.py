@@ -9,6 +9,7 @@ import io
 from html import escape
 
 from ..units import format_seconds as fmt
+from ..units import ratio_text
 
 
 def _params(params):
@@ -33,11 +34,12 @@ HEADER = ("point", "warm median", "IQR", "cold", "runs", "speed-up", "error")
 def _check_line(check):
     if check is None:
         return None
+    skipped = f"; not numeric, not compared: {'; '.join(map(_params, check.skipped))}" if check.skipped else ""
     if check.ok:
-        return f"check: all values agree (largest difference {check.max_abs_diff:.3g})"
+        return f"check: all values agree (largest difference {check.max_abs_diff:.3g}){skipped}"
     worst = max(check.mismatches, key=lambda m: m[2])
     return (f"check: MISMATCH at {len(check.mismatches)} point(s); largest difference {worst[2]:.3g} "
-            f"at {_params(worst[0])} against {_params(worst[1])}")
+            f"at {_params(worst[0])} against {_params(worst[1])}{skipped}")
 
 
 def _table_text(header, rows):
@@ -127,8 +129,7 @@ def compare_rows(history):
     first = next(iter(history.values())).median if history else None
     for label, r in history.items():
         against = _ratio(r.median / first) if first and r.median else ""
-        ratio = f"{r.ratio:.1f}×" if r.ratio else ""
-        yield label, fmt(r.median), fmt(r.cold_time), ratio, against, r.device
+        yield label, fmt(r.median), fmt(r.cold_time), ratio_text(r.ratio), against, r.device
 
 
 COMPARE_HEADER = ("label", "warm median", "cold", "cold/warm", "vs first", "device")

@@ -8,6 +8,7 @@ from html import escape
 
 from ..findings import findings
 from ..units import format_seconds as fmt
+from ..units import ratio_text
 from .chart import legend_html
 
 
@@ -17,7 +18,7 @@ def header_html(result):
         answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
     else:
         answer = (f"warm median <b>{fmt(result.median)}</b> · cold run {fmt(result.cold_time)} "
-                  f"({result.ratio:.1f}× the warm median)")
+                  f"({ratio_text(result.ratio)} the warm median)")
     return f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>"
 
 
@@ -37,7 +38,7 @@ def details_html(result):
             _row("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
             _row("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}"),
             _row("warm runs", f"{result.runs} (after {len(result.warmup)} warm-up)"),
-            _row("cold / warm", f"{result.ratio:.1f}×"),
+            _row("cold / warm", ratio_text(result.ratio)),
         ]
     rows += [
         _row("cold run: host", fmt(cold.host)),

@@ -2,6 +2,7 @@
 
 from ..findings import findings
 from ..units import format_seconds as fmt
+from ..units import ratio_text
 
 
 def _clocks(run):
@@ -36,7 +37,7 @@ def render_text(result):
             f"run{'s' if result.runs != 1 else ''} ({result.clock} clock; "
             f"min {fmt(result.min)}, max {fmt(result.max)}, mean {fmt(result.mean)} ± {fmt(result.stdev)})"
         )
-        lines.append(f"cold/warm: {result.ratio:.1f}×")
+        lines.append(f"cold/warm: {ratio_text(result.ratio)}")
     else:
         lines.append("warm     : no warm runs")
     for cause in result.cold_causes:
