@@ -87,6 +87,12 @@ def _cpu_verdict(count, op_time, wall, top):
     return f"mixed: {count:,} operator calls; the largest, {top[0][0]}, takes {100 * share:.0f}% of the run"
 
 
+def _kernel_seconds(event):
+    """A kernel's total device time; ``cuda_time_total`` before torch renamed it (2.4)."""
+    total = getattr(event, "device_time_total", None)
+    return (total if total is not None else event.cuda_time_total) / 1e6
+
+
 @contextlib.contextmanager
 def _silent_stderr_fd():
     """Hide what C++ writes to fd 2 meanwhile: Kineto logs "USDT: profiler_start/stop" lines,
@@ -133,7 +139,7 @@ class TorchProfiler:
             intervals = [(e.time_range.start / 1e6, e.time_range.end / 1e6) for e in kernels]
             busy = min(_union(intervals) / run.wall, 1.0) if run.wall else 0.0
             kernel_time = sum(stop - start for start, stop in intervals)
-            top = _top(kernels, lambda e: e.device_time_total / 1e6)
+            top = _top(kernels, _kernel_seconds)
             return Profile(len(kernels), kernel_time, busy, top, _gpu_verdict(len(kernels), kernel_time, busy, top),
                            "device kernels", run.wall, cold, warning)
         ops = [e for e in events if e.cpu_parent is None and e.device_type == device_type.CPU]

@@ -30,7 +30,8 @@ def _dynamo_compile_seconds():
     if utils is None:
         return 0.0
     metrics = getattr(utils, "compilation_time_metrics", {})
-    return float(sum(metrics.get("_compile.compile_inner", ())))
+    # "_compile.compile_inner" in recent torch; "_compile.<locals>.compile_inner" in older ones
+    return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
 
 
 class TorchProbe:
