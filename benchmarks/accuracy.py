@@ -14,12 +14,12 @@ reported as absent, and everything runs on the CPU.
     .venv/bin/python benchmarks/accuracy.py [--quick] [--json PATH] [--markdown PATH]
 """
 
-import argparse
 import json
 import statistics
 import sys
 
 import torch
+from common import arguments
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 from seeds import SEED_002
@@ -94,11 +94,7 @@ def puzzle(ip, quick):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, short runs")
-    parser.add_argument("--json", help="also write the figures here")
-    parser.add_argument("--markdown", help="also write a Markdown report here")
-    args = parser.parse_args()
+    args = arguments(__doc__, ("--markdown", "also write a Markdown report here"))
 
     ip = start_ipython()
     ip.run_line_magic("load_ext", "ipython_cudatime")

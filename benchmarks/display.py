@@ -8,11 +8,10 @@ printed, not checked; the goal is at most 150 ms on a 2-core machine.
     .venv/bin/python benchmarks/display.py [--quick] [--json PATH]
 """
 
-import argparse
 import json
 import random
 
-from common import median_ms
+from common import arguments, median_ms
 
 from ipython_cudatime.display import bundle
 from ipython_cudatime.render.chart import chart_png
@@ -30,10 +29,7 @@ def synthetic(runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--json", help="also write the figures here")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     repeat = 3 if args.quick else 15
 
     bundle(synthetic(10))  # pays matplotlib's import and font cache once

@@ -10,11 +10,10 @@ Figures are printed, not checked.
     .venv/bin/python benchmarks/explain.py [--quick] [--json PATH]
 """
 
-import argparse
 import json
 
 import torch
-from common import median_ms
+from common import arguments, median_ms
 from IPython.testing.globalipapp import start_ipython
 from seeds import SEED_002
 
@@ -39,10 +38,7 @@ def watch_once():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats")
-    parser.add_argument("--json", help="also write the figures here")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     repeat = 3 if args.quick else 11
 
     watch_ms = median_ms(watch_once, 20 if args.quick else 200)

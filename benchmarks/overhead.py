@@ -25,12 +25,12 @@ Run from the repository root:
     .venv/bin/python benchmarks/overhead.py --json overhead.json
 """
 
-import argparse
 import json
 import statistics
 import time
 import timeit
 
+from common import arguments
 from IPython.testing.globalipapp import start_ipython
 
 from ipython_cudatime.backends import DeviceSet
@@ -88,10 +88,7 @@ def torch_installed():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer runs (checks that the script runs)")
-    parser.add_argument("--json", metavar="PATH", help="also write the figures (µs) as JSON")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     runs, repeat, min_run_time, calls = (2000, 3, 0.1, 10_000) if args.quick else (20_000, 7, 1.0, 100_000)
 
     ip = start_ipython()
