@@ -24,3 +24,12 @@ def unload_ipython_extension(ipython):
         for name in names:
             manager.magics[kind].pop(name, None)
     manager.registry.pop(CudaTimeMagics.__name__, None)
+
+
+def profile_trace(path):
+    """Summarize a PyTorch profiler (Kineto) Chrome trace, ``.json`` or ``.json.gz``, as a ``Profile``:
+    the object ``%cudatime -p`` puts in ``result.profile``. Kernel and copy counts, the GPU's busy
+    fraction, a breakdown, top kernels, launch and synchronize costs, and a verdict."""
+    from .explain.profile import profile_trace as summarize_file
+
+    return summarize_file(path)

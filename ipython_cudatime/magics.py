@@ -8,6 +8,7 @@ called: it would reset the outer cell's result.
 
 import ast
 import io
+import os
 import sys
 import tokenize
 
@@ -155,7 +156,7 @@ class CudaTimeMagics(Magics):
         if run_setup is not None and not opts.sweeps and not self._run_user_code(run_setup):
             return None
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
-        profiler = self._profiler() if opts.profile else None
+        profiler = self._profiler(opts.trace) if opts.profile else None
         scope = namespace if where is None else where
 
         def time_once():
@@ -253,13 +254,18 @@ class CudaTimeMagics(Magics):
         self.auto.enable(choice == "on")
 
     @staticmethod
-    def _profiler():
+    def _profiler(trace):
+        """torch.profiler around one run; ``trace``: where --trace keeps its Chrome trace."""
         torch = sys.modules.get("torch")
         if torch is None:
             raise UsageError(f"--profile uses torch.profiler: import torch first\n\n{cli.USAGE}")
+        if trace is not None:
+            trace = os.path.abspath(os.path.expanduser(trace))
+            if not os.path.isdir(os.path.dirname(trace)):
+                raise UsageError(f"--trace {trace}: no such folder to write it in")
         from .explain.profile import TorchProfiler
 
-        return TorchProfiler(torch)
+        return TorchProfiler(torch, trace)
 
     def _run_user_code(self, run):
         """Run setup code once; show the user's traceback and return False if it fails."""

@@ -47,6 +47,10 @@ Options:
                         busy fraction, top kernels and a verdict such as
                         "launch-bound". Timed runs are not affected.
   --profile-cold        profile the cold run instead (its time is then inflated)
+  --trace FILE          keep the profiled run's Chrome trace in FILE (.json, or
+                        .json.gz compressed) for Perfetto or chrome://tracing;
+                        implies -p. ipython_cudatime.profile_trace(FILE) reads it
+                        back. -p alone keeps no file
   --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
                         (values are Python literals where they parse, else
                         strings; repeat --sweep for a grid). -o returns a sweep
@@ -98,6 +102,7 @@ _SPEC = {
     "--text": ("text", False, True),
     "-p": ("profile", False, "warm"), "--profile": ("profile", False, "warm"),
     "--profile-cold": ("profile", False, "cold"),
+    "--trace": ("trace", True, None),
     "--sweep": ("sweeps", True, None),
     "--stop-on-error": ("stop_on_error", False, True),
     "--check": ("check", False, True),
@@ -119,6 +124,7 @@ class Options:
     quiet: bool = False
     text: bool = False
     profile: str = None
+    trace: str = None
     sweeps: list = field(default_factory=list)  # (name, values) per --sweep, in order
     stop_on_error: bool = False
     check: bool = False
@@ -158,17 +164,29 @@ def _sweep(name, text):
         raise OptionError(str(exc)) from None
 
 
-def _label(name, text):
-    """A label may be quoted (-l "loop"); the quotes are not part of it."""
+def _unquoted(text):
+    """A value may be quoted (-l "loop"); the quotes are not part of it."""
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1]
+        return text[1:-1]
+    return text
+
+
+def _label(name, text):
+    text = _unquoted(text)
     if not text or any(c.isspace() or c in "'\"" for c in text):
         raise OptionError(f"{name} expects a name without spaces or quotes, got {text!r}")
     return text
 
 
+def _trace(name, text):
+    text = _unquoted(text)
+    if not text:
+        raise OptionError(f"{name} expects a file name")
+    return text
+
+
 _CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
-            "label": _label}
+            "label": _label, "trace": _trace}
 
 
 def _split_flag(token):
@@ -219,4 +237,13 @@ def parse(line):
                 options.sweeps.append(converted)
             else:
                 setattr(options, dest, converted)
-    return options, line[pos:].strip()
+    return _checked(options), line[pos:].strip()
+
+
+def _checked(options):
+    """Combinations: --trace profiles (-p) unless --profile-cold chose the run; one run, one file."""
+    if options.trace is not None:
+        if options.sweeps:
+            raise OptionError("--trace keeps one run's trace: it cannot be combined with --sweep")
+        options.profile = options.profile or "warm"
+    return options

@@ -12,6 +12,8 @@ from typing import NamedTuple, Optional
 from .units import format_seconds
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
+# Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.
+IQR_MIN_RUNS = 10
 
 
 class Run(NamedTuple):
@@ -85,6 +87,11 @@ class CudaTimeResult:
             return 0.0 if samples else None
         q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
         return q3 - q1
+
+    @property
+    def has_iqr(self):
+        """Whether there are enough warm runs (``IQR_MIN_RUNS``) for the IQR to mean something."""
+        return self.runs >= IQR_MIN_RUNS
 
     @property
     def min(self):

@@ -36,3 +36,13 @@ def format_bytes(count):
 def ratio_text(ratio):
     """``72.7×``, or ``n/a`` when there is no ratio (no warm runs, or a warm median of zero)."""
     return "n/a" if ratio is None else f"{ratio:.1f}×"
+
+
+def percent_text(fraction):
+    """``98%``; more digits near the ends (``0.31%``, ``99.6%``) so that a share never rounds to 0% or 100%."""
+    percent = 100 * fraction
+    if 0 < percent < 1:
+        return f"{percent:.2g}%"
+    if 99.5 <= percent < 100:
+        return f"{min(round(percent, 1), 99.9):.1f}%"
+    return f"{percent:.0f}%"

@@ -9,7 +9,7 @@ from IPython.core.error import UsageError
 
 from ipython_cudatime.explain import Cause, remainder
 from ipython_cudatime.explain.nvml_probe import NvmlProbe
-from ipython_cudatime.explain.profile import _gpu_verdict, _union
+from ipython_cudatime import profile_trace
 from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -57,6 +57,47 @@ def test_profile_shows_in_text_and_html(ip):
     r = timed(ip, "-n 2 -p corr2d_multi_in_out(X, K)")
     html = r._repr_mimebundle_()["text/html"]
     assert "cudatime-profile" in html and "dispatch-bound" in html
+
+
+@pytest.mark.parametrize("name", ["t.json", "t.json.gz"])
+def test_trace_keeps_the_profiled_run_and_reads_back_the_same(ip, tmp_path, name):
+    ip.run_cell(SEED_002)
+    path = tmp_path / name
+    r = timed(ip, f"-n 2 --trace {path} corr2d_multi_in_out(X, K)")  # --trace implies -p
+    assert r.profile is not None and r.profile.trace_file == str(path)
+    assert (path.read_bytes()[:2] == b"\x1f\x8b") == name.endswith(".gz")
+    again = profile_trace(path)
+    assert again.kernel_count == r.profile.kernel_count > 100
+    assert again.top == r.profile.top and again.counted == r.profile.counted and again.verdict == r.profile.verdict
+    assert again.window == pytest.approx(r.profile.window)  # the run's mark in the trace
+    assert f"trace    : {path} (open it in Perfetto or chrome://tracing)" in str(r)
+    assert str(path) in r._repr_mimebundle_()["text/html"]
+
+
+def test_profile_alone_keeps_no_file(ip, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    ip.run_cell("import torch")
+    r = timed(ip, "-n 1 -p torch.ones(8).sum()")
+    assert r.profile.kernel_count >= 1 and r.profile.trace_file is None
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_profiled_run_is_marked_in_its_trace_and_the_mark_is_no_operator(ip, tmp_path):
+    """The window is the profiled run's synchronized span, on the trace's clock."""
+    ip.run_cell("import torch\nimport time")
+    r = timed(ip, f"-n 1 --trace {tmp_path / 't.json'} time.sleep(0.02); torch.ones(8).sum()")
+    assert 0.02 <= r.profile.window <= r.profile.wall * 1.5
+    assert "ipython_cudatime" not in " ".join(name for name, _, _ in r.profile.top)
+    assert r.profile.verdict.startswith("overhead-bound")  # 20 ms of sleep, a few µs of operators
+
+
+def test_trace_option_errors_are_usage_errors(ip, tmp_path):
+    ip.run_cell("import torch")
+    with pytest.raises(UsageError, match="no such folder"):
+        ip.run_line_magic("cudatime", f"-p --trace {tmp_path / 'nowhere' / 't.json'} 1 + 1")
+    with pytest.raises(UsageError, match="cannot be combined with --sweep"):
+        ip.run_line_magic("cudatime", f"--trace {tmp_path / 't.json'} --sweep n=1,2 n + 1")
 
 
 def test_profile_cold_profiles_the_cold_run_with_a_warning(ip):
@@ -122,21 +163,6 @@ def test_gpu_clock_state_is_reported_read_only():
     assert name == "GPU clock state" and seconds is None and not explains
     assert "SM clock 345 of 1980 MHz, held back by: idle" in detail
     assert "software power cap, software thermal slowdown" in detail
-
-
-def test_busy_fraction_and_gpu_verdicts():
-    assert _union([(0, 2), (1, 3), (5, 6)]) == 4
-    assert _gpu_verdict(7200, 7200 * 4e-6, 0.03, [("vectorized_elementwise_kernel", 7200, 0.0288)]).startswith(
-        "launch-bound: 7,200 launches of ~4 µs, GPU idle 97% of the time; batch the loop")
-    assert _gpu_verdict(1, 0.47, 0.99, [("sm90_xmma_gemm", 1, 0.47)]) == "GPU-bound: 99% busy, most in sm90_xmma_gemm"
-
-
-def test_cpu_verdicts_for_few_operators():
-    from ipython_cudatime.explain.profile import _cpu_verdict
-
-    assert _cpu_verdict(3, 0.002, 0.010, [("aten::mm", 1, 0.0021)]).startswith("overhead-bound: PyTorch operators fill only 20%")
-    assert _cpu_verdict(3, 0.009, 0.010, [("aten::mm", 1, 0.008)]) == "compute-bound: 80% of the run in aten::mm"
-    assert _cpu_verdict(9, 0.009, 0.010, [("aten::add", 3, 0.003)]).startswith("mixed: 9 operator calls; the largest")
 
 
 def test_remainder_is_cold_minus_warm_work_minus_measured_causes():

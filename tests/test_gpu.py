@@ -87,8 +87,31 @@ def test_profile_on_cuda_counts_kernels_and_busy_fraction(cuda_ns):
     loop = cuda_ns.run_line_magic("cudatime", "-o -q -n 3 -p for _ in range(2000): small.mul_(1.0)").profile
     assert loop.counted == "device kernels" and loop.kernel_count >= 2000
     assert loop.busy_fraction < 0.5 and loop.verdict.startswith("launch-bound")
+    assert loop.kind == "launch-bound" and loop.launch_count >= 2000 and loop.launch_mean > 0
     gemm = cuda_ns.run_line_magic("cudatime", "-o -q -n 3 -p a @ b").profile
     assert gemm.kernel_count >= 1 and gemm.busy_fraction > 0.8 and gemm.verdict.startswith("GPU-bound")
+    assert gemm.copy_count == 0 and gemm.breakdown["compute"] == pytest.approx(gemm.kernel_time)
+
+
+def test_profile_counts_exactly_and_skips_user_annotations_on_cuda(cuda_ns, tmp_path):
+    """100 record_function ranges around 100 multiplies: Kineto draws each range on the GPU
+    timeline too (a gpu_user_annotation); counted as work they would add 100 "kernels" and a
+    busy GPU. One copy back to the host is a memcpy, not a kernel."""
+    cuda_ns.run_cell("small = torch.randn(64, device='cuda')")
+    cell = ("for _ in range(100):\n"
+            "    with torch.profiler.record_function('step'):\n"
+            "        small.mul_(1.0)\n"
+            "small.cpu()")
+    path = tmp_path / "t.json.gz"
+    r = cuda_ns.run_cell_magic("cudatime", f"-o -q -n 2 --trace {path}", cell)
+    profile = r.profile
+    assert profile.kernel_count == 100 and profile.copy_count == 1, profile
+    assert profile.busy_fraction < 0.5 and profile.breakdown["memory"] > 0
+    from ipython_cudatime import profile_trace
+
+    read = profile_trace(path)
+    assert (read.kernel_count, read.copy_count, read.launch_count) == (100, 1, profile.launch_count)
+    assert read.busy_fraction == pytest.approx(profile.busy_fraction)  # same marked window
 
 
 def test_cupy_async_trap_is_caught(ip):

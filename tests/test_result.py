@@ -126,3 +126,17 @@ def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
     """Work on a side stream: the events on the current stream finish early; wall does not."""
     side = CudaTimeResult(cold=Run(0.001, 0.5, 0.01), warm=[Run(0.001, 0.3, 0.002), Run(0.001, 0.31, 0.002)])
     assert side.clock == "wall" and side.median == pytest.approx(0.305)
+
+
+def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
+    few = make(dict(host=0.01, wall=0.01), [0.004, 0.005, 0.006])
+    [line] = [line for line in str(few).splitlines() if line.startswith("warm     :")]
+    assert line == "warm     : 5 ms median over 3 runs (wall clock; min 4 ms, max 6 ms)"
+    html = few._repr_mimebundle_()["text/html"]
+    assert ">IQR<" not in html and ">min / max<" in html
+    many = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
+    [line] = [line for line in str(many).splitlines() if line.startswith("warm     :")]
+    assert line.startswith(f"warm     : 45.5 ms median, IQR {format_seconds(many.iqr)}, over 12 runs (wall clock; "
+                           "min 40 ms, max 51 ms, mean 45.5 ms ± ")
+    assert "±" not in line.split("mean")[0]  # never "median ± IQR": that reads as a half-width
+    assert ">IQR<" in many._repr_mimebundle_()["text/html"]

@@ -1,29 +1,40 @@
-"""``--profile``: one extra run under ``torch.profiler``, summarized as counts, busy time and a verdict.
+"""``--profile`` and ``profile_trace``: device activity summarized as counts, busy time and a verdict.
 
-On a GPU it counts device kernels and measures how much of the run the GPU was
-busy (the union of kernel intervals over the run's wall time). On the CPU there
-are no kernels: it counts operator calls instead and says so.
+The summary is computed from a ``trace.DeviceActivity`` only, whichever way it came:
+``--profile`` exports its one profiled run as a Chrome trace and reads it back through
+the same loader as ``profile_trace(path)``, so a live run and a file can never disagree.
+
+On a GPU it counts kernels and copies and measures how much of the window the GPU
+was busy (the union of device intervals over the window). When no device was traced
+(CPU-only PyTorch), the outermost operator calls stand in for kernels.
 """
 
 import contextlib
 import os
 import sys
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..units import format_seconds
+from .trace import RUN_MARK, is_collective, load_trace
+from .verdicts import cpu_verdict, device_verdict
 
 TOP = 5
-LAUNCH_BOUND_BUSY = 0.5  # GPU busy less than half the run...
-LAUNCH_BOUND_COUNT = 100  # ... across this many kernels: the launches, not the kernels, set the pace
-GPU_BOUND_BUSY = 0.8
-DISPATCH_BOUND_COUNT = 200  # CPU: this many operator calls...
-DISPATCH_BOUND_MEAN = 50e-6  # ... each this short: dispatch overhead dominates
 
 
 @dataclass
 class Profile:
-    """What one profiled run did. Times in seconds."""
+    """What one profiled run (or one trace file) did. Times in seconds.
+
+    ``kernel_count`` counts events of category ``kernel`` (without a traced device:
+    operator calls, and ``counted`` says so); ``copy_count`` memcpy and memset events.
+    ``window`` is the span the busy fraction is over: the profiled run's synchronized
+    span for ``--profile`` (marked in its trace), else from the first device interval's
+    start to the last one's end. ``breakdown`` sums device seconds per kind (compute,
+    communication, memory); ``top`` is (name, calls, seconds) by total time;
+    ``launch_mean`` the mean host cost of a launch call; ``sync_time`` the host time
+    blocked in device/stream/event synchronize calls.
+    """
 
     kernel_count: int
     kernel_time: float
@@ -31,15 +42,32 @@ class Profile:
     top: list = field(default_factory=list)  # (name, count, total seconds)
     verdict: str = ""
     counted: str = "device kernels"
-    wall: float = None  # the profiled run itself, reported apart from the timed runs
+    wall: float = None  # the profiled run's own wall clock (reported apart from the timed runs); None for a file
     cold: bool = False
     warning: str = None
+    copy_count: int = 0
+    window: float = None
+    breakdown: dict = field(default_factory=dict)
+    launch_count: int = 0
+    launch_mean: float = None
+    sync_time: float = 0.0
+    kind: str = ""  # the verdict's stable key: "GPU-bound", "launch-bound", ...
+    trace_file: str = None  # where --trace kept the trace, or the file profile_trace read
 
     def to_dict(self):
-        return dict(self.__dict__, top=[list(row) for row in self.top])
+        return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
+
+    def __str__(self):
+        from ..render.text import profile_text
+
+        return profile_text(self)
+
+    def _repr_pretty_(self, printer, cycle):
+        printer.text(str(self))
 
 
-def _union(intervals):
+def union(intervals):
+    """Total length covered by (start, end) intervals, overlaps counted once."""
     total, end = 0.0, None
     for start, stop in sorted(intervals):
         if end is None or start > end:
@@ -51,46 +79,77 @@ def _union(intervals):
     return total
 
 
-def _top(events, seconds):
+def _clipped(spans, window):
+    start, end = window
+    return [(max(s.start, start), min(s.end, end)) for s in spans if s.end > start and s.start < end]
+
+
+def _top(spans):
     by_name = defaultdict(lambda: [0, 0.0])
-    for event in events:
-        by_name[event.name][0] += 1
-        by_name[event.name][1] += seconds(event)
+    for span in spans:
+        by_name[span.name][0] += 1
+        by_name[span.name][1] += span.duration
     rows = sorted(by_name.items(), key=lambda item: -item[1][1])[:TOP]
     return [(name, count, total) for name, (count, total) in rows]
 
 
-def _gpu_verdict(count, kernel_time, busy, top):
-    mean = kernel_time / count
-    if busy < LAUNCH_BOUND_BUSY and count >= LAUNCH_BOUND_COUNT:
-        return (f"launch-bound: {count:,} launches of ~{format_seconds(mean)}, GPU idle "
-                f"{100 * (1 - busy):.0f}% of the time; batch the loop into one tensor op")
-    if busy >= GPU_BOUND_BUSY and top:
-        return f"GPU-bound: {100 * busy:.0f}% busy, most in {top[0][0]}"
-    return f"mixed: GPU busy {100 * busy:.0f}% of the run across {count:,} kernels"
+def _window(activity, spans):
+    """(start, end): the marked run, else the first span's start to the last one's end."""
+    if activity.window is not None:
+        return activity.window
+    if not spans:
+        return (0.0, 0.0)
+    return (min(s.start for s in spans), max(s.end for s in spans))
 
 
-def _cpu_verdict(count, op_time, wall, top):
-    mean = op_time / count if count else 0.0
-    if count >= DISPATCH_BOUND_COUNT and mean < DISPATCH_BOUND_MEAN:
-        return (f"dispatch-bound: {count:,} operator calls of ~{format_seconds(mean)} each, "
-                "each paying Python and dispatcher overhead; batch the loop into one tensor op")
-    if not top:
-        return "no PyTorch operators ran"
-    busy = op_time / wall if wall else 0.0
-    share = min(top[0][2] / wall, 1.0) if wall else 0.0
-    if busy < 0.5:
-        return (f"overhead-bound: PyTorch operators fill only {100 * busy:.0f}% of the run; "
-                "the rest is Python and the profiler's own bookkeeping")
-    if share >= 0.5:
-        return f"compute-bound: {100 * share:.0f}% of the run in {top[0][0]}"
-    return f"mixed: {count:,} operator calls; the largest, {top[0][0]}, takes {100 * share:.0f}% of the run"
+def _device_profile(activity):
+    window = _window(activity, activity.device)
+    length = window[1] - window[0]
+    busy = union(_clipped(activity.device, window))
+    communication = sum(k.duration for k in activity.kernels if is_collective(k))
+    kernel_time = sum(k.duration for k in activity.kernels)
+    launches = activity.launches
+    return Profile(
+        kernel_count=len(activity.kernels), kernel_time=kernel_time,
+        busy_fraction=min(busy / length, 1.0) if length > 0 else 0.0,
+        top=_top(activity.kernels), copy_count=len(activity.copies), window=length,
+        breakdown={"compute": kernel_time - communication, "communication": communication,
+                   "memory": sum(c.duration for c in activity.copies)},
+        launch_count=len(launches),
+        launch_mean=sum(s.duration for s in launches) / len(launches) if launches else None,
+        sync_time=union(_clipped(activity.syncs, window)),
+    )
 
 
-def _kernel_seconds(event):
-    """A kernel's total device time; ``cuda_time_total`` before torch renamed it (2.4)."""
-    total = getattr(event, "device_time_total", None)
-    return (total if total is not None else event.cuda_time_total) / 1e6
+def _operator_profile(activity):
+    window = _window(activity, activity.operators)
+    counted = ("operator calls (no device kernels ran: counted on the CPU)" if activity.device_traced
+               else "operator calls (CPU only: no device kernels to count)")
+    return Profile(kernel_count=len(activity.operators), kernel_time=sum(o.duration for o in activity.operators),
+                   busy_fraction=None, top=_top(activity.operators), counted=counted,
+                   window=window[1] - window[0], sync_time=union(_clipped(activity.syncs, window)))
+
+
+def summarize(activity):
+    """The ``Profile`` of a ``DeviceActivity``: device counts and verdict, or operator counts without a device."""
+    if activity.device or activity.launches:
+        profile = _device_profile(activity)
+        profile.kind, profile.verdict = device_verdict(profile)
+    else:
+        profile = _operator_profile(activity)
+        profile.kind, profile.verdict = cpu_verdict(profile)
+    return profile
+
+
+def profile_trace(path):
+    """Summarize a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) as a ``Profile``.
+
+    A GPU trace without device events gives ``kernel_count == 0`` and a verdict saying so;
+    a file that is not a trace raises ``TraceError`` naming it.
+    """
+    profile = summarize(load_trace(path))
+    profile.trace_file = str(path)
+    return profile
 
 
 @contextlib.contextmanager
@@ -109,43 +168,48 @@ def _silent_stderr_fd():
 
 
 class TorchProfiler:
-    """A context manager around one run; ``summary(run)`` reads what it recorded."""
+    """A context manager around one run; ``summary(run)`` reads what it recorded.
 
-    def __init__(self, torch):
-        self._torch = torch
+    The run is marked with a ``record_function`` range (``trace.RUN_MARK``, a user
+    annotation: never counted as work) so that its trace carries the run's span.
+    ``trace`` keeps the Chrome trace at that path (``--trace``); otherwise it goes
+    to a temporary file that is removed once read.
+    """
+
+    def __init__(self, torch, trace=None):
         profiler = torch.profiler
-        self._cuda = torch.cuda.is_available()
         activities = [profiler.ProfilerActivity.CPU]
-        if self._cuda:
+        if torch.cuda.is_available():
             activities.append(profiler.ProfilerActivity.CUDA)
         self._profile = profiler.profile(activities=activities)
+        self._mark = profiler.record_function(RUN_MARK)
+        self._trace = trace
 
     def __enter__(self):
         with _silent_stderr_fd():
             self._profile.__enter__()
+        self._mark.__enter__()
         return self
 
     def __exit__(self, *exc):
+        self._mark.__exit__(*exc)
         with _silent_stderr_fd():
             return self._profile.__exit__(*exc)
 
     def summary(self, run, cold=False):
-        events = self._profile.events()
-        device_type = self._torch.autograd.DeviceType
-        kernels = [e for e in events if e.device_type == device_type.CUDA]
-        warning = ("the profiler slows the run it watches: the cold run's own timing is inflated "
-                   "here, so read the counts, not the times" if cold else None)
-        if kernels:
-            intervals = [(e.time_range.start / 1e6, e.time_range.end / 1e6) for e in kernels]
-            busy = min(_union(intervals) / run.wall, 1.0) if run.wall else 0.0
-            kernel_time = sum(stop - start for start, stop in intervals)
-            top = _top(kernels, _kernel_seconds)
-            return Profile(len(kernels), kernel_time, busy, top, _gpu_verdict(len(kernels), kernel_time, busy, top),
-                           "device kernels", run.wall, cold, warning)
-        ops = [e for e in events if e.cpu_parent is None and e.device_type == device_type.CPU]
-        op_time = sum(e.cpu_time_total for e in ops) / 1e6
-        top = _top(ops, lambda e: e.cpu_time_total / 1e6)
-        counted = ("operator calls (no device kernels ran: counted on the CPU)" if self._cuda
-                   else "operator calls (CPU only: no device kernels to count)")
-        return Profile(len(ops), op_time, None, top, _cpu_verdict(len(ops), op_time, run.wall, top),
-                       counted, run.wall, cold, warning)
+        if self._trace is not None:
+            profile = self._read(self._trace)
+            profile.trace_file = self._trace
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                profile = self._read(os.path.join(folder, "trace.json"))
+        profile.wall, profile.cold = run.wall, cold
+        if cold:
+            profile.warning = ("the profiler slows the run it watches: the cold run's own timing is inflated "
+                               "here, so read the counts, not the times")
+        return profile
+
+    def _read(self, path):
+        with _silent_stderr_fd():
+            self._profile.export_chrome_trace(path)
+        return summarize(load_trace(path))

@@ -34,9 +34,9 @@ def details_html(result):
     if result.median is not None:
         rows += [
             _row("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
-            _row("IQR", fmt(result.iqr)),
+            *([_row("IQR", fmt(result.iqr)), _row("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}")]
+              if result.has_iqr else []),
             _row("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
-            _row("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}"),
             _row("warm runs", f"{result.runs} (after {len(result.warmup)} warm-up)"),
             _row("cold / warm", ratio_text(result.ratio)),
         ]
@@ -105,6 +105,8 @@ def profile_html(result):
                              ("idle", 1 - profile.busy_fraction, "#bbbbbb")], 1.0).replace(" s<", "<")
     rows = "".join(f"<tr><td style='text-align:left'>{escape(name)}</td><td>{count:,}</td><td>{fmt(seconds)}</td></tr>"
                    for name, count, seconds in profile.top)
+    copies = f", {profile.copy_count:,} memcpy/memset" if profile.busy_fraction is not None else ""
+    kept = f"<br>trace kept in <code>{escape(profile.trace_file)}</code>" if profile.trace_file else ""
     return (f"<div class='cudatime-profile'><b>{escape(profile.verdict)}</b><br>"
-            f"{profile.kernel_count:,} {escape(profile.counted)} in {fmt(profile.wall)}{busy}"
+            f"{profile.kernel_count:,} {escape(profile.counted)}{copies} in {fmt(profile.window)}{kept}{busy}"
             f"<table><tr><th style='text-align:left'>name</th><th>calls</th><th>total</th></tr>{rows}</table></div>")

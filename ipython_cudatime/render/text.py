@@ -2,6 +2,7 @@
 
 from ..findings import findings
 from ..units import format_seconds as fmt
+from ..units import percent_text
 from ..units import ratio_text
 
 
@@ -12,14 +13,62 @@ def _clocks(run):
     return ", ".join(parts)
 
 
-def _profile_lines(profile):
-    which = "the cold run" if profile.cold else "one extra run"
-    lines = [f"profile  : {which} ({fmt(profile.wall)}): {profile.kernel_count:,} {profile.counted}, "
-             f"{fmt(profile.kernel_time)} in them"
-             + (f", GPU busy {100 * profile.busy_fraction:.0f}%" if profile.busy_fraction is not None else "")]
-    lines += [f"  {seconds / profile.wall * 100 if profile.wall else 0:5.1f}%  {count:>6,}×  {name}"
-              for name, count, seconds in profile.top]
+def _profile_source(profile):
+    if profile.wall is None:
+        return f"trace {profile.trace_file}" if profile.trace_file else "trace"
+    return f"{'the cold run' if profile.cold else 'one extra run'} ({fmt(profile.wall)})"
+
+
+def _device_lines(profile):
+    """Launches, synchronization and where device time went, for a profile with a traced device."""
+    lines = []
+    if profile.launch_count:
+        lines.append(f"           launches: {profile.launch_count:,}, {fmt(profile.launch_mean)} of host time each "
+                     f"(mean); host blocked in synchronize calls: {fmt(profile.sync_time)}")
+    if profile.kernel_count + profile.copy_count:
+        lines.append("           device time: " + ", ".join(f"{kind} {fmt(seconds)}"
+                                                        for kind, seconds in profile.breakdown.items()))
     return lines
+
+
+def _cut(name, width=100):
+    """Kernel names run to hundreds of characters of C++ templates: the first ``width`` of them."""
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def profile_lines(profile):
+    """The ``profile  :`` block: counts, busy fraction, launches, breakdown, top names, the trace kept."""
+    device = profile.busy_fraction is not None
+    counts = f"{profile.kernel_count:,} {profile.counted}"
+    if device:
+        counts += f", {profile.copy_count:,} memcpy/memset"
+    lines = [f"profile  : {_profile_source(profile)}: {counts}, {fmt(profile.kernel_time)} in "
+             f"{'kernels' if device else 'them'}"
+             + (f"; GPU busy {percent_text(profile.busy_fraction)} of {fmt(profile.window)}"
+                if device and profile.window else "")]
+    if device:
+        lines += _device_lines(profile)
+    lines += [f"  {percent_text(seconds / profile.window) if profile.window else '':>7}  {count:>6,}×  {_cut(name)}"
+              for name, count, seconds in profile.top]
+    if profile.trace_file and profile.wall is not None:
+        lines.append(f"trace    : {profile.trace_file} (open it in Perfetto or chrome://tracing)")
+    return lines
+
+
+def profile_text(profile):
+    """A ``Profile`` on its own (what ``profile_trace`` returns): the block and its verdict."""
+    return "\n".join(profile_lines(profile) + [f"verdict  : {profile.verdict}"])
+
+
+def _warm_line(result):
+    """Median and spread: the IQR as "IQR 1.2 ms" (a width, not a ± half-width), or with
+    fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
+    runs = f"{result.runs} run{'s' if result.runs != 1 else ''}"
+    extremes = f"min {fmt(result.min)}, max {fmt(result.max)}"
+    if not result.has_iqr:
+        return f"warm     : {fmt(result.median)} median over {runs} ({result.clock} clock; {extremes})"
+    return (f"warm     : {fmt(result.median)} median, IQR {fmt(result.iqr)}, over {runs} ({result.clock} clock; "
+            f"{extremes}, mean {fmt(result.mean)} ± {fmt(result.stdev)} std)")
 
 
 def render_text(result):
@@ -32,11 +81,7 @@ def render_text(result):
         f"cold run : {fmt(result.cold_time)}  ({_clocks(cold)})",
     ]
     if result.median is not None:
-        lines.append(
-            f"warm     : {fmt(result.median)} median ± {fmt(result.iqr)} IQR over {result.runs} "
-            f"run{'s' if result.runs != 1 else ''} ({result.clock} clock; "
-            f"min {fmt(result.min)}, max {fmt(result.max)}, mean {fmt(result.mean)} ± {fmt(result.stdev)})"
-        )
+        lines.append(_warm_line(result))
         lines.append(f"cold/warm: {ratio_text(result.ratio)}")
     else:
         lines.append("warm     : no warm runs")
@@ -44,7 +89,7 @@ def render_text(result):
         seconds = f" ({fmt(cause.seconds)})" if cause.seconds else ""
         lines.append(f"why      : {cause.name}{seconds}: {cause.detail}")
     if result.profile is not None:
-        lines.extend(_profile_lines(result.profile))
+        lines.extend(profile_lines(result.profile))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
     lines.extend(finding.text for finding in findings(result))

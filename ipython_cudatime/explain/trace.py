@@ -1,0 +1,158 @@
+"""What ran on the device, as plain data, read from a Kineto / Chrome-trace JSON file.
+
+PyTorch's profiler (Kineto) writes this format (``prof.export_chrome_trace``); Perfetto
+and chrome://tracing open it. Both ``--profile`` (which exports its live run) and
+``profile_trace(path)`` read it here, so one parser serves a live run and a file.
+
+The events that matter, by category (``cat``), times (``ts``, ``dur``) in microseconds:
+
+- ``kernel``, ``gpu_memcpy``, ``gpu_memset``: device activity, on a stream;
+- ``gpu_user_annotation``: a ``record_function`` range *drawn on* the GPU timeline. It is
+  not device work and is never counted: it would fill the idle gaps it spans;
+- ``cuda_runtime`` / ``cuda_driver``: host API calls (launches, synchronizations; ROCm's
+  HIP calls use the same categories);
+- ``cpu_op``: the operators that launched them (a device event's ``External id``).
+"""
+
+import gzip
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+DEVICE_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory"}
+RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver")
+# cudaLaunchKernel(ExC), cuLaunchKernel(Ex), cudaLaunchCooperativeKernel, hip(Ext)(Module)LaunchKernel,
+# and graph launches (one call, many kernels)
+LAUNCH = re.compile(r"Launch\w*Kernel|GraphLaunch")
+# calls that block the host until the device (cudaDeviceSynchronize, cuCtxSynchronize), a
+# stream or an event is done; hip* alike
+SYNC = re.compile(r"^(cuda|cu|hip)(Device|Ctx|Stream|Event)Synchronize")
+# The range ``--profile`` draws around the run it watches (a ``record_function``): in a trace
+# it marks the profiled run's synchronized span on the trace's own clock.
+RUN_MARK = "ipython_cudatime: profiled run"
+# NCCL's kernels (ncclKernel_*, ncclDevKernel_*); RCCL, ROCm's NCCL, keeps the names
+COLLECTIVE = re.compile(r"nccl|rccl", re.IGNORECASE)
+
+
+class TraceError(ValueError):
+    """The file is not a Chrome trace; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """One timed event, in seconds on the trace's clock."""
+
+    name: str
+    start: float
+    duration: float
+    correlation: int = None  # ties a launch call to the device work it launched
+    operator: str = None  # device spans: the CPU operator that launched it, when the trace says
+
+    @property
+    def end(self):
+        return self.start + self.duration
+
+
+@dataclass(frozen=True)
+class DeviceActivity:
+    """What one trace shows.
+
+    ``kernels`` and ``copies`` (memcpy and memset) are device intervals; ``launches`` and
+    ``syncs`` are host calls; ``operators`` are the outermost CPU operators of each
+    thread. ``window`` is (start, end) of the ``RUN_MARK`` range when the trace has one
+    (written by ``%cudatime --trace``), else None. ``device_traced`` says whether the profiler watched a GPU at all (device
+    properties, runtime calls or device work in the file): a GPU trace without kernels
+    reads as "no device activity", a CPU-only trace counts operators instead.
+    """
+
+    kernels: tuple = ()
+    copies: tuple = ()
+    launches: tuple = ()
+    syncs: tuple = ()
+    operators: tuple = ()
+    window: tuple = None
+    device_traced: bool = False
+
+    @property
+    def device(self):
+        """Every device interval: kernels, copies and sets."""
+        return self.kernels + self.copies
+
+
+def is_collective(span):
+    """Whether a kernel is collective communication (NCCL / RCCL) rather than compute."""
+    return bool(COLLECTIVE.search(span.name))
+
+
+def _read(path):
+    """The file's JSON; gzip when it starts with gzip's magic bytes, whatever its name."""
+    raw = Path(path).read_bytes()
+    try:
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        return json.loads(raw)
+    except (OSError, EOFError, ValueError) as exc:
+        raise TraceError(f"{path} is not a Chrome trace (JSON, optionally gzipped): {exc}") from None
+
+
+def _events(data, path):
+    """The event list: ``{"traceEvents": [...]}`` (what Kineto writes) or a bare list."""
+    events = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
+        raise TraceError(f"{path} is not a Chrome trace: it has no list of trace events (\"traceEvents\")")
+    return events
+
+
+def _span(event, operators=None):
+    args = event.get("args") or {}
+    operator = operators.get(args.get("External id")) if operators is not None else None
+    return Span(str(event.get("name", "")), float(event["ts"]) / 1e6, float(event.get("dur", 0.0)) / 1e6,
+                args.get("correlation"), operator)
+
+
+def outermost(events):
+    """The events no other event of the same thread contains (operators called by operators drop out)."""
+    by_thread = defaultdict(list)
+    for event in events:
+        by_thread[(event.get("pid"), event.get("tid"))].append(event)
+    kept = []
+    for thread in by_thread.values():
+        end = None
+        for event in sorted(thread, key=lambda e: (float(e["ts"]), -float(e.get("dur", 0.0)))):
+            if end is None or float(event["ts"]) >= end:
+                kept.append(event)
+                end = float(event["ts"]) + float(event.get("dur", 0.0))
+    return kept
+
+
+def activity_from_trace(data, path="the trace"):
+    """The ``DeviceActivity`` of a parsed Chrome trace (``path`` names it in errors)."""
+    events = [e for e in _events(data, path) if e.get("ph") == "X" and "ts" in e]
+    by_category = defaultdict(list)
+    for event in events:
+        by_category[event.get("cat")].append(event)
+    cpu_ops = by_category["cpu_op"]
+    operators = {(e.get("args") or {}).get("External id"): e.get("name") for e in cpu_ops}
+    operators.pop(None, None)
+    device = {kind: [] for kind in ("kernel", "memory")}
+    for category, kind in DEVICE_CATEGORIES.items():
+        device[kind] += [_span(e, operators) for e in by_category[category]]
+    runtime = [e for category in RUNTIME_CATEGORIES for e in by_category[category]]
+    properties = data.get("deviceProperties") if isinstance(data, dict) else None
+    marks = [_span(e) for e in by_category["user_annotation"] if e.get("name") == RUN_MARK]
+    return DeviceActivity(
+        kernels=tuple(device["kernel"]),
+        copies=tuple(device["memory"]),
+        launches=tuple(_span(e) for e in runtime if LAUNCH.search(str(e.get("name", "")))),
+        syncs=tuple(_span(e) for e in runtime if SYNC.search(str(e.get("name", "")))),
+        operators=tuple(_span(e) for e in outermost(cpu_ops)),
+        window=(min(m.start for m in marks), max(m.end for m in marks)) if marks else None,
+        device_traced=bool(properties or runtime or device["kernel"] or device["memory"]),
+    )
+
+
+def load_trace(path):
+    """Read a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) into a ``DeviceActivity``."""
+    return activity_from_trace(_read(path), str(path))

@@ -1,0 +1,101 @@
+"""The ``--profile`` verdict: one sentence naming what limited the run, with its numbers.
+
+Every threshold is here, with the reason for its value. The functions read a
+``profile.Profile`` and return ``(kind, sentence)``; ``kind`` is a stable key
+("GPU-bound", "launch-bound", ...) that tests and renderers may use.
+"""
+
+from ..units import format_seconds as fmt
+from ..units import percent_text as _percent
+
+# The GPU works at least this much of the window: making the host faster can win at most
+# 1/0.8 = 1.25x, so the kernels themselves set the pace.
+GPU_BOUND_BUSY = 0.8
+# Below this the GPU idles more than it works: the host, not the device, sets the pace.
+IDLE_BUSY = 0.5
+# Launch-bound needs many kernels (a loop, not a handful of calls)...
+LAUNCH_BOUND_COUNT = 100
+# ... with little idle time per kernel: one PyTorch op costs 5-10 us of host time to launch
+# and the profiler multiplies that a few times, so idle gaps up to this per kernel are
+# launches; longer ones are other host work (Python, data loading): host-bound.
+LAUNCH_GAP = 100e-6
+# Collectives (NCCL/RCCL) taking more device time than everything else together.
+COMMUNICATION_SHARE = 0.5
+# The host blocked in synchronize calls this share of the window: each call drains the
+# queue, so the GPU then idles while the host prepares the next launch. Below it, syncs are
+# one cost among several; above it, removing them is the first thing to try.
+SYNC_SHARE = 0.3
+# CPU only: this many operator calls, each this short, and dispatch overhead dominates.
+DISPATCH_BOUND_COUNT = 200
+DISPATCH_BOUND_MEAN = 50e-6
+# CPU only: one operator taking this share of the run is where the time goes.
+COMPUTE_SHARE = 0.5
+
+
+def short_name(name):
+    """A kernel's name without its return type, template and argument lists, for one sentence."""
+    if name.startswith("void "):
+        name = name[5:]
+    for stop in ("<", "("):
+        name = name.split(stop, 1)[0]
+    return name or "?"
+
+
+def device_verdict(p):
+    """The verdict for a trace with device activity (or launches that recorded none)."""
+    device_time = sum(p.breakdown.values())
+    if p.kernel_count + p.copy_count == 0:
+        launched = f"; the host made {p.launch_count:,} launch calls, but no kernel was recorded" if p.launch_count else ""
+        return "no device activity", f"no device activity: no kernel, memcpy or memset events{launched}"
+    window = f"the {fmt(p.window)} window"
+    if device_time and p.breakdown["communication"] / device_time >= COMMUNICATION_SHARE:
+        return "communication-bound", (
+            f"communication-bound: NCCL/RCCL collectives take {_percent(p.breakdown['communication'] / device_time)} "
+            f"of device time ({fmt(p.breakdown['communication'])} of {fmt(device_time)}); overlap them with "
+            "compute or exchange less")
+    if p.busy_fraction >= GPU_BOUND_BUSY:
+        name, calls, seconds = p.top[0] if p.top else ("memory copies", p.copy_count, p.breakdown["memory"])
+        return "GPU-bound", (f"GPU-bound: busy {_percent(p.busy_fraction)} of {window}, most in {short_name(name)} "
+                             f"({calls:,} call{'s' if calls != 1 else ''}, {fmt(seconds)})")
+    if p.window and p.sync_time / p.window >= SYNC_SHARE:
+        return "synchronization", (
+            f"synchronization: the host waited in synchronize calls for {_percent(p.sync_time / p.window)} of "
+            f"{window} ({fmt(p.sync_time)}) while the GPU was busy {_percent(p.busy_fraction)}; each wait "
+            "drains the queue (.item(), .cpu(), print of a tensor): move them out of the loop")
+    return _idle_verdict(p, window)
+
+
+def _idle_verdict(p, window):
+    count = p.kernel_count + p.copy_count
+    idle = (1 - p.busy_fraction) * p.window
+    if p.busy_fraction < IDLE_BUSY and count >= LAUNCH_BOUND_COUNT and idle / count <= LAUNCH_GAP:
+        mean = sum(p.breakdown.values()) / count
+        host = f", {fmt(p.launch_mean)} of host time each" if p.launch_mean is not None else ""
+        return "launch-bound", (f"launch-bound: {count:,} launches of ~{fmt(mean)}{host}, GPU idle "
+                                f"{_percent(1 - p.busy_fraction)} of the time; batch the loop into one tensor op")
+    if p.busy_fraction < IDLE_BUSY:
+        return "host-bound", (f"host-bound: the GPU idles {_percent(1 - p.busy_fraction)} of {window} with "
+                              f"{count:,} kernels and copies; the time goes to host work between them (Python, "
+                              "data loading, or the profiler's own gaps)")
+    return "mixed", (f"mixed: GPU busy {_percent(p.busy_fraction)} of {window} across {count:,} kernels and "
+                     "copies; no single cause dominates")
+
+
+def cpu_verdict(p):
+    """The verdict when no device was traced: operator calls stand in for kernels."""
+    count, op_time, window, top = p.kernel_count, p.kernel_time, p.window, p.top
+    mean = op_time / count if count else 0.0
+    if count >= DISPATCH_BOUND_COUNT and mean < DISPATCH_BOUND_MEAN:
+        return "dispatch-bound", (f"dispatch-bound: {count:,} operator calls of ~{fmt(mean)} each, "
+                                  "each paying Python and dispatcher overhead; batch the loop into one tensor op")
+    if not top:
+        return "no operators", "no PyTorch operators ran"
+    busy = op_time / window if window else 0.0
+    share = min(top[0][2] / window, 1.0) if window else 0.0
+    if busy < IDLE_BUSY:
+        return "overhead-bound", (f"overhead-bound: PyTorch operators fill only {_percent(busy)} of the run; "
+                                  "the rest is Python and the profiler's own bookkeeping")
+    if share >= COMPUTE_SHARE:
+        return "compute-bound", f"compute-bound: {_percent(share)} of the run in {top[0][0]}"
+    return "mixed", (f"mixed: {count:,} operator calls; the largest, {top[0][0]}, takes "
+                     f"{_percent(share)} of the run")
