@@ -85,14 +85,20 @@ class SweepResult:
         }
 
     def to_pandas(self):
-        """One row per point: the parameters, then median, IQR, cold, runs and error."""
+        """One row per point: the parameters, then median, IQR, cold, runs and error; with --roofline,
+        also flop_rate, byte_rate and fraction_of_peak."""
         import pandas
 
         records = []
         for point in self.points:
             r = point.result
-            records.append({**point.params, "median": r and r.median, "iqr": r and r.iqr,
-                            "cold": r and r.cold_time, "runs": r.runs if r else 0, "error": point.error})
+            record = {**point.params, "median": r and r.median, "iqr": r and r.iqr,
+                      "cold": r and r.cold_time, "runs": r.runs if r else 0, "error": point.error}
+            roofline = r.roofline if r is not None else None
+            if roofline is not None:
+                record.update(flop_rate=roofline.flop_rate, byte_rate=roofline.byte_rate,
+                              fraction_of_peak=roofline.fraction_of_peak)
+            records.append(record)
         return pandas.DataFrame.from_records(records)
 
     def __str__(self):

@@ -73,6 +73,10 @@ def findings(result):
         found.append(Finding("profile", f"Profile: {profile.verdict}."))
         if profile.warning:
             found.append(Finding("profile-warning", f"Note: {profile.warning}."))
+    if result.roofline is not None:
+        from .explain.roofline import sentences
+
+        found.extend(Finding(kind, text) for kind, text in sentences(result.roofline))
     if result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR:
         found.append(Finding(
             "noisy",

@@ -7,6 +7,7 @@ called: it would reset the outer cell's result.
 """
 
 import ast
+import functools
 import io
 import os
 import sys
@@ -157,12 +158,13 @@ class CudaTimeMagics(Magics):
             return None
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
         profiler = self._profiler(opts.trace) if opts.profile else None
+        new_counter = self._counters(opts.peak) if opts.roofline or opts.peak is not None else None
         scope = namespace if where is None else where
 
         def time_once():
             return measure(compiled.runner(namespace, where), DeviceSet.detect(), plan,
                            quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler,
-                           outputs=compiled.outputs(scope))
+                           outputs=compiled.outputs(scope), counter=new_counter and new_counter())
 
         if opts.sweeps:
             return self._sweep(opts, scope, time_once, run_setup)
@@ -266,6 +268,16 @@ class CudaTimeMagics(Magics):
         from .explain.profile import TorchProfiler
 
         return TorchProfiler(torch, trace)
+
+    @staticmethod
+    def _counters(peak):
+        """--roofline: a maker of op counters, one per timed cell or sweep point."""
+        if sys.modules.get("torch") is None:
+            raise UsageError(f"--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
+                             f"not counted)\n\n{cli.USAGE}")
+        from .explain.op_counter import OpCounter
+
+        return functools.partial(OpCounter, peak)
 
     def _run_user_code(self, run):
         """Run setup code once; show the user's traceback and return False if it fails."""

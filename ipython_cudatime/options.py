@@ -51,6 +51,16 @@ Options:
                         .json.gz compressed) for Perfetto or chrome://tracing;
                         implies -p. ipython_cudatime.profile_trace(FILE) reads it
                         back. -p alone keeps no file
+  --roofline            one more run, after the warm runs, counting PyTorch ops'
+                        FLOPs (torch's FlopCounterMode) and bytes (each op's
+                        inputs and outputs: a lower bound on traffic): FLOP/s
+                        and bytes/s over the warm median, against the GPU's
+                        datasheet peak, and a compute- or memory-bound verdict.
+                        Only PyTorch ops are counted. Timed runs are not affected.
+  --peak FLOPS[,BYTES_PER_S]
+                        the peaks to compare with (implies --roofline), e.g.
+                        --peak 989e12,4.8e12 or --peak 989T,4.8T; without it the
+                        table of common GPUs is used (none on the CPU)
   --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
                         (values are Python literals where they parse, else
                         strings; repeat --sweep for a grid). -o returns a sweep
@@ -82,6 +92,8 @@ trailing ';' hides it. {{var}} is not expanded.
 Why the cold run was slow is always checked (cheaply): CUDA context creation,
 memory pool growth, the cuBLAS workspace, torch.compile and JAX compilation,
 cuDNN autotuning, precision settings and, with nvidia-ml-py, GPU clocks.
+Peak device memory (torch CUDA) is always read too, without resetting torch's
+peak counter (result.memory).
 
 In a notebook the result is a widget (one-line answer, a bar chart of every
 run, details), published together with an HTML and a text version, so saved
@@ -107,6 +119,8 @@ _SPEC = {
     "--stop-on-error": ("stop_on_error", False, True),
     "--check": ("check", False, True),
     "-l": ("label", True, None), "--label": ("label", True, None),
+    "--roofline": ("roofline", False, True),
+    "--peak": ("peak", True, None),
 }
 
 
@@ -129,6 +143,8 @@ class Options:
     stop_on_error: bool = False
     check: bool = False
     label: str = None
+    roofline: bool = False  # --peak implies it
+    peak: object = None  # explain.roofline.PeakOverride from --peak FLOPS[,BYTES_PER_S]
 
 
 def _count(name, text):
@@ -185,8 +201,33 @@ def _trace(name, text):
     return text
 
 
+_SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def _rate(name, text):
+    """``989e12``, ``989T`` or ``4.8T``: a positive number, with an optional decimal prefix."""
+    scale = _SI.get(text[-1:], 1.0)
+    try:
+        value = float(text[:-1] if scale != 1.0 else text) * scale
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S] as positive numbers (989e12,4.8e12 or 989T,4.8T), "
+                          f"got {text!r}")
+    return value
+
+
+def _peak(name, text):
+    from .explain.roofline import PeakOverride
+
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S], got {text!r}")
+    return PeakOverride(*(_rate(name, part.strip()) for part in parts))
+
+
 _CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
-            "label": _label, "trace": _trace}
+            "label": _label, "trace": _trace, "peak": _peak}
 
 
 def _split_flag(token):

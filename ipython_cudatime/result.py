@@ -47,6 +47,8 @@ class CudaTimeResult:
     stopped: str = None
     cold_causes: list = field(default_factory=list)  # explain.Cause records
     profile: object = None  # explain.profile.Profile with --profile/--profile-cold
+    roofline: object = None  # explain.roofline.Roofline with --roofline
+    memory: object = None  # explain.memory.DeviceMemory where torch's CUDA allocator was used, else None
 
     @cached_property
     def clock(self):
@@ -132,6 +134,8 @@ class CudaTimeResult:
             stopped=self.stopped,
             cold_causes=[cause.__dict__.copy() for cause in self.cold_causes],
             profile=self.profile.to_dict() if self.profile is not None else None,
+            roofline=self.roofline.to_dict() if self.roofline is not None else None,
+            memory=self.memory.to_dict() if self.memory is not None else None,
         )
         return data
 

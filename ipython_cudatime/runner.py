@@ -91,7 +91,8 @@ def _drain(devices):
         devices.synchronize()
 
 
-def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profiler=None, outputs=None):
+def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profiler=None, outputs=None,
+            counter=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -103,6 +104,8 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
     after the warm runs, and names the cold run's causes. ``profiler`` (see
     ``explain.profile.TorchProfiler``) watches the run ``plan.profile`` asks for.
     ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``).
+    ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
+    after those (``--roofline``), whose time stays out of the statistics.
     """
     run_once = functools.partial(timed_run, fn, devices, outputs=outputs)
     watch = watch or _NoWatch()
@@ -133,6 +136,10 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
                 phase = "profiled"
                 with profiler:
                     profiled, value = run_once()
+            if counter is not None:
+                phase = "counting"
+                with counter:
+                    counted, value = run_once()
     except (Exception, KeyboardInterrupt) as exc:
         _drain(devices)
         error = exc
@@ -147,11 +154,14 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
         notes=devices.notes(),
         stopped=stopped,
         cold_causes=watch.causes(),
+        memory=watch.memory(),
     )
     if plan.profile == "cold":
         result.profile = profiler.summary(cold, cold=True)
     elif plan.profile == "warm" and error is None:
         result.profile = profiler.summary(profiled)
+    if counter is not None and error is None:
+        result.roofline = counter.summary(counted, result.median)
     return Measurement(result, value, error)
 
 
@@ -161,3 +171,6 @@ class _NoWatch:
 
     def causes(self):
         return []
+
+    def memory(self):
+        return None

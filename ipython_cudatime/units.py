@@ -33,6 +33,16 @@ def format_bytes(count):
         value /= 1024
 
 
+def format_si(value, unit, precision=3):
+    """``412 TFLOP/s``, ``4.8 TB/s``, ``33.6 MFLOP``: decimal prefixes, 3 significant figures."""
+    if value is None:
+        return "n/a"
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.{precision}g} {prefix}{unit}"
+    return f"{value:.{precision}g} {unit}"
+
+
 def ratio_text(ratio):
     """``72.7×``, or ``n/a`` when there is no ratio (no warm runs, or a warm median of zero)."""
     return "n/a" if ratio is None else f"{ratio:.1f}×"

@@ -7,7 +7,17 @@ MEMORY_KEYS = (
     "segment.all.current",
     "reserved_bytes.all.current",
     "allocation.all.allocated",
+    "allocated_bytes.all.current",
+    "allocated_bytes.all.peak",
 )
+
+
+def _read(nested, key):
+    """``"segment.all.current"`` from ``memory_stats_as_nested_dict()``; 0 where the allocator has none yet."""
+    value = nested
+    for part in key.split("."):
+        value = value.get(part, 0) if isinstance(value, dict) else 0
+    return value
 
 
 class CudaEventTimer(DeviceTimer):
@@ -79,7 +89,9 @@ class TorchCudaBackend(Backend):
         return f"cuda:{index} {cuda.get_device_name(index)}"
 
     def memory_stats(self):
+        """The allocator counters in MEMORY_KEYS, peak included, read without resetting anything.
+        The nested dict is what ``memory_stats()`` flattens and sorts: reading it skips that work."""
         if not self._ready():
             return {}
-        stats = self._torch.cuda.memory_stats()
-        return {key: stats.get(key, 0) for key in MEMORY_KEYS}
+        nested = self._torch.cuda.memory_stats_as_nested_dict()
+        return {key: _read(nested, key) for key in MEMORY_KEYS}

@@ -68,6 +68,18 @@ class ColdWatch:
         return found
 
 
+    def memory(self):
+        """The cell's peak device memory from the torch probe (``memory.DeviceMemory``), or None."""
+        for index, probe in enumerate(self.probes):
+            if isinstance(probe, TorchProbe):
+                before, after_cold = self.states.get("before"), self.states.get("after_cold")
+                if before is None or after_cold is None:
+                    return None
+                after_warm = self.states.get("after_warm")
+                return probe.memory(before[index], after_cold[index], after_warm and after_warm[index])
+        return None
+
+
 def remainder(causes, cold_seconds, warm_seconds):
     """Cold time not accounted for by the warm work itself and the causes with seconds."""
     named = sum(cause.seconds for cause in causes if cause.seconds)

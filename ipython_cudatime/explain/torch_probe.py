@@ -1,10 +1,12 @@
 """PyTorch's cold-run causes: CUDA context, allocator growth, cuBLAS workspace, compilation, settings."""
 
+import inspect
 import os
 import sys
 
 from ..backends.torch_cuda import TorchCudaBackend
 from ..units import format_bytes, format_seconds
+from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 
 # cuBLAS workspace: CUBLAS_WORKSPACE_CONFIG's default ":4096:2:16:8" is 4096 KiB × 2 + 16 KiB × 8;
 # cuBLASLt on sm90+ takes 32 MiB (DESIGN.md).
@@ -34,36 +36,56 @@ def _dynamo_compile_seconds():
     return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
 
 
+def _parameters(function):
+    try:
+        return inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return {}
+
+
 class TorchProbe:
     MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
 
     def __init__(self, torch):
         self._torch = torch
         self._cuda_backend = TorchCudaBackend(torch)
+        snapshot = torch.cuda.memory_snapshot
+        # torch ≥ 2.10 collects allocation traces by default; the block states are all we read
+        self._snapshot_args = {"include_traces": False} if "include_traces" in _parameters(snapshot) else {}
 
     @classmethod
     def detect(cls, torch):
         return cls(torch) if hasattr(torch, "cuda") else None
 
-    def _cuda_ready(self):
-        cuda = self._torch.cuda
-        return cuda.is_available() and cuda.is_initialized()
-
     def state(self, moment):
-        cuda = self._torch.cuda
-        state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_ready()}
+        """Compile time and the allocator's counters, the peak included: read, never reset (see
+        ``memory.py``). The cuBLAS workspace is looked for only around the cold run."""
+        # "cuda": a CUDA context exists, so the allocator's counters can be read without creating one
+        state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_backend.in_use}
         if state["cuda"]:
             state.update(self._cuda_backend.memory_stats())
-            state["peak"] = cuda.max_memory_allocated()
-            state["workspace_blocks"] = self._workspace_blocks()
-            cuda.reset_peak_memory_stats()  # so that the next read is this phase's peak
+            if moment != "after_warm":
+                state["workspace_blocks"] = self._workspace_blocks()
         return state
+
+    def memory(self, before, after_cold, after_warm):
+        """The cell's peak device memory (``DeviceMemory``), or None when it never used CUDA."""
+        if not after_cold["cuda"]:
+            return None
+        start = before if before["cuda"] else dict.fromkeys(after_cold, 0)
+        cold_peak, cold_exact = phase_peak(start, after_cold)
+        warm_peak, warm_exact = phase_peak(after_cold, after_warm) if after_warm and after_warm["cuda"] else (None, False)
+        cuda = self._torch.cuda
+        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
+                            reserved_growth=after_cold[RESERVED] - start[RESERVED],
+                            total=cuda.get_device_properties(cuda.current_device()).total_memory,
+                            before=start[ALLOCATED])
 
     def _workspace_blocks(self):
         """Active allocator blocks of a cuBLAS workspace's size."""
         sizes = _workspace_sizes()
         count = 0
-        for segment in self._torch.cuda.memory_snapshot():
+        for segment in self._torch.cuda.memory_snapshot(**self._snapshot_args):
             for block in segment.get("blocks", ()):
                 if block.get("state") == "active_allocated" and block.get("size") in sizes:
                     count += 1
@@ -81,11 +103,9 @@ class TorchProbe:
             if new_allocs > 0:
                 grown = after["reserved_bytes.all.current"] - base["reserved_bytes.all.current"]
                 segments = after["segment.all.current"] - base["segment.all.current"]
-                detail = (f"{new_allocs} cudaMalloc call(s); reserved memory grew by {format_bytes(grown)} "
-                          f"in {segments} new segment(s): warm runs reuse the cached blocks")
-                if warm and warm.get("cuda"):
-                    detail += f". Peak allocated: cold {format_bytes(after['peak'])}, warm {format_bytes(warm['peak'])}"
-                found.append(("memory pool grew", None, detail))
+                found.append(("memory pool grew", None,
+                              f"{new_allocs} cudaMalloc call(s); reserved memory grew by {format_bytes(grown)} "
+                              f"in {segments} new segment(s): warm runs reuse the cached blocks"))
             if after["workspace_blocks"] > before.get("workspace_blocks", 0):
                 found.append(("cuBLAS handle and workspace created", None,
                               "the first matrix product on this thread and device creates the cuBLAS handle "

@@ -10,6 +10,7 @@ from html import escape
 
 from ..units import format_seconds as fmt
 from ..units import ratio_text
+from .roofline import RATE_HEADER, rate_cells
 
 
 def _params(params):
@@ -31,6 +32,19 @@ def _sweep_rows(sweep):
 HEADER = ("point", "warm median", "IQR", "cold", "runs", "speed-up", "error")
 
 
+def _with_rates(header, rows, results):
+    """Add the achieved-rate columns (before the last one) when --roofline counted any result."""
+    results = list(results)
+    if not any(r is not None and r.roofline is not None for r in results):
+        return header, list(rows)
+    header = header[:-1] + RATE_HEADER + header[-1:]
+    return header, [row[:-1] + rate_cells(r) + row[-1:] for row, r in zip(rows, results)]
+
+
+def _sweep_table(sweep):
+    return _with_rates(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
+
+
 def _check_line(check):
     if check is None:
         return None
@@ -50,7 +64,7 @@ def _table_text(header, rows):
 
 
 def sweep_text(sweep):
-    lines = _table_text(HEADER, _sweep_rows(sweep))
+    lines = _table_text(*_sweep_table(sweep))
     for extra in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}"):
         if extra:
             lines.append(extra)
@@ -116,7 +130,7 @@ def sweep_chart(sweep):
 def sweep_html(sweep):
     extras = "".join(f"<p>{escape(line)}</p>" for line in (_check_line(sweep.check), sweep.stopped) if line)
     return ("<div class='cudatime-sweep'>" + sweep_chart(sweep)
-            + _table_html(HEADER, _sweep_rows(sweep)) + extras + "</div>")
+            + _table_html(*_sweep_table(sweep)) + extras + "</div>")
 
 
 def _ratio(value):
@@ -135,8 +149,12 @@ def compare_rows(history):
 COMPARE_HEADER = ("label", "warm median", "cold", "cold/warm", "vs first", "device")
 
 
+def _compare_table(history):
+    return _with_rates(COMPARE_HEADER, compare_rows(history), history.values())
+
+
 def compare_text(history):
-    return "\n".join(_table_text(COMPARE_HEADER, compare_rows(history)))
+    return "\n".join(_table_text(*_compare_table(history)))
 
 
 def compare_chart(history):
@@ -161,4 +179,4 @@ def compare_chart(history):
 
 def compare_html(history):
     return ("<div class='cudatime-compare'>" + compare_chart(history)
-            + _table_html(COMPARE_HEADER, compare_rows(history)) + "</div>")
+            + _table_html(*_compare_table(history)) + "</div>")

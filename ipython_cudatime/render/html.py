@@ -6,10 +6,12 @@ Its parts are also the widget's parts, so both always say the same thing.
 import base64
 from html import escape
 
+from ..explain.memory import memory_sentence
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import ratio_text
 from .chart import legend_html
+from .roofline import roofline_html
 
 
 def header_html(result):
@@ -47,6 +49,7 @@ def details_html(result):
         _row("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
         _row("device", result.device),
         _row("synchronized", ", ".join(result.synchronized) or "nothing"),
+        _row("device memory", memory_sentence(result.memory)),
     ]
     return "<table class='cudatime-details'>" + "".join(rows) + "</table>"
 
@@ -63,7 +66,7 @@ def render_html(result, png=None):
         chart = (f"<img alt='cudatime runs' src='data:image/png;base64,{base64.b64encode(png).decode()}'/>"
                  + legend_html(result))
     return ("<div class='cudatime-report'>" + header_html(result) + chart + findings_html(result)
-            + why_html(result) + profile_html(result) + details_html(result) + "</div>")
+            + why_html(result) + profile_html(result) + roofline_html(result) + details_html(result) + "</div>")
 
 
 def _stacked_bar(parts, total):

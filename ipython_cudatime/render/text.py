@@ -4,6 +4,7 @@ from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import percent_text
 from ..units import ratio_text
+from .roofline import memory_line, roofline_lines
 
 
 def _clocks(run):
@@ -90,6 +91,9 @@ def render_text(result):
         lines.append(f"why      : {cause.name}{seconds}: {cause.detail}")
     if result.profile is not None:
         lines.extend(profile_lines(result.profile))
+    if result.roofline is not None:
+        lines.extend(roofline_lines(result.roofline))
+    lines.append(memory_line(result.memory))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
     lines.extend(finding.text for finding in findings(result))

@@ -7,6 +7,7 @@ work on ipywidgets 7.7.1 (Colab) and 8.x.
 
 from .chart import CHART_PX, legend_html
 from .html import details_html, findings_html, header_html, profile_html, why_html
+from .roofline import roofline_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -23,6 +24,7 @@ def build_widget(result, png):
         ("What it means", findings_html(result)),
         ("Why the cold run was slow", why_html(result)),
         ("Profile", profile_html(result)),
+        ("Roofline", roofline_html(result)),
         ("Details", details_html(result)),
     ) if html]
     details = widgets.Accordion(children=[widgets.HTML(html) for _, html in sections])

@@ -1,0 +1,76 @@
+"""Peak device memory per run, read from torch's CUDA allocator without ever resetting its peak counter.
+
+``torch.cuda.max_memory_allocated()`` is the user's: resetting it to measure a cell
+would lose the peak they may be tracking. It only ever rises, so it is read before
+and after each phase instead. When the phase raised it, the new value *is* the
+phase's peak, exactly. When it did not, the phase stayed below an earlier peak of
+the process, and that earlier peak is an upper bound; the report says "at most"
+and how to get the exact figure.
+"""
+
+from dataclasses import dataclass
+
+from ..units import format_bytes
+
+ALLOCATED, PEAK, RESERVED = "allocated_bytes.all.current", "allocated_bytes.all.peak", "reserved_bytes.all.current"
+NOT_MEASURED = ("peak device memory not measured: it is read from torch's CUDA allocator, "
+                "which this cell did not use")
+
+
+@dataclass
+class DeviceMemory:
+    """Bytes allocated at the peak of a phase, above what was allocated when it began.
+
+    cold_peak        the cold run's peak; ``cold_exact`` False when it is an upper bound
+    warm_peak        the warm-up and warm runs' peak; ``warm_exact`` likewise; None when they
+                     did not all run, or the cell reset the counter itself
+    reserved_growth  how much the caching allocator's reserved memory grew in the cold run
+    total            the device's memory; ``before`` what was allocated before the cold run
+    """
+
+    cold_peak: int
+    cold_exact: bool
+    warm_peak: int = None
+    warm_exact: bool = False
+    reserved_growth: int = 0
+    total: int = None
+    before: int = 0
+
+    def to_dict(self):
+        return dict(self.__dict__)
+
+
+def phase_peak(start, end):
+    """(peak above the allocation at ``start``, exact?) from two allocator readings, or (None, False).
+
+    The counter only rises unless someone resets it: a higher value at ``end`` was reached in
+    the phase; an equal one means the phase peaked at most at the earlier high; a lower one
+    means the cell itself reset the counter, which leaves the phase's peak unknown.
+    """
+    if end[PEAK] > start[PEAK]:
+        return end[PEAK] - start[ALLOCATED], True
+    if end[PEAK] == start[PEAK]:
+        return start[PEAK] - start[ALLOCATED], False
+    return None, False
+
+
+def memory_sentence(memory):
+    """"peak 11.2 GiB of 139 GiB during the cold run; 8 GiB in warm runs", with what it is above."""
+    if memory is None:
+        return NOT_MEASURED
+    total = f" of {format_bytes(memory.total)}" if memory.total else ""
+    cold = format_bytes(memory.cold_peak)
+    parts = [f"peak {cold if memory.cold_exact else 'at most ' + cold}{total} during the cold run "
+             f"(above the {format_bytes(memory.before)} allocated before it)"]
+    if memory.warm_peak is not None:
+        warm = format_bytes(memory.warm_peak)
+        parts.append(f"{warm} in warm runs" if memory.warm_exact
+                     else f"at most {warm} in warm runs (they stayed below an earlier peak)")
+    if memory.reserved_growth > 0:
+        parts.append(f"the caching allocator reserved {format_bytes(memory.reserved_growth)} more")
+    text = "; ".join(parts)
+    if not memory.cold_exact:
+        text += (". The cold run stayed below an earlier peak of this process, and %cudatime never resets "
+                 "torch's peak counter: call torch.cuda.reset_peak_memory_stats() before the cell for the "
+                 "exact figure")
+    return text

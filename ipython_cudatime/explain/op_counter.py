@@ -1,0 +1,156 @@
+"""``--roofline``'s counting run: FLOPs and bytes of every PyTorch (aten) op, seen through dispatch modes.
+
+FLOPs come from ``torch.utils.flop_counter.FlopCounterMode`` (exact for matrix
+products, convolutions, attention). Ops it has no formula for are sorted: views and
+allocations move nothing; copies move data but compute nothing; pointwise ops (aten's
+``pointwise`` tag) are counted as one FLOP per output element; the rest are listed
+by name as not counted, with their share of the ops' time, never silently dropped.
+
+Bytes are each op's input and output tensors, each unique element once (a broadcast
+input counts its stored elements): what the op must read and write at least once.
+
+Imported only with ``--roofline``, when the user has imported torch.
+"""
+
+import math
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import FlopCounterMode
+
+from .roofline import OpStat, build
+
+# Ops that allocate or alias storage without reading or writing it (views are found by ``is_view``).
+NO_TRAFFIC = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::_unsafe_view", "aten::detach",
+              "aten::alias", "aten::lift_fresh", "aten::set_", "aten::resize_", "aten::as_strided"}
+# Ops that move or fill data but do no arithmetic (aten tags ``clone`` and ``fill_`` pointwise).
+DATA_MOVEMENT = {"aten::copy_", "aten::_to_copy", "aten::clone", "aten::_copy_from", "aten::cat", "aten::stack",
+                 "aten::fill_", "aten::zero_", "aten::zeros", "aten::ones", "aten::full", "aten::zeros_like",
+                 "aten::ones_like", "aten::full_like", "aten::index_select", "aten::gather", "aten::index",
+                 "aten::slice_scatter", "aten::select_scatter", "aten::constant_pad_nd", "aten::repeat",
+                 "aten::flip", "aten::roll", "aten::lift_fresh_copy", "aten::scalar_tensor"}
+# Ops that write their first argument without reading it (an ``out=`` tensor is never read either).
+WRITE_ONLY_FIRST = {"aten::copy_", "aten::fill_", "aten::zero_"}
+
+
+def _tensors(tree):
+    return [leaf for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor)]
+
+
+def _read_tensors(name, args, kwargs):
+    """The tensors an op reads: not the destination of a copy or fill, nor an ``out=`` tensor,
+    which would count bytes the op only writes (they are counted once, as outputs)."""
+    args = args[1:] if name in WRITE_ONLY_FIRST else args
+    return _tensors((args, {key: value for key, value in kwargs.items() if key != "out"}))
+
+
+def _unique_bytes(tensor):
+    """Bytes of the distinct elements a tensor addresses: dimensions of stride 0 (broadcasts) count once."""
+    try:
+        elements = math.prod(size for size, stride in zip(tensor.shape, tensor.stride()) if stride != 0)
+        return elements * tensor.element_size()
+    except (RuntimeError, NotImplementedError):  # sparse or nested layouts have no strides
+        return tensor.numel() * tensor.element_size()
+
+
+def _kind(func, name, flops):
+    if flops:
+        return "counted"
+    if func.is_view or name in NO_TRAFFIC:
+        return "view"
+    if name in DATA_MOVEMENT:
+        return "data"
+    if torch.Tag.pointwise in func.tags:
+        return "pointwise"
+    return "uncounted"
+
+
+def _dtype_name(dtype):
+    text = str(dtype).replace("torch.", "")
+    return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}.get(
+        text, "fp8" if text.startswith("float8") else text)
+
+
+class _Recorder(TorchDispatchMode):
+    """Sits above FlopCounterMode: sees each top-level op, times it and reads the FLOPs it added."""
+
+    def __init__(self, flop_counter, stats):
+        super().__init__()
+        self._flop_counter, self._stats = flop_counter, stats
+        self.bookkeeping = 0.0  # seconds spent here beside the ops: not the cell's own work
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        entered = time.perf_counter()
+        kwargs = kwargs or {}
+        before = self._flop_counter.get_total_flops()
+        start = time.perf_counter()
+        out = func(*args, **kwargs)
+        outputs = _tensors(out)
+        inputs = _read_tensors(func._schema.name, args, kwargs)
+        cuda = [t.device for t in outputs + inputs if t.is_cuda]
+        if cuda:  # per-op time on the GPU needs the op to finish; this run is reported apart
+            torch.cuda.synchronize(cuda[0])
+        seconds = time.perf_counter() - start
+        self._record(func, inputs, outputs, self._flop_counter.get_total_flops() - before, seconds)
+        self.bookkeeping += time.perf_counter() - entered - seconds
+        return out
+
+    def _record(self, func, inputs, outputs, flops, seconds):
+        name = func._schema.name
+        kind = _kind(func, name, flops)
+        first = next((t for t in inputs if t.is_floating_point()), (inputs or outputs or [None])[0])
+        dtype = _dtype_name(first.dtype) if first is not None else "none"
+        device = str(first.device) if first is not None else "cpu"
+        stat = self._stats.setdefault((name, dtype, device), OpStat(name, kind, dtype, device))
+        stat.calls += 1
+        stat.seconds += seconds
+        if kind == "pointwise":
+            flops = sum(t.numel() for t in outputs[:1])
+        stat.flops += flops
+        if kind != "view":
+            stat.bytes += sum(_unique_bytes(t) for t in inputs + outputs)
+
+
+class OpCounter:
+    """A context manager around the counting run; ``stats`` lists an ``OpStat`` per op, dtype and device,
+    and ``summary`` turns them into a ``roofline.Roofline``. ``peak`` is ``--peak`` (a PeakOverride)."""
+
+    def __init__(self, peak=None):
+        self.peak = peak
+        self._stats = {}
+        self._flop_counter = FlopCounterMode(display=False)
+        self._recorder = _Recorder(self._flop_counter, self._stats)
+        self.tf32 = {}
+
+    def __enter__(self):
+        self.tf32 = {"matmul": torch.backends.cuda.matmul.allow_tf32, "conv": torch.backends.cudnn.allow_tf32}
+        self._flop_counter.__enter__()
+        self._recorder.__enter__()
+        # The first op under these modes pays seconds of lazy imports, once per process: pay them
+        # here, outside the counted run, and forget what this op recorded.
+        torch.zeros(1) + 1
+        self._stats.clear()
+        self._recorder.bookkeeping = 0.0
+        return self
+
+    def __exit__(self, *exc):
+        self._recorder.__exit__(*exc)
+        self._flop_counter.__exit__(*exc)
+        return False
+
+    @property
+    def stats(self):
+        return list(self._stats.values())
+
+    def summary(self, run, median):
+        """The Roofline of the counted ``run``, with rates over the warm ``median``."""
+        return build(self.stats, run, median, self.device_name, self.tf32, self.peak, self._recorder.bookkeeping)
+
+    @staticmethod
+    def device_name(device):
+        """``"cuda:0"`` → torch's name for that GPU (``"NVIDIA H200"``); the CPU stays ``"cpu"``."""
+        if device.startswith("cuda"):
+            return torch.cuda.get_device_name(torch.device(device))
+        return device

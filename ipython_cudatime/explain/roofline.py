@@ -1,0 +1,234 @@
+"""``--roofline``: how good is the time? Achieved FLOP/s and bytes/s against the device's peaks.
+
+One extra counting run after the warm runs (``op_counter.OpCounter``) gives the
+cell's FLOPs and bytes; dividing by the warm median gives the rates. The peaks come
+from ``--peak`` or the datasheet table (``peaks.py``), for the dtype that does most
+of the FLOPs. The ridge point ``peak_flops / peak_bandwidth`` splits compute-bound
+cells (intensity above it) from memory-bound ones; ``fraction_of_peak`` is measured
+against the roof that binds. Knows nothing of torch: it reads ``OpStat`` records.
+"""
+
+from dataclasses import dataclass, field
+
+from .. import peaks as peak_table
+from ..units import format_si
+
+FUSION_HINT_SHARE = 0.5  # pointwise ops take this much of the ops' time: a fusable elementwise chain
+BYTES_NOTE = ("bytes are each op's inputs and outputs, read and written once: a lower bound for unfused ops "
+              "(caches can serve repeated reads of small tensors)")
+NOT_COUNTED = "not counted: only PyTorch ops are seen"
+
+
+@dataclass
+class OpStat:
+    """One aten op (per dtype and device): calls, FLOPs, bytes, and its time in the counting run.
+
+    ``kind``: "counted" (FlopCounterMode), "pointwise" (one FLOP per output element),
+    "view" (moves nothing), "data" (moves data, no arithmetic) or "uncounted".
+    """
+
+    name: str
+    kind: str
+    dtype: str
+    device: str
+    calls: int = 0
+    flops: float = 0
+    bytes: float = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Roofline:
+    """What the counting run counted, and the rates over the warm median. FLOP, bytes, seconds.
+
+    flops            FlopCounterMode's FLOPs plus ``pointwise_flops`` (one per output element of
+                     pointwise ops, which it does not count)
+    bytes            the ops' input and output tensors (see BYTES_NOTE): a lower bound on traffic
+    intensity        flops / bytes (FLOP per byte), None without bytes
+    flop_rate        flops / warm median; ``byte_rate`` bytes / warm median (None without warm runs)
+    peak_flops       the device's dense peak for ``dtype`` (``--peak`` or the table), or None
+    peak_bandwidth   the device's memory bandwidth, or None
+    bound            "compute" (intensity ≥ ridge), "memory", or None without both peaks
+    fraction_of_peak achieved rate over the roof that binds (flop_rate / peak_flops when compute-
+                     bound, byte_rate / peak_bandwidth when memory-bound), or None
+    uncounted        (op name, calls, share of the ops' time) for ops whose FLOPs nobody counts
+    outside_share    share of the counting run spent outside PyTorch ops (NumPy, CuPy, JAX, Python)
+    wall             the counting run's own time, reported apart from the statistics
+    """
+
+    flops: float
+    bytes: float
+    intensity: float = None
+    flop_rate: float = None
+    byte_rate: float = None
+    peak_flops: float = None
+    peak_bandwidth: float = None
+    fraction_of_peak: float = None
+    bound: str = None
+    device: str = "cpu"
+    dtype: str = None
+    peak_source: str = None  # "the H200's bf16 dense peak", "the peak you passed (--peak)", or None
+    pointwise_flops: float = 0
+    uncounted: list = field(default_factory=list)
+    outside_share: float = 0.0
+    wall: float = None
+    notes: list = field(default_factory=list)
+    verdict: str = ""
+
+    @property
+    def ridge(self):
+        """The intensity where the memory roof meets the compute roof (FLOP/byte), or None."""
+        if self.peak_flops and self.peak_bandwidth:
+            return self.peak_flops / self.peak_bandwidth
+        return None
+
+    def to_dict(self):
+        return dict(self.__dict__, uncounted=[list(row) for row in self.uncounted], notes=list(self.notes),
+                    ridge=self.ridge)
+
+
+@dataclass(frozen=True)
+class PeakOverride:
+    """``--peak FLOPS[,BYTES_PER_S]``: replaces the table's figures for this call."""
+
+    flops: float
+    bandwidth: float = None
+
+
+def _dominant(stats):
+    """The op record (device, dtype, name) doing most FLOPs; by bytes when nothing computed."""
+    return max(stats, key=lambda s: (s.flops, s.bytes)) if stats else None
+
+
+def _number(value):
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def _table_peaks(device_name, dtype, op_name, tf32):
+    """(peak_flops, peak_bandwidth, source, notes) from the table, for this device and dtype."""
+    entry = peak_table.lookup(device_name)
+    if entry is None:
+        return None, None, None, [f"no peak for '{device_name}' in the table: pass --peak FLOPS[,BYTES_PER_S] "
+                                  "(for example --peak 989e12,4.8e12) to compare with one"]
+    notes = [entry.note] if entry.note else []
+    family = "conv" if "convolution" in op_name else "matmul"
+    column = dtype
+    if dtype == "fp32" and tf32.get(family) and "tf32" in entry.flops:
+        column = "tf32"
+        setting = ("torch.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision('high')"
+                   if family == "matmul" else "torch.backends.cudnn.allow_tf32")
+        notes.append(f"TF32 is on for float32 {'matrix products' if family == 'matmul' else 'convolutions'} "
+                     f"({setting}): compared with the TF32 peak")
+    flops = entry.flops.get(column)
+    if flops is None:
+        notes.append(f"the table has no {dtype} peak for the {entry.name}: rates against its bandwidth only")
+        return None, entry.bandwidth, None, notes
+    return flops, entry.bandwidth, f"the {entry.name}'s {column} dense peak", notes
+
+
+def resolve_peaks(device, device_name, dtype, op_name, tf32, override):
+    """The peaks to compare with: ``--peak`` first, then the table for GPUs; none for the CPU."""
+    if override is not None:
+        bandwidth = override.bandwidth
+        if bandwidth is None and device != "cpu":
+            entry = peak_table.lookup(device_name)
+            bandwidth = entry.bandwidth if entry is not None else None
+        return override.flops, bandwidth, "the peak you passed (--peak)", []
+    if device == "cpu":
+        return None, None, None, ["no peak on the CPU (the table lists GPUs): pass --peak FLOPS[,BYTES_PER_S] "
+                                  "to compare with one"]
+    return _table_peaks(device_name, dtype, op_name, tf32)
+
+
+def _roof(line, intensity, flop_rate, byte_rate):
+    """bound and fraction_of_peak from the peaks and the achieved rates."""
+    peak_flops, peak_bandwidth = line
+    if peak_flops and peak_bandwidth and intensity is not None:
+        if intensity >= peak_flops / peak_bandwidth:
+            return "compute", flop_rate / peak_flops if flop_rate is not None else None
+        return "memory", byte_rate / peak_bandwidth if byte_rate is not None else None
+    if peak_flops and flop_rate is not None:
+        return None, flop_rate / peak_flops
+    if peak_bandwidth and byte_rate is not None:
+        return None, byte_rate / peak_bandwidth
+    return None, None
+
+
+def _uncounted(stats):
+    total = sum(s.seconds for s in stats) or 1.0
+    rows = {}
+    for s in stats:
+        if s.kind == "uncounted":
+            calls, seconds = rows.get(s.name, (0, 0.0))
+            rows[s.name] = (calls + s.calls, seconds + s.seconds)
+    ranked = sorted(rows.items(), key=lambda item: -item[1][1])
+    return [(name, calls, seconds / total) for name, (calls, seconds) in ranked]
+
+
+def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0):
+    """A Roofline from the counting run's ``stats`` (OpStat records) and its ``run``, over ``median``.
+
+    ``device_name(device)`` turns "cuda:0" into torch's name for that GPU; ``bookkeeping`` is
+    the counter's own time inside the run, which is neither the ops' nor anything else's.
+    """
+    flops = sum(s.flops for s in stats)
+    nbytes = sum(s.bytes for s in stats)
+    op_seconds = sum(s.seconds for s in stats)
+    top = _dominant(stats)
+    device = top.device if top else "cpu"
+    dtype = top.dtype if top else None
+    name = device_name(device) if top else "cpu"
+    rates = (flops / median, nbytes / median) if median else (None, None)
+    roofline = Roofline(flops, nbytes, flops / nbytes if nbytes else None, *rates, device=name, dtype=dtype,
+                        pointwise_flops=sum(s.flops for s in stats if s.kind == "pointwise"),
+                        uncounted=_uncounted(stats), wall=run.wall,
+                        outside_share=max(0.0, 1 - (op_seconds + bookkeeping) / run.wall) if run.wall else 0.0)
+    if top is not None:
+        peak_flops, peak_bandwidth, source, notes = resolve_peaks(device, name, dtype, top.name, tf32, override)
+        roofline.peak_flops, roofline.peak_bandwidth, roofline.peak_source = peak_flops, peak_bandwidth, source
+        roofline.notes.extend(notes)
+        roofline.bound, roofline.fraction_of_peak = _roof((peak_flops, peak_bandwidth), roofline.intensity,
+                                                          *rates)
+    pointwise_seconds = sum(s.seconds for s in stats if s.kind == "pointwise")
+    roofline.verdict = verdict(roofline, pointwise_seconds / op_seconds if op_seconds else 0.0)
+    return roofline
+
+
+def _memory_hint(pointwise_share):
+    if pointwise_share >= FUSION_HINT_SHARE:
+        return "fusing this elementwise chain (torch.compile) saves traffic"
+    return "moving fewer bytes (fusion, a smaller dtype) is what would speed it up"
+
+
+def verdict(r, pointwise_share=0.0):
+    """The roofline in one sentence with its numbers."""
+    if not r.flops and not r.bytes:
+        return "no PyTorch ops ran in the counting run: nothing to rate"
+    if r.flop_rate is None:
+        return (f"counted {format_si(r.flops, 'FLOP')} and {format_si(r.bytes, 'B')}; no warm runs, "
+                "so no rates (time at least one warm run)")
+    intensity = f"intensity {_number(r.intensity)} FLOP/B" if r.intensity is not None else "no bytes counted"
+    ridge = f", ridge {_number(r.ridge)}" if r.ridge else ""
+    if r.bound == "compute":
+        return (f"{format_si(r.flop_rate, 'FLOP/s')}: {100 * r.fraction_of_peak:.0f}% of {r.peak_source} "
+                f"({format_si(r.peak_flops, 'FLOP/s')}); compute-bound ({intensity}{ridge})")
+    if r.bound == "memory":
+        return (f"{format_si(r.byte_rate, 'B/s')}: {100 * r.fraction_of_peak:.0f}% of "
+                f"the {format_si(r.peak_bandwidth, 'B/s')} memory bandwidth; memory-bound ({intensity}{ridge}): "
+                f"{_memory_hint(pointwise_share)}")
+    achieved = f"{format_si(r.flop_rate, 'FLOP/s')} and {format_si(r.byte_rate, 'B/s')} achieved ({intensity})"
+    if r.fraction_of_peak is not None and r.peak_flops:
+        return f"{achieved}: {100 * r.fraction_of_peak:.0f}% of {r.peak_source} ({format_si(r.peak_flops, 'FLOP/s')})"
+    if r.fraction_of_peak is not None:
+        return f"{achieved}: {100 * r.fraction_of_peak:.0f}% of {format_si(r.peak_bandwidth, 'B/s')} bandwidth"
+    return achieved
+
+
+def sentences(r):
+    """(kind, text) findings: the verdict, what was not counted, and the notes on the peaks."""
+    found = [("roofline", f"Roofline: {r.verdict}.")]
+    outside = (f"; {100 * r.outside_share:.0f}% of the counting run was spent outside them "
+               "(NumPy, CuPy, JAX or Python work)" if r.outside_share >= 0.01 else "")
+    found.append(("not-counted", f"{NOT_COUNTED[0].upper()}{NOT_COUNTED[1:]}{outside}."))
+    found.extend(("roofline-note", f"Note: {note}.") for note in r.notes)
+    return found

@@ -1,0 +1,121 @@
+"""``--roofline`` and peak device memory, as text lines, an HTML section and a small log-log SVG chart.
+
+The chart is drawn by hand in SVG (no matplotlib): the device's roof (bandwidth × intensity
+up to the ridge, then the compute peak) and this cell as one point. It appears only where
+both peaks are known.
+"""
+
+import math
+from html import escape
+
+from ..explain.memory import memory_sentence
+from ..explain.roofline import BYTES_NOTE
+from ..units import format_seconds as fmt
+from ..units import format_si
+
+UNCOUNTED_SHOWN = 5
+SVG_SIZE = (360, 220)
+MARGIN = (72, 12, 14, 34)  # left, right, top, bottom
+
+
+def _counted(r):
+    pointwise = (f", {format_si(r.pointwise_flops, 'FLOP')} of them pointwise (one per output element)"
+                 if r.pointwise_flops else "")
+    where = f"{r.dtype} on {r.device}" if r.dtype else r.device
+    return f"{format_si(r.flops, 'FLOP')}{pointwise}, {format_si(r.bytes, 'B')} moved ({where})"
+
+
+def _uncounted(r):
+    rows = r.uncounted[:UNCOUNTED_SHOWN]
+    more = f", and {len(r.uncounted) - len(rows)} more" if len(r.uncounted) > len(rows) else ""
+    return ", ".join(f"{name} ({100 * share:.0f}% of op time)" for name, _, share in rows) + more
+
+
+def _rates(r):
+    if not r.flops and not r.bytes:
+        return "no PyTorch ops counted: no rates"
+    if r.flop_rate is None:
+        return "no warm runs: no rates"
+    intensity = f"; intensity {r.intensity:.3g} FLOP/B" if r.intensity is not None else ""
+    peaks = [format_si(value, unit) for value, unit in ((r.peak_flops, "FLOP/s"), (r.peak_bandwidth, "B/s")) if value]
+    against = f" (peak {', '.join(peaks)})" if peaks else ""
+    return f"{format_si(r.flop_rate, 'FLOP/s')}, {format_si(r.byte_rate, 'B/s')} over the warm median{intensity}{against}"
+
+
+def roofline_lines(r):
+    """The text report's roofline lines (the verdict itself is a finding)."""
+    lines = [f"roofline : one extra counting run ({fmt(r.wall)}, not in the statistics): {_counted(r)}",
+             f"rates    : {_rates(r)}",
+             f"           {BYTES_NOTE}"]
+    if r.uncounted:
+        lines.append(f"FLOPs not counted for: {_uncounted(r)}")
+    return lines
+
+
+RATE_HEADER = ("FLOP/s", "B/s", "of peak")
+
+
+def rate_cells(result):
+    """A result's achieved rates for a sweep or comparison table: FLOP/s, B/s, fraction of peak."""
+    r = result.roofline if result is not None else None
+    if r is None or r.flop_rate is None:
+        return ("", "", "")
+    if not (r.flops or r.bytes):
+        return ("not counted", "", "")
+    fraction = f"{100 * r.fraction_of_peak:.0f}% ({r.bound or 'peak'})" if r.fraction_of_peak is not None else ""
+    return (format_si(r.flop_rate, "FLOP/s"), format_si(r.byte_rate, "B/s"), fraction)
+
+
+def memory_line(memory):
+    return f"memory   : {memory_sentence(memory)}"
+
+
+def _scale(value, low, high, size, flip=False):
+    position = (math.log10(value) - math.log10(low)) / (math.log10(high) - math.log10(low))
+    return size * (1 - position) if flip else size * position
+
+
+def _decades(low, high):
+    return [10.0 ** e for e in range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)]
+
+
+def roofline_svg(r):
+    """A log-log roofline (FLOP/s against FLOP/B) with this cell as a point; "" without both peaks."""
+    ridge = r.ridge
+    if ridge is None or not r.intensity or not r.flop_rate:
+        return ""
+    width, height = SVG_SIZE
+    left, right, top, bottom = MARGIN
+    plot_w, plot_h = width - left - right, height - top - bottom
+    x_lo, x_hi = min(r.intensity, ridge) / 10, max(r.intensity, ridge) * 10
+    y_lo, y_hi = min(r.flop_rate, r.peak_bandwidth * x_lo) / 2, max(r.peak_flops, r.flop_rate) * 2
+
+    def xy(intensity, rate):
+        return (left + _scale(intensity, x_lo, x_hi, plot_w), top + _scale(rate, y_lo, y_hi, plot_h, flip=True))
+
+    roof = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(x_lo, r.peak_bandwidth * x_lo), xy(ridge, r.peak_flops),
+                                                    xy(x_hi, r.peak_flops)))
+    px, py = xy(r.intensity, r.flop_rate)
+    ticks = "".join(f"<text x='{xy(v, y_lo)[0]:.1f}' y='{height - bottom + 12}' text-anchor='middle'>{v:g}</text>"
+                    for v in _decades(x_lo, x_hi))
+    ticks += "".join(f"<text x='{left - 4}' y='{xy(x_lo, v)[1] + 3:.1f}' text-anchor='end'>"
+                     f"{escape(format_si(v, 'FLOP/s'))}</text>" for v in _decades(y_lo, y_hi))
+    return (f"<svg class='cudatime-roofline' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+            f"font-size='9' font-family='sans-serif'>"
+            f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' fill='none' stroke='#ccc'/>"
+            f"<polyline points='{roof}' fill='none' stroke='#1f77b4' stroke-width='2'/>"
+            f"<circle cx='{px:.1f}' cy='{py:.1f}' r='4' fill='#d62728'><title>this cell: "
+            f"{escape(format_si(r.flop_rate, 'FLOP/s'))} at {r.intensity:.3g} FLOP/B</title></circle>"
+            f"{ticks}<text x='{left + plot_w / 2}' y='{height - 4}' text-anchor='middle'>"
+            f"intensity (FLOP/byte), ridge {ridge:.3g}</text></svg>")
+
+
+def roofline_html(result):
+    """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
+    r = result.roofline
+    if r is None:
+        return ""
+    uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(r))}</li>" if r.uncounted else ""
+    return (f"<div class='cudatime-roofline'><b>{escape(r.verdict)}</b><br>{roofline_svg(r)}"
+            f"<ul><li>one extra counting run ({fmt(r.wall)}, not in the statistics): {escape(_counted(r))}</li>"
+            f"<li>{escape(_rates(r))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")
