@@ -47,6 +47,7 @@ test-colab: browser-deps
 bench: .venv/.installed
 	.venv/bin/python benchmarks/overhead.py
 	.venv/bin/python benchmarks/display.py
+	.venv/bin/python benchmarks/roofline.py
 
 # README's pictures, from a real run rendered in headless Chromium.
 screenshots: .venv/.installed browser-deps

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
     ("overhead.py", "goal: at most 15 µs of overhead per run", False),
     ("display.py", "goal: bundle ready within 150 ms", False),
     ("explain.py", "cold-cause checks per call", True),
+    ("roofline.py", "peak-memory reading per call", True),
 ])
 def test_benchmark_prints_figures(tmp_path, script, expected, needs_torch):
     if needs_torch:

@@ -18,6 +18,7 @@ def test_gpu_check_cpu_path_writes_its_results(tmp_path):
                           timeout=600, env=env, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "seed 000 puzzle" in done.stdout
+    assert "peak-memory reading per call" in done.stdout
     figures = json.loads((tmp_path / "accuracy.json").read_text())
     assert [row["workload"] for row in figures["rows"]] == [
         "bf16 GEMM", "memory-bound copy", "tiny elementwise", "seed 002 loop"]
