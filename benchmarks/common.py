@@ -24,3 +24,16 @@ def median_ms(fn, repeat):
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
     return statistics.median(times)
+
+
+def plain_against(ip, cells, flag, repeat):
+    """Print and return ``{label: {"plain_ms", "flag_ms"}}``: the whole ``%cudatime -o -q -n 10 -w 1 CELL``
+    call, median of ``repeat``, without and with ``flag`` (what an option such as -p costs)."""
+    print(f"\n%cudatime -o -q -n 10 CELL, whole call, median of {repeat}, ms      plain   with {flag}   ratio")
+    figures = {}
+    for label, cell in cells.items():
+        plain = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 {cell}"), repeat)
+        flagged = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 {flag} {cell}"), repeat)
+        figures[label] = {"plain_ms": plain, "flag_ms": flagged}
+        print(f"{label:<58} {plain:7.1f} {flagged:{7 + len(flag)}.1f} {flagged / plain:6.2f}x")
+    return figures

@@ -13,19 +13,14 @@ Figures are printed, not checked.
 import json
 
 import torch
-from common import arguments, median_ms
+from common import arguments, median_ms, plain_against
 from IPython.testing.globalipapp import start_ipython
-from seeds import SEED_002
+from seeds import loop_and_matmul
 
 from ipython_cudatime.explain import ColdWatch
 
 GOAL_MS = 1.0
-SETUP = SEED_002 + """
-X = torch.randn(24, 20)
-K = torch.randn(1, 1)
-a = torch.randn(256, 256)
-"""
-CELLS = {"seed 002 corr2d loop": "corr2d(X, K)", "256x256 matmul": "a @ a"}
+SETUP, CELLS = loop_and_matmul()
 
 
 def watch_once():
@@ -50,13 +45,7 @@ def main():
     ip = start_ipython()
     ip.run_line_magic("load_ext", "ipython_cudatime")
     ip.run_cell(SETUP)
-    figures = {"watch_ms": watch_ms, "goal_ms": GOAL_MS, "cells": {}}
-    print(f"\n%cudatime -o -q -n 10 CELL, whole call, median of {repeat}, ms      plain   with -p   ratio")
-    for label, cell in CELLS.items():
-        plain = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 {cell}"), repeat)
-        profiled = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 -p {cell}"), repeat)
-        figures["cells"][label] = {"plain_ms": plain, "profile_ms": profiled}
-        print(f"{label:<58} {plain:7.1f} {profiled:9.1f} {profiled / plain:6.2f}x")
+    figures = {"watch_ms": watch_ms, "goal_ms": GOAL_MS, "cells": plain_against(ip, CELLS, "-p", repeat)}
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)

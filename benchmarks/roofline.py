@@ -7,7 +7,8 @@
 2. The peak-memory reading: three allocator readings per %cudatime call (before the
    cold run, after it, after the warm runs) and the DeviceMemory built from them.
    On a GPU that is ``memory_stats_as_nested_dict`` three times (plus torch.compile's
-   timer, read alongside); without CUDA in use only the checks that say so run. Goal: under 50 µs per call.
+   timer, read alongside); without CUDA in use only the checks that say so run.
+   Goal: under 50 µs per call.
 Figures are printed, not checked.
 
     .venv/bin/python benchmarks/roofline.py [--quick] [--json PATH]
@@ -17,19 +18,13 @@ import json
 import time
 
 import torch
-from common import arguments, median_ms
+from common import arguments, median_ms, plain_against
 from IPython.testing.globalipapp import start_ipython
-from seeds import SEED_002
+from seeds import loop_and_matmul
 
 from ipython_cudatime.explain.torch_probe import TorchProbe
 
 GOAL_US = 50.0
-SETUP = SEED_002 + """
-X = torch.randn(24, 20)
-K = torch.randn(1, 1)
-a = torch.randn(256, 256, device=DEVICE)
-"""
-CELLS = {"256x256 matmul": "a @ a", "seed 002 corr2d loop": "corr2d(X, K)"}
 
 
 def memory_reading(probe):
@@ -54,19 +49,15 @@ def main():
 
     ip = start_ipython()
     ip.run_line_magic("load_ext", "ipython_cudatime")
-    ip.user_ns["DEVICE"] = device
-    ip.run_cell(SETUP)
+    setup, cells = loop_and_matmul(device)
+    ip.run_cell(setup)
     t0 = time.perf_counter()
     ip.run_line_magic("cudatime", "-o -q -n 1 -w 0 --roofline a @ a")
     first_ms = (time.perf_counter() - t0) * 1e3
     print(f"first --roofline call of the process (PyTorch's lazy imports for dispatch modes): {first_ms:.0f} ms")
-    figures = {"memory_reading_us": reading_us, "goal_us": GOAL_US, "first_roofline_ms": first_ms, "cells": {}}
-    print(f"\n%cudatime -o -q -n 10 CELL on {device}, whole call, median of {repeat}, ms   plain   --roofline   ratio")
-    for label, cell in CELLS.items():
-        plain = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 {cell}"), repeat)
-        counted = median_ms(lambda: ip.run_line_magic("cudatime", f"-o -q -n 10 -w 1 --roofline {cell}"), repeat)
-        figures["cells"][label] = {"plain_ms": plain, "roofline_ms": counted}
-        print(f"{label:<58} {plain:7.1f} {counted:11.1f} {counted / plain:7.2f}x")
+    print(f"\nthe whole-call cost of --roofline, on {device}:")
+    figures = {"memory_reading_us": reading_us, "goal_us": GOAL_US, "first_roofline_ms": first_ms,
+               "cells": plain_against(ip, cells, "--roofline", repeat)}
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)

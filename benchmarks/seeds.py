@@ -28,3 +28,10 @@ def corr2d_multi_in_out_1x1(X, K):
     K = K.reshape((c_o, c_i))
     return torch.matmul(K, X).reshape((c_o, h, w))
 '''
+
+
+def loop_and_matmul(device="cpu"):
+    """Setup code and cells for the cost of an option on two extremes: one 256×256 product, and
+    seed 002's loop of ~3,400 operator calls (``X`` and ``K`` stay on the CPU, as in the seed)."""
+    setup = SEED_002 + f"X = torch.randn(24, 20)\nK = torch.randn(1, 1)\na = torch.randn(256, 256, device={device!r})\n"
+    return setup, {"seed 002 corr2d loop": "corr2d(X, K)", "256x256 matmul": "a @ a"}
