@@ -17,7 +17,6 @@ import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
 from torch.utils.flop_counter import FlopCounterMode
 
 from .roofline import OpStat, build
@@ -35,8 +34,19 @@ DATA_MOVEMENT = {"aten::copy_", "aten::_to_copy", "aten::clone", "aten::_copy_fr
 WRITE_ONLY_FIRST = {"aten::copy_", "aten::fill_", "aten::zero_"}
 
 
-def _tensors(tree):
-    return [leaf for leaf in tree_flatten(tree)[0] if isinstance(leaf, torch.Tensor)]
+def _tensors(tree, found=None):
+    """The tensors in an op's arguments or results: aten nests them in tuples, lists and dicts only
+    (a walk of those is several times cheaper than pytree's general flattening)."""
+    found = [] if found is None else found
+    if isinstance(tree, torch.Tensor):
+        found.append(tree)
+    elif isinstance(tree, (tuple, list)):
+        for item in tree:
+            _tensors(item, found)
+    elif isinstance(tree, dict):
+        for item in tree.values():
+            _tensors(item, found)
+    return found
 
 
 def _read_tensors(name, args, kwargs):
