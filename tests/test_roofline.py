@@ -147,3 +147,21 @@ def test_a_copy_counts_what_it_reads_and_writes_once(tensors):
     assert roofline(tensors, "-n 2 --roofline y.copy_(x)").roofline.bytes == 2 * size
     assert roofline(tensors, "-n 2 --roofline torch.add(x, 1, out=y)").roofline.bytes == 2 * size
     assert roofline(tensors, "-n 2 --roofline y.add_(x)").roofline.bytes == 3 * size  # reads y and x, writes y
+
+
+def test_roofline_chart_is_drawn_in_a_browser(tensors, tmp_path):
+    import os
+
+    import browser
+
+    pytest.importorskip("playwright", reason="the browser check needs playwright (pip install playwright)")
+    pytest.importorskip("PIL", reason="the browser check needs pillow")
+    if not os.access(browser.CHROMIUM, os.X_OK):
+        pytest.skip(f"the browser check needs {browser.CHROMIUM} (scripts/install-browser-deps)")
+    r = roofline(tensors, "-n 3 --peak 1T,20G a @ b")
+    page = tmp_path / "report.html"
+    page.write_text(f"<html><body>{r._repr_mimebundle_()['text/html']}</body></html>", encoding="utf-8")
+    seen = browser.render(page, tmp_path / "report.png")
+    assert not seen["errors"] and not seen["blank"]
+    assert "intensity (FLOP/byte), ridge 50" in seen["text"]  # the chart's axis, laid out as SVG text
+    assert "memory-bound" in seen["text"]
