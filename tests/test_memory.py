@@ -125,6 +125,31 @@ def test_a_cell_that_resets_the_counter_itself_leaves_that_phase_unknown():
     assert phase_peak(start, {"allocated_bytes.all.current": GiB, "allocated_bytes.all.peak": 7 * GiB}) == (6 * GiB, True)
 
 
+def test_a_cold_run_that_resets_the_counter_is_reported_as_unknown():
+    cuda = AllocatorStandIn()
+    cuda.allocate(4 * GiB, keep=False)
+
+    def cold():  # the cell calls torch.cuda.reset_peak_memory_stats() itself, then allocates
+        cuda.peak = cuda.allocated
+        cuda.allocate(GiB, keep=False)
+
+    memory = watch_phases(cuda, cold, lambda: None)
+    assert memory.cold_peak is None
+    assert "peak unknown (the cell reset torch's peak counter itself)" in memory_sentence(memory)
+
+
+def test_older_torch_without_the_traces_argument_still_finds_the_workspace():
+    class OlderAllocator(AllocatorStandIn):
+        def memory_snapshot(self):  # torch before include_traces existed
+            self.snapshot_calls.append("no argument")
+            return [{"blocks": [{"state": "active_allocated", "size": WORKSPACE}]}]
+
+    cuda = OlderAllocator()
+    cuda.allocate(GiB)
+    state = TorchProbe(torch_stand_in(cuda)).state("before")
+    assert state["workspace_blocks"] == 1 and cuda.snapshot_calls == ["no argument"]
+
+
 def test_no_cuda_means_no_memory_and_a_note(ip):
     r = ip.run_line_magic("cudatime", "-o -q -n 2 sum(range(100))")
     assert r.memory is None and r.to_dict()["memory"] is None

@@ -54,22 +54,26 @@ def phase_peak(start, end):
     return None, False
 
 
+def _amount(peak, exact):
+    if peak is None:
+        return "unknown (the cell reset torch's peak counter itself)"
+    return format_bytes(peak) if exact else f"at most {format_bytes(peak)}"
+
+
 def memory_sentence(memory):
     """"peak 11.2 GiB of 139 GiB during the cold run; 8 GiB in warm runs", with what it is above."""
     if memory is None:
         return NOT_MEASURED
     total = f" of {format_bytes(memory.total)}" if memory.total else ""
-    cold = format_bytes(memory.cold_peak)
-    parts = [f"peak {cold if memory.cold_exact else 'at most ' + cold}{total} during the cold run "
+    parts = [f"peak {_amount(memory.cold_peak, memory.cold_exact)}{total} during the cold run "
              f"(above the {format_bytes(memory.before)} allocated before it)"]
     if memory.warm_peak is not None:
-        warm = format_bytes(memory.warm_peak)
-        parts.append(f"{warm} in warm runs" if memory.warm_exact
-                     else f"at most {warm} in warm runs (they stayed below an earlier peak)")
+        below = "" if memory.warm_exact else " (they stayed below an earlier peak)"
+        parts.append(f"{_amount(memory.warm_peak, memory.warm_exact)} in warm runs{below}")
     if memory.reserved_growth > 0:
         parts.append(f"the caching allocator reserved {format_bytes(memory.reserved_growth)} more")
     text = "; ".join(parts)
-    if not memory.cold_exact:
+    if memory.cold_peak is not None and not memory.cold_exact:
         text += (". The cold run stayed below an earlier peak of this process, and %cudatime never resets "
                  "torch's peak counter: call torch.cuda.reset_peak_memory_stats() before the cell for the "
                  "exact figure")

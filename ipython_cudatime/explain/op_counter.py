@@ -68,7 +68,7 @@ def _unique_bytes(tensor):
 def _kind(func, name, flops):
     if flops:
         return "counted"
-    if func.is_view or name in NO_TRAFFIC:
+    if getattr(func, "is_view", False) or name in NO_TRAFFIC:
         return "view"
     if name in DATA_MOVEMENT:
         return "data"

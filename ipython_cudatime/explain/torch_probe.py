@@ -1,6 +1,5 @@
 """PyTorch's cold-run causes: CUDA context, allocator growth, cuBLAS workspace, compilation, settings."""
 
-import inspect
 import os
 import sys
 
@@ -36,22 +35,12 @@ def _dynamo_compile_seconds():
     return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
 
 
-def _parameters(function):
-    try:
-        return inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return {}
-
-
 class TorchProbe:
     MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
 
     def __init__(self, torch):
         self._torch = torch
         self._cuda_backend = TorchCudaBackend(torch)
-        snapshot = torch.cuda.memory_snapshot
-        # torch ≥ 2.10 collects allocation traces by default; the block states are all we read
-        self._snapshot_args = {"include_traces": False} if "include_traces" in _parameters(snapshot) else {}
 
     @classmethod
     def detect(cls, torch):
@@ -81,11 +70,21 @@ class TorchProbe:
                             total=cuda.get_device_properties(cuda.current_device()).total_memory,
                             before=start[ALLOCATED])
 
+    def _snapshot(self):
+        """The allocator's segments. Recent torch collects allocation traces by default, which
+        costs time and memory: only block states are read here, so traces are turned off
+        where the argument exists (older torch has none and collects none)."""
+        snapshot = self._torch.cuda.memory_snapshot
+        try:
+            return snapshot(include_traces=False)
+        except TypeError:
+            return snapshot()
+
     def _workspace_blocks(self):
         """Active allocator blocks of a cuBLAS workspace's size."""
         sizes = _workspace_sizes()
         count = 0
-        for segment in self._torch.cuda.memory_snapshot(**self._snapshot_args):
+        for segment in self._snapshot():
             for block in segment.get("blocks", ()):
                 if block.get("state") == "active_allocated" and block.get("size") in sizes:
                     count += 1
