@@ -1,6 +1,6 @@
 # Two commands from a fresh clone (README): `make demo` and `make test`.
 PYTHON ?= python3
-# The Colab-like environment: Python 3.13 with what Colab ships (DESIGN.md).
+# The Colab-like environment: Python 3.13 with what Colab ships (docs/design.md).
 COLAB_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
 COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3
 # torch 2.13.0 is a CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build.
@@ -41,7 +41,7 @@ test-colab: browser-deps
 	else \
 	  $(MAKE) --no-print-directory .venv-colab/.installed && \
 	  echo "== Colab-like environment: $$(.venv-colab/bin/python -c 'import sys, IPython, ipywidgets; print("Python", sys.version.split()[0], "IPython", IPython.__version__, "ipywidgets", ipywidgets.__version__)')" && \
-	  .venv-colab/bin/python -m pytest -p no:cacheprovider; \
+	  .venv-colab/bin/python -m pytest -p no:cacheprovider -m "not install"; \
 	fi
 
 bench: .venv/.installed

@@ -9,6 +9,7 @@ import time
 
 from .backends import DeviceSet
 from .units import format_seconds as fmt
+from .units import ratio_text
 
 
 class AutoTimer:
@@ -51,5 +52,5 @@ class AutoTimer:
         line = f"cudatime: {fmt(wall)} synchronized ({synced}); host {fmt(host)}"
         first = self.first.setdefault(source, wall)
         if first is not wall:
-            line += f"; first run of this cell: {fmt(first)} ({first / wall:.1f}× this run)"
+            line += f"; first run of this cell: {fmt(first)} ({ratio_text(first / wall)} this run)"
         return line

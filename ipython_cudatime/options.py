@@ -11,24 +11,11 @@ from dataclasses import dataclass, field
 
 from .compare import parse_sweep
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS
+from .units import symbol
 
-USAGE = f"""Time a statement or cell on the GPU the right way: synchronized, cold vs warm.
-
-Usage, in a notebook or IPython:
-
-  %cudatime [options] statement
-  %%cudatime [options] [setup code]
-  <cell body>
-
-Run 1 is the cold run: it pays for one-time setup (CUDA context, library
-handles, memory pool growth, compilation) and is reported on its own, never
-mixed into the statistics. Then come untimed-for-statistics warm-up runs,
-then the warm runs, whose median is the answer. Each run is timed with three
-clocks: host (until Python got control back: what %time prints), wall
-(synchronized: every active device drained before and after) and device
-(CUDA events on the current stream, where there are any). The statistics use
-the device clock where every run has one and it covers at least half of the
-wall time (events miss other streams), else the wall clock.
+USAGE = f"""Time GPU code where you would write %time: synchronized, the cold first run kept
+apart from the warm runs (whose median is the answer), and what it saw explained.
+Usage: %cudatime [options] statement  or, for a whole cell: %%cudatime [options] [setup]
 
 Options:
   -n N, --runs N        make exactly N warm runs (0: the cold run only,
@@ -72,6 +59,16 @@ Options:
   -l NAME, --label NAME record the result under NAME for %cudatime_compare
                         (with --sweep, each point as NAME[n=256,...])
   --                    end of options (for a statement that starts with -)
+
+Run 1 is the cold run: it pays for one-time setup (CUDA context, library
+handles, memory pool growth, compilation) and is reported on its own, never
+mixed into the statistics. Then come untimed-for-statistics warm-up runs,
+then the warm runs, whose median is the answer. Each run is timed with three
+clocks: host (until Python got control back: what %time prints), wall
+(synchronized: every active device drained before and after) and device
+(CUDA events on the current stream, where there are any). The statistics use
+the device clock where every run has one and it covers at least half of the
+wall time (events miss other streams), else the wall clock.
 
 How many runs, by default: one cold run, one warm-up run, then warm runs until
 the budget is spent: at least {MIN_RUNS} when they fit in one more budget, at
@@ -153,7 +150,7 @@ def _count(name, text):
     except ValueError:
         raise OptionError(f"{name} expects a whole number, got {text!r}") from None
     if value < 0:
-        raise OptionError(f"{name} expects a number ≥ 0, got {value}")
+        raise OptionError(f"{name} expects a number {symbol('≥')} 0, got {value}")
     return value
 
 

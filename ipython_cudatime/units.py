@@ -1,8 +1,41 @@
-"""Human units for durations, the way IPython's ``%time`` prints them (3 significant figures)."""
+"""Human units for durations, the way IPython's ``%time`` prints them (3 significant figures).
+
+Like IPython's ``_format_time``, symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``)
+when ``sys.stdout`` names an encoding that cannot write them (a Windows console, or
+``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError or prints ``?``.
+Unlike IPython, a stream without an encoding (``io.StringIO``, ``%%capture``) keeps the
+symbols: it stores any text.
+"""
 
 import math
+import sys
 
-_UNITS = ("s", "ms", "µs", "ns")
+ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "..."}  # every symbol the text output uses
+
+
+def _writable(symbol):
+    """Whether stdout's encoding can write ``symbol`` (read each time: stdout may be swapped)."""
+    encoding = getattr(sys.stdout, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        symbol.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def symbol(char):
+    """``char`` (µ, ×, ≥ or ±) or its ASCII stand-in where stdout cannot write it."""
+    return char if _writable(char) else ASCII[char]
+
+
+def plain(text):
+    """``text`` with each symbol that stdout cannot write replaced by its ASCII stand-in."""
+    for char in ASCII:
+        if char in text:
+            text = text.replace(char, symbol(char))
+    return text
 
 
 def format_seconds(seconds, precision=3):
@@ -21,7 +54,8 @@ def format_seconds(seconds, precision=3):
                 break
         return " ".join(parts)
     order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
-    return "%.*g %s" % (precision, seconds * 1000**order, _UNITS[order])
+    unit = ("s", "ms", symbol("µ") + "s", "ns")[order]
+    return "%.*g %s" % (precision, seconds * 1000**order, unit)
 
 
 def format_bytes(count):
@@ -45,7 +79,7 @@ def format_si(value, unit, precision=3):
 
 def ratio_text(ratio):
     """``72.7×``, or ``n/a`` when there is no ratio (no warm runs, or a warm median of zero)."""
-    return "n/a" if ratio is None else f"{ratio:.1f}×"
+    return "n/a" if ratio is None else f"{ratio:.1f}{symbol('×')}"
 
 
 def percent_text(fraction):

@@ -1,10 +1,19 @@
 """Packaging promises: light import, load/reload/unload, never importing a framework."""
 
+import glob
+import os
+import re
+import shutil
 import subprocess
 import sys
+import tarfile
+import zipfile
+from pathlib import Path
 
 import pytest
 from conftest import in_fresh_shell, run
+
+import ipython_cudatime
 
 HEAVY = ("torch", "matplotlib", "ipywidgets", "jax", "cupy", "IPython.core.magics")
 
@@ -53,3 +62,89 @@ def test_works_with_cpu_only_torch(ip, monkeypatch):
     assert r.synchronized == [] and r.clock == "wall"
     assert "no GPU clock" in str(r)
     assert not torch.cuda.is_initialized()
+
+
+def test_help_starts_with_a_three_line_summary_then_the_options(ip):
+    """What ``%cudatime?`` shows: three lines that say what it is and how to call it, then the options."""
+    shown = ip.object_inspect_text("%cudatime")
+    doc = shown[shown.index("Docstring:") + len("Docstring:"):].strip("\n").splitlines()
+    assert all(doc[:3]) and doc[3:5] == ["", "Options:"]
+    assert "%cudatime [options] statement" in doc[2] and "%%cudatime" in doc[2]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_version_lives_in_one_place_and_the_changelog_names_it():
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject and ipython_cudatime.__version__ not in pyproject
+    first_release = next(line for line in (ROOT / "CHANGELOG.md").read_text().splitlines() if line.startswith("## "))
+    assert first_release.split()[1] == ipython_cudatime.__version__
+
+
+def lowest_python():
+    """Python 3.10, the oldest supported, from pyenv or PATH (pyenv's shims may name one that is not set up)."""
+    candidates = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.10.*/bin/python3.10")))
+    candidates.append(shutil.which("python3.10"))
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", "pass"], capture_output=True).returncode == 0:
+            return candidate
+    pytest.skip("no Python 3.10 here (the oldest supported version): the fresh-venv install test needs it")
+
+
+def lower_bounds():
+    """``name==X`` for each ``name>=X`` in pyproject's dependencies."""
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11's tomllib")
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    pins = [re.sub(r">=([^,]+).*", r"==\1", dependency) for dependency in dependencies]
+    assert all("==" in pin for pin in pins), f"every dependency needs a lower bound: {dependencies}"
+    return pins
+
+
+MAGIC_ON_THE_CPU = """%load_ext ipython_cudatime
+%cudatime -n 3 sum(range(1000))
+r = %cudatime -o -q -n 3 sum(range(1000))
+from ipython_cudatime.display import bundle
+print("BUNDLE", sorted(bundle(r)))
+s = %cudatime -o -q -n 2 --sweep n=2,3 --check [n] * n
+print("SWEEP", len(s.points), "<img" in s._repr_mimebundle_()["text/html"])
+import importlib.metadata, importlib.util, ipython_cudatime
+print("TORCH", importlib.util.find_spec("torch") is not None)
+print("VERSION", importlib.metadata.version("ipython_cudatime") == ipython_cudatime.__version__)
+print("INSTALLED", "site-packages" in ipython_cudatime.__file__)
+print("LICENSE", any(f.name == "LICENSE" for f in importlib.metadata.files("ipython_cudatime")))
+"""
+
+
+@pytest.mark.install
+def test_pip_install_without_torch_gives_a_working_magic_with_the_lowest_dependencies(tmp_path):
+    """``pip install .`` into a fresh Python 3.10 venv, each dependency at its lower bound, no torch:
+    the magic times on the CPU, draws its chart and widget, sweeps and checks. Then the sdist
+    carries the LICENSE and the CHANGELOG, and the wheel the LICENSE."""
+    python, pins = lowest_python(), lower_bounds()
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}  # the installed copy only
+    venv = tmp_path / "venv"
+    built = subprocess.run([python, "-m", "venv", str(venv)], capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.skip(f"cannot create a venv with {python}: {built.stderr.strip()}")
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
+    installed = subprocess.run([*pip, str(ROOT), *pins, "hatchling"], capture_output=True, text=True,
+                               timeout=900, env=env)
+    assert installed.returncode == 0, installed.stderr
+    ran = subprocess.run([str(venv / "bin" / "ipython"), "--no-banner", "--colors=NoColor", "-c", MAGIC_ON_THE_CPU],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    out = ran.stdout
+    assert ran.returncode == 0 and "Traceback" not in out, out + ran.stderr
+    assert "warm     :" in out and "cpu" in out
+    assert "BUNDLE ['application/vnd.jupyter.widget-view+json', 'text/html', 'text/plain']" in out
+    assert "SWEEP 2 True" in out and "TORCH False" in out and "VERSION True" in out and "LICENSE True" in out
+    assert "INSTALLED True" in out
+    dist = tmp_path / "dist"
+    subprocess.run([str(venv / "bin" / "python"), "-m", "hatchling", "build", "-d", str(dist)],
+                   cwd=ROOT, check=True, capture_output=True, timeout=300, env=env)
+    [sdist], [wheel] = dist.glob("*.tar.gz"), dist.glob("*.whl")
+    with tarfile.open(sdist) as archive:
+        names = {Path(name).name for name in archive.getnames()}
+    assert {"LICENSE", "CHANGELOG.md", "README.md"} <= names
+    with zipfile.ZipFile(wheel) as archive:
+        assert any(name.endswith(".dist-info/licenses/LICENSE") for name in archive.namelist())

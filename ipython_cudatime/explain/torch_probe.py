@@ -8,7 +8,7 @@ from ..units import format_bytes, format_seconds
 from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 
 # cuBLAS workspace: CUBLAS_WORKSPACE_CONFIG's default ":4096:2:16:8" is 4096 KiB × 2 + 16 KiB × 8;
-# cuBLASLt on sm90+ takes 32 MiB (DESIGN.md).
+# cuBLASLt on sm90+ takes 32 MiB (docs/design.md).
 DEFAULT_WORKSPACES = (8_519_680, 32 * 2**20)
 SETTINGS = "precision settings"  # context for the reader, not a cost of the cold run
 

@@ -9,7 +9,7 @@ import io
 from html import escape
 
 from ..units import format_seconds as fmt
-from ..units import ratio_text
+from ..units import plain, ratio_text
 from .roofline import RATE_HEADER, rate_cells
 
 
@@ -68,7 +68,7 @@ def sweep_text(sweep):
     for extra in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}"):
         if extra:
             lines.append(extra)
-    return "\n".join(lines)
+    return plain("\n".join(lines))
 
 
 def _table_html(header, rows):
@@ -154,7 +154,7 @@ def _compare_table(history):
 
 
 def compare_text(history):
-    return "\n".join(_table_text(*_compare_table(history)))
+    return plain("\n".join(_table_text(*_compare_table(history))))
 
 
 def compare_chart(history):

@@ -3,7 +3,7 @@
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import percent_text
-from ..units import ratio_text
+from ..units import plain, ratio_text
 from .roofline import memory_line, roofline_lines
 
 
@@ -58,7 +58,7 @@ def profile_lines(profile):
 
 def profile_text(profile):
     """A ``Profile`` on its own (what ``profile_trace`` returns): the block and its verdict."""
-    return "\n".join(profile_lines(profile) + [f"verdict  : {profile.verdict}"])
+    return plain("\n".join(profile_lines(profile) + [f"verdict  : {profile.verdict}"]))
 
 
 def _warm_line(result):
@@ -97,4 +97,4 @@ def render_text(result):
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
     lines.extend(finding.text for finding in findings(result))
-    return "\n".join(lines)
+    return plain("\n".join(lines))
