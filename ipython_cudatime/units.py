@@ -2,25 +2,37 @@
 
 Like IPython's ``_format_time``, symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``)
 when ``sys.stdout`` names an encoding that cannot write them (a Windows console, or
-``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError or prints ``?``.
-Unlike IPython, a stream without an encoding (``io.StringIO``, ``%%capture``) keeps the
+``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError (any other character
+it cannot write, in a label or a kernel's name, prints as ``?``). Unlike IPython, a stream without an encoding (``io.StringIO``, ``%%capture``) keeps the
 symbols: it stores any text.
 """
 
+import codecs
 import math
 import sys
 
 ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "..."}  # every symbol the text output uses
 
 
-def _writable(symbol):
-    """Whether stdout's encoding can write ``symbol`` (read each time: stdout may be swapped)."""
+def _encoding():
+    """stdout's codec, read each time (stdout may be swapped); None for a stream without one,
+    ASCII for one that names a codec Python does not know."""
     encoding = getattr(sys.stdout, "encoding", None)
     if not encoding:
+        return None
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        return "ascii"
+
+
+def _writable(text):
+    encoding = _encoding()
+    if encoding is None:
         return True
     try:
-        symbol.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
+        text.encode(encoding)
+    except UnicodeEncodeError:
         return False
     return True
 
@@ -31,11 +43,14 @@ def symbol(char):
 
 
 def plain(text):
-    """``text`` with each symbol that stdout cannot write replaced by its ASCII stand-in."""
+    """``text`` with each symbol that stdout cannot write replaced by its ASCII stand-in, and
+    any other such character (a user's label, a kernel's name) by ``?``: never an encoding error."""
+    if _writable(text):
+        return text
     for char in ASCII:
-        if char in text:
-            text = text.replace(char, symbol(char))
-    return text
+        text = text.replace(char, symbol(char))
+    encoding = _encoding()
+    return text if _writable(text) else text.encode(encoding, "replace").decode(encoding)
 
 
 def format_seconds(seconds, precision=3):

@@ -25,6 +25,13 @@ def test_symbols_follow_what_stdout_can_encode(monkeypatch, encoding, expected):
     assert (format_seconds(5e-6), ratio_text(2.0), symbol("≥"), plain("3 µs ± 1 µs")) == expected
 
 
+def test_other_characters_stdout_cannot_write_become_question_marks(monkeypatch):
+    stdout_with(monkeypatch, "ascii")
+    assert plain("label café: 3 µs") == "label caf?: 3 us"
+    stdout_with(monkeypatch, "cp1252")
+    assert plain("label 内核: 3 µs ≥ 1 µs") == "label ??: 3 µs >= 1 µs"
+
+
 def test_a_stream_without_an_encoding_keeps_the_symbols(monkeypatch):
     monkeypatch.setattr(sys, "stdout", io.StringIO())  # %%capture: it stores any text
     assert format_seconds(5e-6) == "5 µs"
