@@ -6,24 +6,66 @@ Each point has its own cold and warm runs; an error at one point does not lose t
 """
 
 import ast
+import builtins
+import io
 import itertools
+import keyword
 import math
+import tokenize
 from dataclasses import dataclass, field
+
+MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
+
+
+def _split_values(text):
+    """Split at the commas outside brackets and quotes: ``[1,2],[3,4]`` → ``[1,2]``, ``[3,4]``."""
+    parts, depth, start = [], 0, 0
+    offsets = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+            elif token.type == tokenize.OP and token.string == "," and depth == 0:
+                at = offsets[token.start[0] - 1] + token.start[1]
+                parts.append(text[start:at])
+                start = at + 1
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        raise ValueError(f"unbalanced quotes or brackets in {text!r}") from None
+    return parts + [text[start:]]
+
+
+def _value(text):
+    """A Python literal, else the text itself: a plain word (``cpu``, ``cuda:0``) stays a string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return text
 
 
 def parse_sweep(spec):
-    """``NAME=V1,V2,...`` → (NAME, [values]); values are Python literals where they parse, else strings."""
+    """``NAME=V1,V2,...`` → (NAME, [values]); each value a Python literal, else a string.
+
+    The name must be a free variable name: not a keyword, and not a builtin's name,
+    which the sweep would shadow while it runs.
+    """
     name, eq, values = spec.partition("=")
     name = name.strip()
-    if not eq or not name.isidentifier() or not values:
+    if not eq or not name.isidentifier() or not values.strip():
         raise ValueError(f"--sweep expects NAME=V1,V2,..., got {spec!r}")
-    parsed = []
-    for text in values.split(","):
-        try:
-            parsed.append(ast.literal_eval(text))
-        except (ValueError, SyntaxError):
-            parsed.append(text)
-    return name, parsed
+    if keyword.iskeyword(name):
+        raise ValueError(f"--sweep {name}: {name!r} is a Python keyword, not a variable name")
+    if hasattr(builtins, name):
+        raise ValueError(f"--sweep {name}: {name!r} is a builtin; sweep a name of your own")
+    texts = [text.strip() for text in _split_values(values)]
+    if "" in texts:
+        raise ValueError(f"--sweep {name}: empty value in {values!r}")
+    return name, [_value(text) for text in texts]
+
+
+def grid_size(sweeps):
+    return math.prod(len(values) for _, values in sweeps) if sweeps else 0
 
 
 def grid(sweeps):
@@ -46,7 +88,8 @@ class Check:
     ok: bool
     max_abs_diff: float
     mismatches: list = field(default_factory=list)  # (params, reference params, largest difference)
-    skipped: list = field(default_factory=list)  # params whose value is not numeric: not compared
+    skipped: list = field(default_factory=list)  # (params, why it was not compared)
+    compared: int = 0  # points compared against a reference
 
 
 @dataclass
@@ -54,7 +97,8 @@ class SweepResult:
     points: list
     check: Check = None
     stopped: str = None
-    interrupted: bool = False  # stopped by KeyboardInterrupt: the magic shows the points done, then re-raises
+    interrupted: bool = False  # stopped by KeyboardInterrupt or SystemExit
+    error: BaseException = field(default=None, repr=False, compare=False)  # what stopped it, for the magic to raise
 
     @property
     def rows(self):
@@ -106,12 +150,14 @@ class SweepResult:
 
         return sweep_text(self)
 
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(str(self))
+    def __repr__(self):
+        """One line, so that a bare ``%cudatime -o --sweep ...`` does not show the table twice."""
+        failed = sum(point.result is None for point in self.points)
+        return (f"<SweepResult: {len(self.points)} point(s) over {', '.join(self.names) or 'nothing'}"
+                + (f", {failed} failed" if failed else "") + ">")
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        if include is not None and "text/html" not in include:
-            return {"text/plain": str(self)}
+    def bundle(self):
+        """The text table and, for a notebook, the HTML table with its chart."""
         from .render.comparison import sweep_html
 
         return {"text/plain": str(self), "text/html": sweep_html(self)}
@@ -125,26 +171,27 @@ def run_sweep(points, time_point, stop_on_error=False):
     """Time every point with ``time_point(params) -> (result, value)``; return (SweepResult, values).
 
     An Exception at a point is recorded there; the sweep goes on unless ``stop_on_error``.
-    A KeyboardInterrupt stops the sweep, keeping the points done.
+    KeyboardInterrupt and SystemExit stop the sweep, keeping the points done. What
+    stopped it is kept in ``SweepResult.error`` for the caller to raise.
     """
     done, values = [], []
-    stopped, interrupted = None, False
+    stopped, interrupted, error = None, False, None
     for params in points:
         try:
             result, value = time_point(params)
-        except KeyboardInterrupt:
-            stopped, interrupted = f"KeyboardInterrupt at {_label(params)}", True
+        except (KeyboardInterrupt, SystemExit) as exc:
+            stopped, interrupted, error = f"{type(exc).__name__} at {_label(params)}", True, exc
             break
         except Exception as exc:
             done.append(Point(params, None, f"{type(exc).__name__}: {exc}"))
             values.append(None)
             if stop_on_error:
-                stopped = f"--stop-on-error after the error at {_label(params)}"
+                stopped, error = f"--stop-on-error after the error at {_label(params)}", exc
                 break
             continue
         done.append(Point(params, result))
         values.append(value)
-    return SweepResult(done, stopped=stopped, interrupted=interrupted), values
+    return SweepResult(done, stopped=stopped, interrupted=interrupted, error=error), values
 
 
 def _label(params):
@@ -164,28 +211,56 @@ def to_numpy(value):
     return numpy.asarray(value)
 
 
-def check_values(sweep, values, rtol=1e-4, atol=1e-6):
-    """``allclose`` of each point's value against the first point with the same shape."""
+def _as_floats(value):
+    """The value as a float array, or the reason it cannot be compared."""
+    try:
+        return to_numpy(value).astype(float), None
+    except (TypeError, ValueError):
+        return None, f"not numeric ({type(value).__name__})"
+
+
+def _difference(array, reference):
+    """Largest absolute difference, NaN against NaN (and inf against the same inf) counting as 0."""
     import numpy
 
-    references = {}
-    largest, mismatches, skipped = 0.0, [], []
+    if not array.size:
+        return 0.0
+    with numpy.errstate(invalid="ignore"):
+        diff = numpy.abs(array - reference)
+    same = (array == reference) | (numpy.isnan(array) & numpy.isnan(reference))
+    diff = numpy.where(same, 0.0, diff)
+    return float(numpy.max(numpy.where(numpy.isnan(diff), math.inf, diff)))
+
+
+def check_values(sweep, values, rtol=1e-4, atol=1e-6):
+    """``allclose`` (NaN equal to NaN) of each point's value against the first point with the same shape.
+
+    A point that has no other point of its shape, or whose value is not numeric, is
+    listed in ``Check.skipped`` with the reason: it was not compared.
+    """
+    import numpy
+
+    references, shapes = {}, {}
+    largest, mismatches, skipped, compared = 0.0, [], [], 0
     for point, value in zip(sweep.points, values):
         if point.result is None or value is None:
             continue
-        try:
-            array = to_numpy(value).astype(float)
-        except (TypeError, ValueError):
-            skipped.append(point.params)
+        array, why = _as_floats(value)
+        if why is not None:
+            skipped.append((point.params, why))
             continue
+        shapes.setdefault(array.shape, []).append(point.params)
         ref = references.setdefault(array.shape, (point.params, array))
         if ref[0] is point.params:
             continue
-        diff = float(numpy.max(numpy.abs(array - ref[1]))) if array.size else 0.0
-        largest = max(largest, diff if math.isfinite(diff) else math.inf)
-        if not numpy.allclose(array, ref[1], rtol=rtol, atol=atol):
+        compared += 1
+        diff = _difference(array, ref[1])
+        largest = max(largest, diff)
+        if not numpy.allclose(array, ref[1], rtol=rtol, atol=atol, equal_nan=True):
             mismatches.append((point.params, ref[0], diff))
-    sweep.check = Check(not mismatches, largest, mismatches, skipped)
+    skipped += [(group[0], f"no other point gave a value of shape {shape}")
+                for shape, group in shapes.items() if len(group) == 1]
+    sweep.check = Check(not mismatches, largest, mismatches, skipped, compared)
     return sweep.check
 
 
@@ -200,12 +275,7 @@ class Comparison:
 
         return compare_text(self.results)
 
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(str(self))
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        if include is not None and "text/html" not in include:
-            return {"text/plain": str(self)}
+    def bundle(self):
         from .render.comparison import compare_html
 
         return {"text/plain": str(self), "text/html": compare_html(self.results)}

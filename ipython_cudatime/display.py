@@ -49,4 +49,4 @@ def show(result, shell, text_only=False):
 
 def publish(obj, shell, text_only=False):
     """Publish a sweep or comparison: its text, or in a notebook its text and HTML."""
-    _publish(shell, text_only, str(obj), obj._repr_mimebundle_)
+    _publish(shell, text_only, str(obj), obj.bundle)

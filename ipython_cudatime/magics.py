@@ -7,7 +7,7 @@ called: it would reset the outer cell's result.
 """
 
 import ast
-import functools
+import contextlib
 import io
 import os
 import sys
@@ -22,7 +22,6 @@ from IPython.core.magic import (
     needs_local_scope,
     no_var_expand,
 )
-from IPython.utils.capture import capture_output
 
 from . import options as cli
 from .auto import AutoTimer
@@ -31,8 +30,10 @@ from .compare import Comparison, check_values, grid, run_sweep
 from .display import publish, show
 from .explain import ColdWatch
 from .runner import Plan, measure
+from .state import CellRepeats, NameSnapshot, top_level_names
 
 PACKAGE = __name__.rpartition(".")[0]
+HELP = "`%cudatime?` for help"
 
 OOM_HINT = (
     "Out of memory during the warm runs: each run allocates again while the previous result "
@@ -55,34 +56,45 @@ def _ends_with_semicolon(source):
 
 
 def _user_traceback(tb):
-    """The traceback from the user's first frame on, without this package's frames."""
-    start = tb
-    while start is not None and start.tb_frame.f_globals.get("__name__", "").startswith(PACKAGE):
-        start = start.tb_next
-    return start or tb
+    """The traceback from the user's first frame on, without this package's frames (None if all are ours)."""
+    while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith(PACKAGE):
+        tb = tb.tb_next
+    return tb
+
+
+def _render_as_users(shell, error, tb):
+    """Make IPython show ``error`` with the user's frames only, on IPython 7 (which would show its
+    magic machinery's frames) as on 9: IPython renders an exception that has a
+    ``_render_traceback_`` through it, in the terminal and in the kernel's error reply."""
+    if tb is None:
+        return
+    rendered = shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
+    with contextlib.suppress(AttributeError, TypeError):  # an exception type with __slots__
+        error._render_traceback_ = lambda: rendered
 
 
 def _is_out_of_memory(exc):
     return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
 
 
-def _bound_names(tree):
-    """Names a cell binds at its top level (assignments, imports, defs, for/with targets)."""
-    names = set()
+def _cell_number(shell):
+    """The number of the cell being run, for ``Cell In[N]`` in tracebacks. IPython 9 increments
+    ``execution_count`` before the cell runs, IPython 7 after; the running cell's
+    ExecutionResult knows its own number in both."""
+    running = getattr(shell.displayhook, "exec_result", None)
+    number = getattr(running, "execution_count", None)
+    return shell.execution_count if number is None else number
 
-    def visit(node):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(child.name)
-            elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
-                names.add(child.id)
-            elif isinstance(child, ast.alias):
-                names.add((child.asname or child.name).partition(".")[0])
-            elif not isinstance(child, (ast.Lambda, ast.comprehension)):
-                visit(child)
 
-    visit(tree)
-    return sorted(names)
+def _repeat_note(runs, result, reasons):
+    """The report's sentence when the cell changes state that restoring names cannot undo."""
+    if not reasons or runs == 0:
+        return None
+    why = "; ".join(reasons)
+    if runs is None:
+        return (f"Ran once only: {why}, so a second run would not start from the state the first one "
+                "started from. -n N forces N more runs (the state then reflects all of them).")
+    return f"The state reflects all {result.total_runs} runs, not one (-n {runs} forced them): {why}."
 
 
 class CompiledCell:
@@ -90,10 +102,11 @@ class CompiledCell:
 
     def __init__(self, shell, source):
         transformed = shell.transform_cell(source)
-        filename = shell.compile.cache(transformed, shell.execution_count)
+        filename = shell.compile.cache(transformed, _cell_number(shell))
         tree = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
-        self.bound = _bound_names(tree)
-        body = tree.body
+        self.tree = tree
+        self.bound = top_level_names(tree)
+        body = list(tree.body)
         last = None
         if body and isinstance(body[-1], ast.Expr):
             last = ast.Expression(body.pop().value)
@@ -138,57 +151,61 @@ class CudaTimeMagics(Magics):
     @needs_local_scope
     @line_cell_magic
     def cudatime(self, line="", cell=None, local_ns=None):
-        __tracebackhide__ = True  # IPython ≥ 8 leaves this frame out of the user's traceback
+        __tracebackhide__ = True  # IPython leaves this frame out of the user's traceback
         try:
             opts, rest = cli.parse(line)
         except cli.OptionError as exc:
-            raise UsageError(f"{exc}\n\n{cli.USAGE}") from None
-        if cell is None:
-            setup, source, where = None, rest, local_ns
-        else:
-            setup, source, where = rest, cell, None
+            raise UsageError(f"{exc}; {HELP}") from None
+        setup, source, where = (None, rest, local_ns) if cell is None else (rest, cell, None)
         if not source.strip():
-            raise UsageError(f"nothing to time: the {'cell' if cell is not None else 'statement'} is empty\n\n{cli.USAGE}")
+            raise UsageError(f"nothing to time: the {'cell' if cell is not None else 'statement'} is empty; {HELP}")
+        compiled = CompiledCell(self.shell, source)
+        run_setup = CompiledCell(self.shell, setup).runner(self.shell.user_ns, where) if setup else None
+        if opts.sweeps:
+            value, error = self._sweep(opts, compiled, where, run_setup)
+        else:
+            value, error = self._time(opts, compiled, where, run_setup)
+            value = None if _ends_with_semicolon(source) and not opts.output else value
+        if error is None:
+            return value
+        tb = _user_traceback(error.__traceback__)
+        if opts.raise_error or not isinstance(error, Exception):
+            _render_as_users(self.shell, error, tb)
+            raise error.with_traceback(tb)  # the user's error: error_in_exec, Run All stops
+        self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
+        return None
 
+    def _measure(self, opts, compiled, where):
+        """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run."""
         shell = self.shell
-        namespace = shell.user_ns
-        compiled = CompiledCell(shell, source)
-        run_setup = CompiledCell(shell, setup).runner(namespace, where) if setup else None
-        if run_setup is not None and not opts.sweeps and not self._run_user_code(run_setup):
-            return None
+        scope = shell.user_ns if where is None else where
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
         profiler = self._profiler(opts.trace) if opts.profile else None
-        new_counter = self._counters(opts.peak) if opts.roofline or opts.peak is not None else None
-        scope = namespace if where is None else where
+        counter = self._counter(opts.peak) if opts.roofline or opts.peak is not None else None
+        repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound)
+        measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(), plan, repeats=repeats,
+                              watch=ColdWatch.detect(), profiler=profiler, outputs=compiled.outputs(scope),
+                              counter=counter)
+        note = _repeat_note(opts.runs, measurement.result, repeats.reasons)
+        if note:
+            measurement.result.notes.append(note)
+        return measurement
 
-        def time_once():
-            return measure(compiled.runner(namespace, where), DeviceSet.detect(), plan,
-                           quiet=capture_output, watch=ColdWatch.detect(), profiler=profiler,
-                           outputs=compiled.outputs(scope), counter=new_counter and new_counter())
-
-        if opts.sweeps:
-            return self._sweep(opts, scope, time_once, run_setup)
+    def _time(self, opts, compiled, where, run_setup):
+        """Setup, then the runs; return (value, error): the report is shown before any error is raised."""
         try:
-            measurement = time_once()
-        except Exception:
-            shell.showtraceback(self._user_exc_info(), tb_offset=0)
-            return None
-
+            if run_setup is not None:
+                run_setup()
+            measurement = self._measure(opts, compiled, where)
+        except BaseException as exc:  # setup or the cold run failed: nothing to report
+            return None, exc
         result, error = measurement.result, measurement.error
         if error is not None and _is_out_of_memory(error):
             result.notes.append(OOM_HINT)
         self._keep(opts, result)
-        if error is not None:
-            if not opts.quiet:
-                show(result, shell, opts.text)
-            raise error.with_traceback(_user_traceback(error.__traceback__))
-        if opts.output:
-            return result
         if not opts.quiet:
-            show(result, shell, opts.text)
-        if _ends_with_semicolon(source):
-            return None
-        return measurement.value
+            show(result, self.shell, opts.text)
+        return (result if opts.output else measurement.value), error
 
     def _keep(self, opts, result):
         """-v stores the result in the namespace; -l records it for %cudatime_compare."""
@@ -197,23 +214,31 @@ class CudaTimeMagics(Magics):
         if opts.label:
             self.history[opts.label] = result
 
-    def _sweep(self, opts, scope, time_once, run_setup):
-        """Time the cell at every point of the --sweep grid; -o returns the SweepResult.
+    def _sweep(self, opts, compiled, where, run_setup):
+        """Time the cell at every point of the --sweep grid; return (SweepResult or None, error).
 
-        The swept names are bound first, then the setup code runs (untimed), so that setup
-        can prepare each point's inputs.
+        Before each point the cell's names are put back as they were, the swept names
+        are bound, then the setup code runs (untimed), so that setup can prepare each
+        point's inputs. The swept names get their old values back (or are deleted) after.
         """
+        scope = self.shell.user_ns if where is None else where
+        swept = NameSnapshot(scope, [name for name, _ in opts.sweeps])
+        cell_state = NameSnapshot(scope, compiled.bound)
 
         def time_point(params):
+            cell_state.restore()
             scope.update(params)
             if run_setup is not None:
                 run_setup()
-            measurement = time_once()
+            measurement = self._measure(opts, compiled, where)
             if measurement.error is not None:
                 raise measurement.error
             return measurement.result, measurement.value
 
-        sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error)
+        try:
+            sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error)
+        finally:
+            swept.restore()
         if opts.check:
             check_values(sweep, values)
         if opts.var:
@@ -222,11 +247,9 @@ class CudaTimeMagics(Magics):
             for point in sweep.points:
                 if point.result is not None:
                     self.history[f"{opts.label}[{_point_label(point.params)}]"] = point.result
-        if not opts.quiet and (sweep.interrupted or not opts.output):
+        if not opts.quiet:
             publish(sweep, self.shell, opts.text)
-        if sweep.interrupted:
-            raise KeyboardInterrupt
-        return sweep if opts.output else None
+        return (sweep if opts.output else None), sweep.error
 
     cudatime.__doc__ = cli.USAGE
 
@@ -260,35 +283,21 @@ class CudaTimeMagics(Magics):
         """torch.profiler around one run; ``trace``: where --trace keeps its Chrome trace."""
         torch = sys.modules.get("torch")
         if torch is None:
-            raise UsageError(f"--profile uses torch.profiler: import torch first\n\n{cli.USAGE}")
+            raise UsageError(f"--profile uses torch.profiler: import torch first; {HELP}")
         if trace is not None:
             trace = os.path.abspath(os.path.expanduser(trace))
             if not os.path.isdir(os.path.dirname(trace)):
-                raise UsageError(f"--trace {trace}: no such folder to write it in")
+                raise UsageError(f"--trace {trace}: no such folder to write it in; {HELP}")
         from .explain.profile import TorchProfiler
 
         return TorchProfiler(torch, trace)
 
     @staticmethod
-    def _counters(peak):
-        """--roofline: a maker of op counters, one per timed cell or sweep point."""
+    def _counter(peak):
+        """--roofline: a fresh op counter, one per timed cell or sweep point."""
         if sys.modules.get("torch") is None:
             raise UsageError(f"--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
-                             f"not counted)\n\n{cli.USAGE}")
+                             f"not counted); {HELP}")
         from .explain.op_counter import OpCounter
 
-        return functools.partial(OpCounter, peak)
-
-    def _run_user_code(self, run):
-        """Run setup code once; show the user's traceback and return False if it fails."""
-        try:
-            run()
-        except Exception:
-            self.shell.showtraceback(self._user_exc_info(), tb_offset=0)
-            return False
-        return True
-
-    @staticmethod
-    def _user_exc_info():
-        etype, value, tb = sys.exc_info()
-        return etype, value, _user_traceback(tb)
+        return OpCounter(peak)

@@ -9,7 +9,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .compare import parse_sweep
+from .compare import MAX_GRID, grid_size, parse_sweep
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS
 from .units import symbol
 
@@ -18,14 +18,16 @@ apart from the warm runs (whose median is the answer), and what it saw explained
 Usage: %cudatime [options] statement  or, for a whole cell: %%cudatime [options] [setup]
 
 Options:
-  -n N, --runs N        make exactly N warm runs (0: the cold run only,
-                        which is %time with synchronization)
+  -n N, --runs N        make exactly N warm runs (0: the cold run only, one run
+                        in all, which is %time with synchronization), even
+                        when the cell changes state in place
   -w W, --warmup W      W warm-up runs between the cold run and the warm runs
                         (default: 1, or 0 when the cold run alone took longer
-                        than the budget)
+                        than the budget; not with -n 0)
   -b S, --budget S      without -n: make warm runs until S seconds have passed
                         since the cold run ended (default {DEFAULT_BUDGET:g})
-  -o                    return the result object instead of the cell's value
+  -o                    also return the result object (instead of the cell's
+                        value), as %timeit -o does: r = %cudatime -o stmt
   -v NAME, --var NAME   also store the result object in the variable NAME
   -q, --quiet           show nothing (use with -o or -v)
   --text                show the text report only, even in a notebook
@@ -48,14 +50,20 @@ Options:
                         the peaks to compare with (implies --roofline), e.g.
                         --peak 989e12,4.8e12 or --peak 989T,4.8T; without it the
                         table of common GPUs is used (none on the CPU)
+  --no-raise-error      print the traceback of an error in the cell and go on,
+                        instead of raising it (which stops Run All)
   --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
-                        (values are Python literals where they parse, else
-                        strings; repeat --sweep for a grid). -o returns a sweep
-                        result with .rows, .to_dict() and .to_pandas()
-  --stop-on-error       stop a sweep at the first point that fails (default:
-                        record the error there and go on)
+                        (values are Python literals, e.g. [1,2],[3,4] or
+                        'a, b'; a plain word is a string; repeat --sweep for a
+                        grid). NAME gets its old value back afterwards. -o
+                        returns a sweep result with .rows, .to_dict() and
+                        .to_pandas()
+  --yes-large-grid      allow a sweep grid of more than {MAX_GRID} points
+  --stop-on-error       stop a sweep at the first point that fails and raise
+                        its error (default: record the error there and go on)
   --check               compare the cell's final value across a sweep's points
-                        (allclose) and report the largest difference
+                        (allclose, NaN equal to NaN), report the largest
+                        difference and what could not be compared
   -l NAME, --label NAME record the result under NAME for %cudatime_compare
                         (with --sweep, each point as NAME[n=256,...])
   --                    end of options (for a statement that starts with -)
@@ -69,6 +77,15 @@ clocks: host (until Python got control back: what %time prints), wall
 (CUDA events on the current stream, where there are any). The statistics use
 the device clock where every run has one and it covers at least half of the
 wall time (events miss other streams), else the wall clock.
+
+Each later run starts from the state the cold run started from: the names
+the cell binds or deletes (x += 1, arr = arr * 2, del x) are put back first,
+so the notebook is left as one run leaves it. A cell that changes objects in
+place (x.append(..), t.add_(..), optimizer.step(), += on a list or a tensor,
+%cd, pyplot drawing) runs once only, and the report says why; -n N forces N
+runs anyway (the state then reflects every run). What later runs print is
+discarded; the figures and widgets they make are closed. Every report states
+how many times the cell ran.
 
 How many runs, by default: one cold run, one warm-up run, then warm runs until
 the budget is spent: at least {MIN_RUNS} when they fit in one more budget, at
@@ -98,7 +115,8 @@ notebooks and terminals show it too.
 """
 
 _OPTION = re.compile(r"--?[A-Za-z]")
-_TOKEN = re.compile(r"\s*(\S+)")
+_SPACE = re.compile(r"\s*")
+_OPENING, _CLOSING = "([{", ")]}"
 
 # name -> (destination, takes a value, the value a flag sets)
 _SPEC = {
@@ -115,6 +133,8 @@ _SPEC = {
     "--sweep": ("sweeps", True, None),
     "--stop-on-error": ("stop_on_error", False, True),
     "--check": ("check", False, True),
+    "--no-raise-error": ("raise_error", False, False),
+    "--yes-large-grid": ("large_grid", False, True),
     "-l": ("label", True, None), "--label": ("label", True, None),
     "--roofline": ("roofline", False, True),
     "--peak": ("peak", True, None),
@@ -122,7 +142,7 @@ _SPEC = {
 
 
 class OptionError(ValueError):
-    """A bad command line; the magic turns it into a UsageError with the help text."""
+    """A bad command line; the magic turns it into a one-line UsageError."""
 
 
 @dataclass
@@ -142,6 +162,8 @@ class Options:
     label: str = None
     roofline: bool = False  # --peak implies it
     peak: object = None  # explain.roofline.PeakOverride from --peak FLOPS[,BYTES_PER_S]
+    raise_error: bool = True
+    large_grid: bool = False
 
 
 def _count(name, text):
@@ -240,21 +262,64 @@ def _split_flag(token):
     return name, None, "-" + rest
 
 
+def _token(line, pos):
+    """The next whitespace-separated token from ``pos`` as (token, end), or None at the end.
+
+    Spaces inside quotes or brackets do not end a token: ``--sweep s='a b',c`` and
+    ``--sweep n=[1, 2]`` are one token each.
+    """
+    start = _SPACE.match(line, pos).end()
+    end, quote, depth = start, None, 0
+    while end < len(line):
+        char = line[end]
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in _OPENING:
+            depth += 1
+        elif char in _CLOSING:
+            depth = max(depth - 1, 0)
+        elif char.isspace() and depth == 0:
+            break
+        end += 1
+    return (line[start:end], end) if end > start else None
+
+
+def _check(options):
+    """Rules between options: what -n 0, --check, --stop-on-error and large grids need."""
+    if options.runs == 0 and options.warmup:
+        raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -w")
+    if options.runs == 0 and options.profile == "warm":
+        raise OptionError("-n 0 runs the cell once in all: use --profile-cold to profile that run")
+    for flag, wanted in (("--check", options.check), ("--stop-on-error", options.stop_on_error)):
+        if wanted and not options.sweeps:
+            raise OptionError(f"{flag} applies to sweeps: use it with --sweep NAME=V1,V2")
+    names = [name for name, _ in options.sweeps]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise OptionError(f"--sweep {repeated[0]} is given twice: list all its values in one --sweep")
+    size = grid_size(options.sweeps)
+    if size > MAX_GRID and not options.large_grid:
+        raise OptionError(f"the sweep grid has {size:,} points (more than {MAX_GRID}): "
+                          "add --yes-large-grid to time them all")
+
+
 def parse(line):
     """Split ``line`` into (Options, the rest of the line, verbatim)."""
     options = Options()
     pos = 0
     while True:
-        match = _TOKEN.match(line, pos)
-        if match is None:
+        found = _token(line, pos)
+        if found is None:
             break
-        token = match.group(1)
+        token, end = found
         if token == "--":
-            pos = match.end()
+            pos = end
             break
         if not _OPTION.match(token):
             break
-        pos = match.end()
+        pos = end
         while token:
             name, value, token = _split_flag(token)
             if name not in _SPEC:
@@ -266,10 +331,10 @@ def parse(line):
                 setattr(options, dest, constant)
                 continue
             if value is None:
-                match = _TOKEN.match(line, pos)
-                if match is None:
+                found = _token(line, pos)
+                if found is None:
                     raise OptionError(f"{name} needs a value")
-                value, pos = match.group(1), match.end()
+                value, pos = found
             converted = _CONVERT[dest](name, value)
             if dest == "sweeps":
                 options.sweeps.append(converted)
@@ -284,4 +349,5 @@ def _checked(options):
         if options.sweeps:
             raise OptionError("--trace keeps one run's trace: it cannot be combined with --sweep")
         options.profile = options.profile or "warm"
+    _check(options)
     return options

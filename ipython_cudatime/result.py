@@ -79,6 +79,27 @@ class CudaTimeResult:
         return len(self.warm)
 
     @property
+    def extra_runs(self):
+        """The runs after the warm runs that stay out of the statistics: --profile's, --roofline's."""
+        extra = []
+        if self.profile is not None and not self.profile.cold:
+            extra.append("1 profiled")
+        if self.roofline is not None:
+            extra.append("1 counting")
+        return extra
+
+    @property
+    def total_runs(self):
+        """How many times the cell ran in all: cold, warm-up, warm, profiled and counting runs."""
+        return 1 + len(self.warmup) + len(self.warm) + len(self.extra_runs)
+
+    def counts_text(self):
+        """``the cell ran 10 times: 1 cold + 1 warm-up + 8 warm``, as every report states it."""
+        parts = ["1 cold", f"{len(self.warmup)} warm-up", f"{len(self.warm)} warm", *self.extra_runs]
+        total = self.total_runs
+        return f"the cell ran {total} time{'s' if total != 1 else ''}: {' + '.join(parts)}"
+
+    @property
     def median(self):
         return statistics.median(self.samples) if self.warm else None
 
@@ -145,19 +166,11 @@ class CudaTimeResult:
         return render_text(self)
 
     def __repr__(self):
+        """One line, like ``%timeit -o``'s ``<TimeitResult : ...>``: a bare ``%cudatime -o stmt``
+        shows the report once, then this as its Out value. ``print(result)`` gives the report."""
         if self.median is None:
             return f"<CudaTimeResult cold {format_seconds(self.cold_time)} on {self.device}>"
         return (
             f"<CudaTimeResult cold {format_seconds(self.cold_time)}, warm median "
             f"{format_seconds(self.median)} over {self.runs} runs on {self.device}>"
         )
-
-    def _repr_pretty_(self, printer, cycle):
-        printer.text(str(self))
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        if include is not None and "text/html" not in include:
-            return {"text/plain": str(self)}
-        from .display import bundle
-
-        return bundle(self, widgets=False)

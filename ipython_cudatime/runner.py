@@ -5,6 +5,7 @@ Knows nothing of IPython or of any framework: it is handed a callable and a
 """
 
 import contextlib
+import dataclasses
 import functools
 import os
 import time
@@ -34,9 +35,15 @@ class Plan:
     profile: str = None  # "warm": one extra profiled run after the warm runs; "cold": profile the cold run
 
     def warmup_count(self, cold_seconds):
+        if self.runs == 0:
+            return 0  # -n 0 is one run in all
         if self.warmup is not None:
             return self.warmup
-        return 1 if self.runs != 0 and cold_seconds <= self.budget else 0
+        return 1 if cold_seconds <= self.budget else 0
+
+    def once(self):
+        """This plan cut to the cold run alone: what a cell that must not repeat gets."""
+        return dataclasses.replace(self, runs=0, profile=None if self.profile == "warm" else self.profile)
 
     def wants_more(self, done, spent, last):
         """Whether to make another warm run after ``done`` runs and ``spent`` seconds."""
@@ -49,9 +56,36 @@ class Plan:
         return done < MIN_RUNS and last * (MIN_RUNS - done) <= self.budget
 
 
+class Repeats:
+    """What must happen between runs of the same cell; the seam between the runner and
+    the user's state (``state.CellRepeats`` is the real one). This default does nothing.
+
+    ``begin()`` is called before the cold run; ``after_cold()`` after it says whether the
+    cell may run again when the plan does not force a count (``-n``); ``reset()`` runs
+    before every later run (warm-up, warm, profiled); ``quiet()`` is a context manager
+    around the later runs (it discards their output); ``end()`` follows them, even
+    when one failed.
+    """
+
+    def begin(self):
+        pass
+
+    def after_cold(self):
+        return True
+
+    def reset(self):
+        pass
+
+    def quiet(self):
+        return contextlib.nullcontext()
+
+    def end(self):
+        pass
+
+
 @dataclass
 class Measurement:
-    """What ``measure`` hands back: the result, the last run's value, and what stopped the warm runs."""
+    """What ``measure`` hands back: the result, the cold run's value, and what stopped the warm runs."""
 
     result: CudaTimeResult
     value: object = None
@@ -91,14 +125,13 @@ def _drain(devices):
         devices.synchronize()
 
 
-def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profiler=None, outputs=None,
-            counter=None):
+def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
     exception or interrupt during later runs stops them; the runs done so far are
-    returned with the exception in ``Measurement.error``. ``quiet`` is a context
-    manager that swallows what the later runs print, so output appears once.
+    returned with the exception in ``Measurement.error``. ``repeats`` (see
+    ``Repeats``) is told about every run, and may cut the plan to the cold run.
 
     ``watch`` (see ``explain.ColdWatch``) is read before the cold run, after it and
     after the warm runs, and names the cold run's causes. ``profiler`` (see
@@ -107,8 +140,10 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
     ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
     after those (``--roofline``), whose time stays out of the statistics.
     """
+    repeats = repeats or Repeats()
     run_once = functools.partial(timed_run, fn, devices, outputs=outputs)
     watch = watch or _NoWatch()
+    repeats.begin()
     watch.snapshot("before")
     try:
         with profiler if plan.profile == "cold" else contextlib.nullcontext():
@@ -117,52 +152,78 @@ def measure(fn, devices, plan, quiet=contextlib.nullcontext, watch=None, profile
         _drain(devices)
         raise
     watch.snapshot("after_cold")
-    warmup, warm, error, stopped, profiled = [], [], None, None, None
-    phase = "warm-up"
-    start = time.perf_counter()
+    if not repeats.after_cold() and plan.runs is None:
+        plan, counter = plan.once(), None
     try:
-        with quiet():
-            for _ in range(plan.warmup_count(cold.wall)):
-                run, value = run_once(presync=False)
-                warmup.append(run)
-            phase = "warm"
-            last = warmup[-1].wall if warmup else cold.wall
-            while plan.wants_more(len(warm), time.perf_counter() - start, last):
-                run, value = run_once(presync=False)
-                warm.append(run)
-                last = run.wall
-            watch.snapshot("after_warm")
-            if plan.profile == "warm":
-                phase = "profiled"
-                with profiler:
-                    profiled, value = run_once()
-            if counter is not None:
-                phase = "counting"
-                with counter:
-                    counted, value = run_once()
-    except (Exception, KeyboardInterrupt) as exc:
-        _drain(devices)
-        error = exc
-        number = {"warm-up": len(warmup) + 1, "warm": len(warm) + 1}.get(phase, "")
-        stopped = f"{type(exc).__name__} in {phase} run {number}".rstrip()
+        later = _later_runs(run_once, plan, repeats, watch, profiler, counter, cold)
+    finally:
+        repeats.end()
     result = CudaTimeResult(
         cold=cold,
-        warmup=warmup,
-        warm=warm,
+        warmup=later.warmup,
+        warm=later.warm,
         device=devices.describe(),
         synchronized=devices.names,
         notes=devices.notes(),
-        stopped=stopped,
+        stopped=later.stopped,
         cold_causes=watch.causes(),
         memory=watch.memory(),
     )
+    if later.error is not None:
+        _drain(devices)
     if plan.profile == "cold":
         result.profile = profiler.summary(cold, cold=True)
-    elif plan.profile == "warm" and error is None:
-        result.profile = profiler.summary(profiled)
-    if counter is not None and error is None:
-        result.roofline = counter.summary(counted, result.median)
-    return Measurement(result, value, error)
+    elif later.profiled is not None:
+        result.profile = profiler.summary(later.profiled)
+    if later.counted is not None:
+        result.roofline = counter.summary(later.counted, result.median)
+    return Measurement(result, value, later.error)
+
+
+@dataclass
+class _Later:
+    """The runs after the cold run, and what stopped them."""
+
+    warmup: list = dataclasses.field(default_factory=list)
+    warm: list = dataclasses.field(default_factory=list)
+    profiled: object = None
+    counted: object = None
+    error: BaseException = None
+    stopped: str = None
+
+
+def _later_runs(run_once, plan, repeats, watch, profiler, counter, cold):
+    """Warm-up, warm, profiled and counting runs, each after ``repeats.reset()``; errors stop them."""
+    later, phase = _Later(), "warm-up"
+
+    def again(**kwargs):
+        repeats.reset()
+        return run_once(**kwargs)[0]
+
+    start = time.perf_counter()
+    try:
+        with repeats.quiet():
+            for _ in range(plan.warmup_count(cold.wall)):
+                later.warmup.append(again(presync=False))
+            phase = "warm"
+            last = later.warmup[-1].wall if later.warmup else cold.wall
+            while plan.wants_more(len(later.warm), time.perf_counter() - start, last):
+                later.warm.append(again(presync=False))
+                last = later.warm[-1].wall
+            watch.snapshot("after_warm")
+            if plan.profile == "warm" and plan.runs != 0:
+                phase = "profiled"
+                with profiler:
+                    later.profiled = again()
+            if counter is not None:
+                phase = "counting"
+                with counter:
+                    later.counted = again()
+    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+        later.error = exc
+        number = {"warm-up": len(later.warmup) + 1, "warm": len(later.warm) + 1}.get(phase, "")
+        later.stopped = f"{type(exc).__name__} in {phase} run {number}".rstrip()
+    return later
 
 
 class _NoWatch:

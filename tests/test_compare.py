@@ -55,8 +55,11 @@ def test_an_error_at_one_point_keeps_the_others(ip):
     assert [p.error for p in sweep.points] == [None, "ZeroDivisionError: division by zero", None]
     assert sweep.points[2].result is not None
     assert "ZeroDivisionError" in str(sweep)
-    stopped = sweep_of(ip, "--stop-on-error --sweep d=1,0,2", "10 / d")
+    cell = run(ip, "%%cudatime -n 2 -v stopped --stop-on-error --sweep d=1,0,2\n10 / d")
+    assert isinstance(cell.error, ZeroDivisionError)  # raised: Run All stops here
+    stopped = ip.user_ns["stopped"]
     assert len(stopped.points) == 2 and "stop-on-error" in stopped.stopped
+    assert "stop-on-error" in cell.displayed[0]  # the points done are shown first
 
 
 def test_check_catches_a_deliberate_mismatch(ip):
@@ -88,7 +91,7 @@ def test_device_sweep_shows_the_speedup_against_the_first_device():
 
 def test_sweep_display_has_a_table_and_a_chart(ip):
     sweep = sweep_of(ip, "--sweep n=10,100,1000", "sum(range(n))")
-    html = sweep._repr_mimebundle_()["text/html"]
+    html = sweep.bundle()["text/html"]
     assert "data:image/png;base64," in html and "<table" in html and "n=1000" in html
 
 
@@ -177,4 +180,66 @@ def test_check_handles_bfloat16_and_non_numeric_values(ip):
     sweep = sweep_of(ip, "--check --sweep dt=float32,bfloat16", "torch.ones(4, dtype=getattr(torch, dt))")
     assert sweep.check.ok
     odd = sweep_of(ip, "--check --sweep k=1,2", "'text' if k == 2 else [1.0, 2.0]")
-    assert odd.check.skipped == [{"k": 2}] and "not numeric, not compared: k=2" in str(odd)
+    assert odd.check.skipped == [({"k": 2}, "not numeric (str)"), ({"k": 1}, "no other point gave a value of shape (2,)")]
+    assert "not compared: k=2, because not numeric (str)" in str(odd)
+    assert "nothing was compared" in str(odd)
+
+
+def test_swept_names_get_their_old_values_back(ip):
+    ip.run_cell("n = 'mine'")
+    sweep_of(ip, "--sweep n=1,2 --sweep fresh=3", "n + fresh")
+    assert ip.user_ns["n"] == "mine" and "fresh" not in ip.user_ns
+
+
+def test_cell_names_are_those_of_one_run_after_a_sweep(ip):
+    ip.run_cell("x = 0")
+    sweep_of(ip, "--sweep k=1,2,3", "x += k")
+    assert ip.user_ns["x"] == 3  # the last point's one run, from the user's x
+
+
+@pytest.mark.parametrize("line, message", [
+    ("--sweep for=1,2 1", "keyword"),
+    ("--sweep print=1,2 1", "builtin"),
+    ("--sweep n=1 --sweep n=2 n", "given twice"),
+    ("--sweep n=1,,2 n", "empty value"),
+    ("--sweep n=1,2, n", "empty value"),
+    ("--check 1", "--check applies to sweeps"),
+    ("--stop-on-error 1", "--stop-on-error applies to sweeps"),
+    ("--sweep a=1,2,3,4,5,6,7,8,9,10,11 --sweep b=1,2,3,4,5,6,7,8,9,10 a", "110 points"),
+])
+def test_bad_sweeps_are_one_line_usage_errors(ip, line, message):
+    with pytest.raises(UsageError, match=message) as info:
+        ip.run_line_magic("cudatime", line)
+    assert "\n" not in str(info.value)
+
+
+def test_large_grid_needs_the_flag(ip):
+    sweep = ip.run_line_magic("cudatime", "-o -q -n 0 --yes-large-grid --sweep a=" + ",".join(map(str, range(101))) + " a")
+    assert len(sweep.points) == 101
+
+
+def test_sweep_values_are_python_expressions():
+    assert parse_sweep("n=[1,2],[3,4]") == ("n", [[1, 2], [3, 4]])
+    assert parse_sweep("s='a, b','c d',plain") == ("s", ["a, b", "c d", "plain"])
+    assert parse_sweep("d=cuda:0,{'k': (1, 2)}") == ("d", ["cuda:0", {"k": (1, 2)}])
+
+
+def test_quoted_values_with_spaces_on_the_command_line(ip):
+    sweep = sweep_of(ip, "--sweep s='a, b','c d' --sweep n=[1, 2],[3]", "len(s) + len(n)")
+    assert [p.params for p in sweep.points][:2] == [{"s": "a, b", "n": [1, 2]}, {"s": "a, b", "n": [3]}]
+    assert len(sweep.points) == 4
+
+
+def test_check_says_what_it_did_not_compare(ip):
+    pytest.importorskip("numpy")
+    shapes = sweep_of(ip, "--check --sweep n=2,3", "[1.0] * n")
+    assert not shapes.check.compared and "nothing was compared" in str(shapes)
+    assert "because no other point gave a value of shape (3,)" in str(shapes)
+    assert "agree" not in str(shapes)
+    nan = sweep_of(ip, "--check --sweep k=1,2", "[float('nan'), 1.0]")
+    assert nan.check.ok and nan.check.compared == 1 and nan.check.max_abs_diff == 0.0
+
+
+def test_stop_on_error_and_the_sweep_repr(ip):
+    sweep = sweep_of(ip, "--sweep d=1,0", "10 / d")
+    assert repr(sweep) == "<SweepResult: 2 point(s) over d, 1 failed>"

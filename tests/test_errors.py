@@ -74,8 +74,52 @@ def test_out_of_memory_in_warm_run_gets_a_hint(ip):
     assert_shell_usable(ip)
 
 
-def test_exception_in_setup_shows_traceback_and_does_not_time(ip):
+def _cell_name(cell):
+    """How IPython names the cell that ran in tracebacks: `Cell In[N]` (8+) or `<ipython-input-N-...>` (7)."""
+    import IPython
+
+    number = cell.result.execution_count
+    return f"Cell In[{number}]" if IPython.version_info[0] >= 8 else f"<ipython-input-{number}-"
+
+
+def test_cold_run_error_propagates_with_the_users_traceback_once(ip):
+    ip.run_cell("def inner():\n    return 1 / 0")
+    cell = run(ip, "%cudatime -n 3 inner()")
+    assert isinstance(cell.error, ZeroDivisionError)  # error_in_exec: the kernel replies "error"
+    out = cell.stdout + cell.stderr
+    assert out.count("ZeroDivisionError: division by zero") == 1
+    assert _cell_name(cell) in out and "return 1 / 0" in out
+    assert "run_line_magic" not in out and "decorator" not in out  # IPython 7's magic machinery too
+    assert_shell_usable(ip)
+
+
+def test_setup_error_propagates(ip):
     cell = run(ip, "%%cudatime -n 1 undefined_name\ntimed = 1")
-    assert "NameError" in cell.stdout + cell.stderr
-    assert "timed" not in ip.user_ns
+    assert isinstance(cell.error, NameError) and "timed" not in ip.user_ns
+    assert _cell_name(cell) in cell.stdout + cell.stderr
+
+
+def test_no_raise_error_prints_and_goes_on(ip):
+    cell = run(ip, "%cudatime --no-raise-error -n 1 1 / 0")
+    assert cell.error is None
+    assert "ZeroDivisionError" in cell.stdout + cell.stderr
+    ip.run_cell(FAIL_ON_THIRD)
+    cell = run(ip, "%cudatime --no-raise-error -n 5 -w 0 flaky(ValueError('late'))")
+    assert cell.error is None and "Stopped early by ValueError in warm run 2" in cell.displayed[0]
+
+
+@pytest.mark.parametrize("exc", ["KeyboardInterrupt()", "SystemExit(3)"])
+def test_interrupts_in_the_cold_run_show_no_internal_frames(ip, exc):
+    ip.run_cell(f"def stop():\n    raise {exc}")
+    cell = run(ip, "%cudatime -n 3 stop()")
+    assert type(cell.error).__name__ == exc.partition("(")[0]
+    out = cell.stdout + cell.stderr
+    assert "runner.py" not in out and "magics.py" not in out
+
+
+def test_system_exit_in_warm_runs_reports_then_propagates(ip):
+    ip.run_cell(FAIL_ON_THIRD)
+    cell = run(ip, "%cudatime -n 10 -w 0 flaky(SystemExit(2))")
+    assert isinstance(cell.error, SystemExit)
+    assert any("Stopped early by SystemExit in warm run 2" in text for text in cell.displayed)
     assert_shell_usable(ip)

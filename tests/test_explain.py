@@ -11,6 +11,7 @@ from ipython_cudatime.explain import Cause, remainder
 from ipython_cudatime.explain.nvml_probe import NvmlProbe
 from ipython_cudatime import profile_trace
 from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
+from ipython_cudatime.render.html import render_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import seeds  # noqa: E402, I001  (seed 002's code, shared with the benchmarks)
@@ -55,7 +56,7 @@ def test_profile_shows_in_text_and_html(ip):
     assert "profile  : one extra run" in report and "operator calls" in report
     assert "Profile: dispatch-bound" in report
     r = timed(ip, "-n 2 -p corr2d_multi_in_out(X, K)")
-    html = r._repr_mimebundle_()["text/html"]
+    html = render_html(r)
     assert "cudatime-profile" in html and "dispatch-bound" in html
 
 
@@ -71,7 +72,7 @@ def test_trace_keeps_the_profiled_run_and_reads_back_the_same(ip, tmp_path, name
     assert again.top == r.profile.top and again.counted == r.profile.counted and again.verdict == r.profile.verdict
     assert again.window == pytest.approx(r.profile.window)  # the run's mark in the trace
     assert f"trace    : {path} (open it in Perfetto or chrome://tracing)" in str(r)
-    assert str(path) in r._repr_mimebundle_()["text/html"]
+    assert str(path) in render_html(r)
 
 
 def test_profile_alone_keeps_no_file(ip, tmp_path, monkeypatch):
@@ -176,7 +177,7 @@ def test_remainder_is_cold_minus_warm_work_minus_measured_causes():
 def test_why_section_in_html_and_widget(ip):
     ip.run_cell("import torch\nh = torch.compile(lambda x: torch.cos(x) - 1, backend='eager')\nx = torch.randn(32)")
     r = timed(ip, "-n 3 h(x)")
-    html = r._repr_mimebundle_()["text/html"]
+    html = render_html(r)
     assert "cudatime-why" in html and "torch.compile compilation" in html and "unexplained" in html
     from ipython_cudatime.render.widget import build_widget
 

@@ -107,7 +107,7 @@ r = %cudatime -o -q -n 3 sum(range(1000))
 from ipython_cudatime.display import bundle
 print("BUNDLE", sorted(bundle(r)))
 s = %cudatime -o -q -n 2 --sweep n=2,3 --check [n] * n
-print("SWEEP", len(s.points), "<img" in s._repr_mimebundle_()["text/html"])
+print("SWEEP", len(s.points), "<img" in s.bundle()["text/html"])
 import importlib.metadata, importlib.util, ipython_cudatime
 print("TORCH", importlib.util.find_spec("torch") is not None)
 print("VERSION", importlib.metadata.version("ipython_cudatime") == ipython_cudatime.__version__)

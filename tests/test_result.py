@@ -6,6 +6,7 @@ import statistics
 import pytest
 from conftest import run
 
+from ipython_cudatime import display
 from ipython_cudatime.result import CudaTimeResult, Run
 from ipython_cudatime.units import format_seconds
 
@@ -42,19 +43,11 @@ def test_to_dict_is_json_ready():
 def test_reprs():
     r = make(dict(host=0.001, wall=0.4, cpu_user=0.2, cpu_sys=0.1), [0.3, 0.3])
     assert repr(r).startswith("<CudaTimeResult cold 400 ms, warm median 300 ms over 2 runs")
-    bundle = r._repr_mimebundle_()
+    assert "\n" not in repr(r)  # the Out value of a bare `%cudatime -o`: one line, the report is shown apart
+    bundle = display.bundle(r, widgets=False)
     assert bundle["text/plain"] == str(r)
     assert "<table" in bundle["text/html"] and "300 ms" in bundle["text/html"]
     assert "data:image/png;base64," in bundle["text/html"]  # the run chart, inline
-    assert r._repr_mimebundle_(include=["text/plain"]) == {"text/plain": str(r)}
-
-    class Printer:
-        def text(self, value):
-            self.value = value
-
-    printer = Printer()
-    r._repr_pretty_(printer, False)
-    assert printer.value == str(r)
 
 
 def test_text_report_starts_like_time_and_compares_cold_and_warm():
@@ -119,7 +112,7 @@ def test_microsecond_jitter_is_not_called_one_time_setup():
 def test_zero_warm_median_has_no_ratio_and_still_renders():
     r = CudaTimeResult(cold=Run(0.001, 0.001, 0.0), warm=[Run(0.0, 0.0, 0.0), Run(0.0, 0.0, 0.0)])
     assert r.ratio is None
-    assert "cold/warm: n/a" in str(r) and "n/a" in r._repr_mimebundle_()["text/html"]
+    assert "cold/warm: n/a" in str(r) and "n/a" in display.bundle(r, widgets=False)["text/html"]
 
 
 def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
@@ -132,11 +125,18 @@ def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
     few = make(dict(host=0.01, wall=0.01), [0.004, 0.005, 0.006])
     [line] = [line for line in str(few).splitlines() if line.startswith("warm     :")]
     assert line == "warm     : 5 ms median over 3 runs (wall clock; min 4 ms, max 6 ms)"
-    html = few._repr_mimebundle_()["text/html"]
+    html = display.bundle(few, widgets=False)["text/html"]
     assert ">IQR<" not in html and ">min / max<" in html
     many = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
     [line] = [line for line in str(many).splitlines() if line.startswith("warm     :")]
     assert line.startswith(f"warm     : 45.5 ms median, IQR {format_seconds(many.iqr)}, over 12 runs (wall clock; "
                            "min 40 ms, max 51 ms, mean 45.5 ms ± ")
     assert "±" not in line.split("mean")[0]  # never "median ± IQR": that reads as a half-width
-    assert ">IQR<" in many._repr_mimebundle_()["text/html"]
+    assert ">IQR<" in display.bundle(many, widgets=False)["text/html"]
+
+
+def test_noise_warning_needs_a_spread_above_the_timers_own_jitter():
+    tiny = make(dict(host=1e-6, wall=1e-6), [5e-7, 5e-7, 8e-7, 8e-7, 5e-7])  # IQR 60%, but 0.3 µs
+    assert "noisy" not in str(tiny)
+    slow = make(dict(host=1e-3, wall=1e-3), [5e-4, 5e-4, 8e-4, 8e-4, 5e-4])  # IQR 60%, 300 µs
+    assert "noisy" in str(slow)

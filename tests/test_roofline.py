@@ -4,6 +4,8 @@ import pytest
 from conftest import in_fresh_shell, run
 from IPython.core.error import UsageError
 
+from ipython_cudatime.render.html import render_html
+
 torch = pytest.importorskip("torch", reason="--roofline counts PyTorch ops; torch is not installed here")
 
 M, K, N = 256, 512, 128
@@ -97,9 +99,9 @@ def test_views_and_copies_are_neither_flops_nor_unknown(tensors):
 def test_verdict_and_notes_appear_in_text_and_html(tensors):
     r = roofline(tensors, "-n 3 --peak 1P,10G a @ b")
     assert f"Roofline: {r.roofline.verdict}." in str(r)
-    html = r._repr_mimebundle_()["text/html"]
+    html = render_html(r)
     assert "cudatime-roofline" in html and "<svg" in html and "lower bound" in html
-    no_peak = roofline(tensors, "-n 3 --roofline a @ b")._repr_mimebundle_()["text/html"]
+    no_peak = render_html(roofline(tensors, "-n 3 --roofline a @ b"))
     assert "cudatime-roofline" in no_peak and "<svg" not in no_peak  # no roof to draw without a peak
 
 
@@ -160,7 +162,7 @@ def test_roofline_chart_is_drawn_in_a_browser(tensors, tmp_path):
         pytest.skip(f"the browser check needs {browser.CHROMIUM} (scripts/install-browser-deps)")
     r = roofline(tensors, "-n 3 --peak 1T,20G a @ b")
     page = tmp_path / "report.html"
-    page.write_text(f"<html><body>{r._repr_mimebundle_()['text/html']}</body></html>", encoding="utf-8")
+    page.write_text(f"<html><body>{render_html(r)}</body></html>", encoding="utf-8")
     seen = browser.render(page, tmp_path / "report.png")
     assert not seen["errors"] and not seen["blank"]
     assert "intensity (FLOP/byte), ridge 50" in seen["text"]  # the chart's axis, laid out as SVG text

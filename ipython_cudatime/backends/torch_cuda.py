@@ -64,22 +64,32 @@ class TorchCudaBackend(Backend):
         check = getattr(self._torch._C, "_cuda_hasPrimaryContext", None)
         return check(index) if check is not None else index == self._torch.cuda.current_device()
 
+    def _active_devices(self):
+        """The devices that have a CUDA context: only they can hold work. Never create a
+        context ourselves: the cold run must pay for it, and an idle GPU must stay idle."""
+        cuda = self._torch.cuda
+        if not cuda.is_initialized():
+            return []
+        return [index for index in range(cuda.device_count()) if self._has_context(index)]
+
     def _ready(self):
-        # Never create the CUDA context ourselves: the cold run must pay for it.
+        """Any device has a context: work on ``cuda:1`` counts while ``cuda:0`` has none."""
+        return bool(self._active_devices())
+
+    def current_device_ready(self):
+        """The current device has a context: events can be recorded and allocator counters read
+        on it without creating one."""
         cuda = self._torch.cuda
         return cuda.is_initialized() and self._has_context(cuda.current_device())
 
     in_use = property(_ready)
 
     def synchronize(self, outputs=None):
-        if self._ready():
-            cuda = self._torch.cuda
-            for index in range(cuda.device_count()):
-                if self._has_context(index):  # an idle GPU gets no context from us
-                    cuda.synchronize(index)
+        for index in self._active_devices():
+            self._torch.cuda.synchronize(index)
 
     def timer(self):
-        if self._timer is None and self._ready():
+        if self._timer is None and self.current_device_ready():
             self._timer = CudaEventTimer(self._torch)
         return self._timer
 
@@ -91,7 +101,7 @@ class TorchCudaBackend(Backend):
     def memory_stats(self):
         """The allocator counters in MEMORY_KEYS, peak included, read without resetting anything.
         The nested dict is what ``memory_stats()`` flattens and sorts: reading it skips that work."""
-        if not self._ready():
+        if not self.current_device_ready():
             return {}
         nested = self._torch.cuda.memory_stats_as_nested_dict()
         return {key: _read(nested, key) for key in MEMORY_KEYS}

@@ -57,7 +57,7 @@ class NvmlProbe:
             return {"sm_mhz": nvml.nvmlDeviceGetClockInfo(handle, nvml.NVML_CLOCK_SM),
                     "max_mhz": nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM),
                     "reasons": read(handle)}
-        except nvml.NVMLError:
+        except Exception:  # NVMLError, or e.g. TypeError from an older pynvml: clocks are context, never fatal
             return None
 
     @staticmethod

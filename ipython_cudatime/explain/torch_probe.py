@@ -49,8 +49,10 @@ class TorchProbe:
     def state(self, moment):
         """Compile time and the allocator's counters, the peak included: read, never reset (see
         ``memory.py``). The cuBLAS workspace is looked for only around the cold run."""
-        # "cuda": a CUDA context exists, so the allocator's counters can be read without creating one
-        state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_backend.in_use}
+        # "cuda": the current device has a primary context, so its allocator's counters exist and can be
+        # read without creating one. ``is_initialized()`` is not enough: after ``get_device_name()`` it is
+        # True while ``memory_stats()`` is still {}; and a context on another device does not count here.
+        state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_backend.current_device_ready()}
         if state["cuda"]:
             state.update(self._cuda_backend.memory_stats())
             if moment != "after_warm":

@@ -48,9 +48,12 @@ def _sweep_table(sweep):
 def _check_line(check):
     if check is None:
         return None
-    skipped = f"; not numeric, not compared: {'; '.join(map(_params, check.skipped))}" if check.skipped else ""
+    skipped = "".join(f"; not compared: {_params(params)}, because {why}" for params, why in check.skipped)
+    if not check.compared:
+        return f"check: nothing was compared{skipped}"
     if check.ok:
-        return f"check: all values agree (largest difference {check.max_abs_diff:.3g}){skipped}"
+        return (f"check: all values agree ({check.compared} compared with the first point of their shape; "
+                f"largest difference {check.max_abs_diff:.3g}){skipped}")
     worst = max(check.mismatches, key=lambda m: m[2])
     return (f"check: MISMATCH at {len(check.mismatches)} point(s); largest difference {worst[2]:.3g} "
             f"at {_params(worst[0])} against {_params(worst[1])}{skipped}")

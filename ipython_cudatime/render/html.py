@@ -43,6 +43,7 @@ def details_html(result):
             _row("cold / warm", ratio_text(result.ratio)),
         ]
     rows += [
+        _row("runs", result.counts_text()),
         _row("cold run: host", fmt(cold.host)),
         _row("cold run: wall", fmt(cold.wall)),
         _row("cold run: device", fmt(cold.device) if cold.device is not None else "no device clock"),
@@ -69,12 +70,17 @@ def render_html(result, png=None):
             + why_html(result) + profile_html(result) + roofline_html(result) + details_html(result) + "</div>")
 
 
-def _stacked_bar(parts, total):
-    """A one-line HTML bar: (label, seconds, colour) segments of ``total``."""
+def _percent(fraction):
+    return f"{100 * fraction:.0f}%"
+
+
+def _stacked_bar(parts, total, show=fmt):
+    """A one-line HTML bar: (label, amount, colour) segments of ``total``; ``show`` formats an amount
+    (seconds by default; ``_percent`` for fractions)."""
     cells = "".join(
-        f"<div title='{escape(label)}: {fmt(seconds)}' style='flex:{seconds / total:.4f};background:{colour};"
-        f"color:white;font-size:75%;overflow:hidden;white-space:nowrap;padding:2px'>{escape(label)} {fmt(seconds)}</div>"
-        for label, seconds, colour in parts if seconds > 0)
+        f"<div title='{escape(label)}: {show(amount)}' style='flex:{amount / total:.4f};background:{colour};"
+        f"color:white;font-size:75%;overflow:hidden;white-space:nowrap;padding:2px'>{escape(label)} {show(amount)}</div>"
+        for label, amount, colour in parts if amount > 0)
     return f"<div style='display:flex;width:100%;max-width:700px;margin:4px 0'>{cells}</div>"
 
 
@@ -105,7 +111,7 @@ def profile_html(result):
     busy = ""
     if profile.busy_fraction is not None:
         busy = _stacked_bar([("GPU busy", profile.busy_fraction, "#2ca02c"),
-                             ("idle", 1 - profile.busy_fraction, "#bbbbbb")], 1.0).replace(" s<", "<")
+                             ("idle", 1 - profile.busy_fraction, "#bbbbbb")], 1.0, show=_percent)
     rows = "".join(f"<tr><td style='text-align:left'>{escape(name)}</td><td>{count:,}</td><td>{fmt(seconds)}</td></tr>"
                    for name, count, seconds in profile.top)
     copies = f", {profile.copy_count:,} memcpy/memset" if profile.busy_fraction is not None else ""

@@ -86,6 +86,7 @@ def render_text(result):
         lines.append(f"cold/warm: {ratio_text(result.ratio)}")
     else:
         lines.append("warm     : no warm runs")
+    lines.append(f"runs     : {result.counts_text()}")
     for cause in result.cold_causes:
         seconds = f" ({fmt(cause.seconds)})" if cause.seconds else ""
         lines.append(f"why      : {cause.name}{seconds}: {cause.detail}")
