@@ -38,24 +38,22 @@ class CudaStandIn:
     def synchronize(self, index):
         self.synchronized.append(index)
 
-    def memory_stats(self):
+    def memory_stats_as_nested_dict(self, device=None):
         # torch: {} until the current device's allocator has a primary context to count in
         if self.current not in self.contexts:
             return {}
-        return {"num_device_alloc": 2, "segment.all.current": 2, "reserved_bytes.all.current": 4 << 20,
-                "allocation.all.allocated": 3}
+        return {"num_device_alloc": 2, "segment": {"all": {"current": 2}},
+                "reserved_bytes": {"all": {"current": 4 << 20}}, "allocation": {"all": {"allocated": 3}},
+                "allocated_bytes": {"all": {"current": 1 << 20, "peak": 2 << 20}}}
 
-    def max_memory_allocated(self):
-        return 1 << 20
-
-    def reset_peak_memory_stats(self):
-        pass
+    def reset_peak_memory_stats(self, device=None):
+        raise AssertionError("the user's peak counter must never be reset")
 
     def memory_snapshot(self, *args, **kwargs):
         return []
 
     def get_device_properties(self, index):
-        return SimpleNamespace(uuid="not-a-real-uuid")
+        return SimpleNamespace(uuid="not-a-real-uuid", total_memory=80 << 30)
 
 
 def torch_stand_in(cuda):
