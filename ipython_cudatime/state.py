@@ -22,6 +22,7 @@ import io
 import os
 import sys
 import types
+from numbers import Number  # NumPy scalars, Fraction, Decimal: immutable too
 
 from .runner import Repeats
 
@@ -114,7 +115,7 @@ def _augmented_change(node, namespace, fresh):
     target = node.target
     if isinstance(target, ast.Name):
         value = namespace.get(target.id, _MISSING)
-        if target.id in fresh or value is _MISSING or isinstance(value, IMMUTABLE):
+        if target.id in fresh or value is _MISSING or isinstance(value, IMMUTABLE) or isinstance(value, Number):
             return []
         return [f"augmented assignment to {target.id} changes a {type(value).__name__} in place"]
     if _root(target) in fresh:

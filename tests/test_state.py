@@ -71,8 +71,10 @@ def test_n_forces_the_runs_and_says_the_state_reflects_all(ip):
 def test_what_is_not_an_in_place_change():
     import ast
 
-    ns = {"n": 1, "np": os, "out": [0], "loss": object(), "s": "x"}
-    for source in ("n += 1", "s += 'y'", "np.append(1)", "new = []\nnew.append(1)", "out[:] = [1]",
+    from fractions import Fraction
+
+    ns = {"n": 1, "np": os, "out": [0], "loss": object(), "s": "x", "f": Fraction(1, 3)}
+    for source in ("n += 1", "s += 'y'", "f += 1", "np.append(1)", "new = []\nnew.append(1)", "out[:] = [1]",
                    "loss.backward()", "out.copy_(1)", "def f():\n    out.append(1)", "undefined.append(1)"):
         assert in_place_changes(ast.parse(source), ns) == [], source
 
