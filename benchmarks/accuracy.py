@@ -1,27 +1,41 @@
-"""Accuracy: %cudatime's warm median against the best harnesses, on the same work.
+"""Accuracy: %cudatime's warm median against the best harnesses, on the same work, with a pass band per row.
 
-Four workloads: a large bf16 GEMM, a memory-bound copy, a tiny elementwise op,
-and seed 002's launch-bound corr2d loop. Each is timed by ``%cudatime`` (in a
-real IPython shell) and by every harness that is present: ``torch.utils.benchmark.Timer``
-(blocked_autorange), ``triton.testing.do_bench`` (median), and
-``cupyx.profiler.benchmark`` (CUDA-event median). The ratio %cudatime / harness
-is printed; 1.00 means agreement. It also reproduces seed 000's puzzle: `%time`
-twice on a large matmul against `%cudatime`.
+Each workload's statement is compiled once into a function, and every harness times a
+call of that same function: ``%cudatime`` (in a real IPython shell),
+``torch.utils.benchmark.Timer`` (blocked_autorange), ``triton.testing.do_bench`` (median)
+and ``cupyx.profiler.benchmark`` (CUDA-event median). All harnesses are imported before the
+first workload runs, so every row sees the same frameworks loaded (``%cudatime`` adds the
+CuPy backend once CuPy is imported). A harness that fails leaves its error in its cell and
+the table is still written.
 
-On a machine without a GPU the sizes shrink, the GPU-only harnesses are
-reported as absent, and everything runs on the CPU.
+The harnesses do not all measure the same thing (the ``clock`` of each is in the table), so
+each row states where they must agree:
+
+* the 8192³ bf16 GEMM and the 1 GiB copy keep the GPU busy for the whole call: every
+  harness must be within ±5% of %cudatime;
+* a reference kernel of known length (``torch.cuda._sleep``, its cycles per second
+  calibrated against CUDA events first): every harness within ±5% of that length;
+* seed 002's launch-bound loop: the GPU waits on Python throughout, so every clock spans
+  the same loop: ±10%;
+* the tiny elementwise op is not comparable: per-call latency with a sync, throughput over a
+  block, events after an L2 flush and event spans each measure a different thing there.
+
+Without a GPU the sizes shrink, the GPU-only harnesses and the reference kernel are reported
+as absent, and the bands are not applied (the CPU here is shared and noisy).
 
     .venv/bin/python benchmarks/accuracy.py [--quick] [--json PATH] [--markdown PATH]
+
+Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band.
 """
 
 import json
 import statistics
 import sys
+from dataclasses import dataclass
 
 import torch
 from common import arguments
 from IPython.testing.globalipapp import start_ipython
-from IPython.utils.capture import capture_output
 from seeds import SEED_002
 
 from ipython_cudatime.units import format_seconds as fmt
@@ -29,122 +43,208 @@ from ipython_cudatime.units import format_seconds as fmt
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
 SETUP = SEED_002 + f"device = {DEVICE!r}\n"
+SLEEP_SECONDS = 0.01  # the reference kernel's length
+NOT_COMPARABLE = "not comparable: each harness measures a different thing"
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    setup: str
+    stmt: str
+    band: float = None  # relative tolerance; None: not comparable
+    against: str = "%cudatime"  # what the band is around: %cudatime's median or "known length"
 
 
 def workloads(quick):
-    big = 1024 if quick else (8192 if CUDA else 1024)
-    copy_bytes = (2**24 if quick else 2**30) if CUDA else 2**24
+    big = 8192 if CUDA and not quick else 1024
+    copy_bytes = 2**30 if CUDA and not quick else 2**24
     loop = 8 if quick else 16
-    return {
-        # bf16 where tensor cores run it; the CPU's bf16 GEMM is too slow to time quickly
-        "bf16 GEMM": (f"g = torch.randn({big}, {big}, device=device, dtype={'torch.bfloat16' if CUDA else 'torch.float32'})",
-                      "g @ g"),
-        "memory-bound copy": (f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device=device)\n"
-                              "dst = torch.empty_like(src)", "dst.copy_(src)"),
-        "tiny elementwise": ("t = torch.ones(16, device=device)", "t.add_(1)"),
-        "seed 002 loop": (f"X = torch.randn({loop}, {loop}, device=device)\nK = torch.randn(1, 1, device=device)",
-                          "corr2d(X, K)"),
-    }
-
-
-def harnesses(namespace):
-    """(name, median seconds of stmt) for every harness present."""
-    found = {}
-
-    def torch_timer(stmt):
-        from torch.utils import benchmark
-
-        return benchmark.Timer(stmt, globals=namespace).blocked_autorange(min_run_time=0.5).median
-
-    found["torch Timer"] = torch_timer
+    dtype = "torch.bfloat16" if CUDA else "torch.float32"  # the CPU's bf16 GEMM is too slow to time quickly
+    rows = [
+        Workload(f"{big}³ {'bf16' if CUDA else 'fp32'} GEMM", f"g = torch.randn({big}, {big}, device=device, dtype={dtype})",
+                 "g @ g", 0.05),
+        Workload(f"{copy_bytes / 2**20:g} MiB copy", f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device=device)\n"
+                 "dst = torch.empty_like(src)", "dst.copy_(src)", 0.05),
+        Workload("tiny elementwise", "t = torch.ones(16, device=device)", "t.add_(1)"),
+        Workload("seed 002 loop", f"X = torch.randn({loop}, {loop}, device=device)\nK = torch.randn(1, 1, device=device)",
+                 "corr2d(X, K)", 0.10),
+    ]
     if CUDA:
-        try:
-            from triton.testing import do_bench
+        rows.append(Workload(f"reference kernel ({fmt(SLEEP_SECONDS)})", "", "torch.cuda._sleep(SLEEP_CYCLES)", 0.05,
+                             "known length"))
+    return rows
 
-            found["triton do_bench"] = lambda stmt: do_bench(lambda: eval(stmt, namespace), return_mode="median") / 1e3
-        except ImportError:
-            pass
-        try:
-            from cupyx.profiler import benchmark as cupy_benchmark
 
-            def cupy(stmt):
-                times = cupy_benchmark(lambda: eval(stmt, namespace), n_repeat=200, n_warmup=10).gpu_times
-                return float(statistics.median(times[0]))
+def sleep_cycles_per_second():
+    """``torch.cuda._sleep`` spins for a number of GPU clock cycles: how many make a second,
+    from the median of five CUDA-event timings of a long sleep."""
+    cycles = 50_000_000
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(cycles)  # the first launch loads the kernel
+    times = []
+    for _ in range(5):
+        start.record()
+        torch.cuda._sleep(cycles)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3)
+    return cycles / statistics.median(times)
 
-            found["cupyx benchmark"] = cupy
-        except ImportError:
-            pass
+
+def import_harnesses():
+    """Every harness, imported now (before any workload): name -> (clock, time(fn) -> seconds),
+    or name -> (clock, reason) where it cannot run here."""
+    from torch.utils import benchmark
+
+    def timer(fn):  # Timer runs one thread unless told otherwise; the others use them all
+        return benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads()).blocked_autorange(
+            min_run_time=0.5).median
+
+    found = {"torch Timer": ("wall: synchronized once per block, mean per call", timer)}
+    if not CUDA:
+        return {**found, "triton do_bench": ("device events", "absent: needs CUDA"),
+                "cupyx benchmark": ("device events", "absent: needs CUDA")}
+    found["triton do_bench"] = _optional("device events after an L2 flush", _triton)
+    found["cupyx benchmark"] = _optional("device events per call", _cupyx)
     return found
 
 
-def puzzle(ip, quick):
-    """Seed 000: `%time` twice on a large matmul, then `%cudatime` on the same product."""
-    n = 2048 if quick or not CUDA else 10000
-    ip.run_cell(f"a = torch.randn({n}, {n}, device=device)\nb = torch.randn({n}, {n}, device=device)")
-    lines = []
-    for label, cell in (("%time, first", "%time c = torch.matmul(a, b)"),
-                        ("%time, second", "%time c = torch.matmul(a, b)")):
-        with capture_output() as captured:
-            ip.run_cell(cell)
-        wall = [line for line in captured.stdout.splitlines() if line.startswith("Wall time")]
-        lines.append((label, wall[0].split(":", 1)[1].strip() if wall else "?"))
-    r = ip.run_line_magic("cudatime", "-o -q -n 5 c = torch.matmul(a, b)")
-    return {"n": n, "time": lines, "cudatime_cold_host": r.cold.host, "cudatime_median": r.median,
-            "clock": r.clock, "device": r.device}
+def _triton():
+    from triton.testing import do_bench
+
+    return lambda fn: do_bench(fn, return_mode="median") / 1e3
 
 
-def main():
-    args = arguments(__doc__, ("--markdown", "also write a Markdown report here"))
+def _cupyx():
+    from cupyx.profiler import benchmark as cupy_benchmark
 
+    return lambda fn: float(statistics.median(cupy_benchmark(fn, n_repeat=200, n_warmup=10, max_duration=1.0).gpu_times[0]))
+
+
+def _optional(clock, load):
+    try:
+        return clock, load()
+    except Exception as exc:  # an ImportError, or a framework that fails to initialize
+        return clock, f"absent: {type(exc).__name__}: {exc}"
+
+
+def cell(measure, *args):
+    """One table cell: {"seconds": s}, or {"error": "Type: message"} when the harness raised."""
+    try:
+        return {"seconds": measure(*args)}
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:200]}
+
+
+def compiled(ns, stmt):
+    """``stmt`` compiled once into a function of the shell's namespace."""
+    exec(compile(f"def _timed():\n    {stmt}\n", "<accuracy>", "exec"), ns)
+    return ns["_timed"]
+
+
+def cudatime(ip, budget):
+    def measure(fn):
+        measure.clock = None
+        ip.user_ns["_timed"] = fn
+        result = ip.run_line_magic("cudatime", f"-o -q -b {budget} _timed()")
+        measure.clock = result.clock
+        return result.median
+
+    return measure
+
+
+def band_verdict(workload, row, reference):
+    """"pass", "FAIL: ..." or why the band does not apply."""
+    if workload.band is None:
+        return NOT_COMPARABLE
+    if not CUDA:
+        return f"±{workload.band:.0%} on a GPU (not applied on the CPU)"
+    if reference is None:
+        return "FAIL: no reference time"
+    outside = [name for name, got in row.items()
+               if "seconds" in got and abs(got["seconds"] / reference - 1) > workload.band]
+    label = f"±{workload.band:.0%} of {workload.against}"
+    return f"FAIL ({label}): {', '.join(outside)}" if outside else f"pass ({label})"
+
+
+def measure_rows(ip, harnesses, quick):
+    """Time every workload with %cudatime and every harness present; one dict per row."""
+    subject = cudatime(ip, 0.3 if quick else 1.0)
+    rows = []
+    for workload in workloads(quick):
+        ip.run_cell(workload.setup)
+        fn = compiled(ip.user_ns, workload.stmt)
+        times = {"%cudatime": cell(subject, fn)}
+        for name, (_, measure) in harnesses.items():
+            times[name] = cell(measure, fn) if callable(measure) else {"absent": measure}
+        reference = (SLEEP_SECONDS if workload.against == "known length"
+                     else times["%cudatime"].get("seconds"))
+        rows.append({"workload": workload.name, "stmt": workload.stmt, "clock": subject.clock, "times": times,
+                     "expected": SLEEP_SECONDS if workload.against == "known length" else None,
+                     "band": band_verdict(workload, times, reference)})
+    return rows
+
+
+def run(quick=False, extra_harnesses=None):
+    """The whole table: harnesses imported first, then the shell, then every workload."""
+    harnesses = {**import_harnesses(), **(extra_harnesses or {})}
     ip = start_ipython()
     ip.run_line_magic("load_ext", "ipython_cudatime")
     ip.run_cell(SETUP)
-    rows = []
-    for name, (setup, stmt) in workloads(args.quick).items():
-        ip.run_cell(setup)
-        r = ip.run_line_magic("cudatime", f"-o -q -b {0.3 if args.quick else 2} {stmt}")
-        row = {"workload": name, "stmt": stmt, "cudatime": r.median, "clock": r.clock, "runs": r.runs}
-        for harness, median in harnesses(ip.user_ns).items():
-            row[harness] = median(stmt)
-        rows.append(row)
-    names = sorted({key for row in rows for key in row} - {"workload", "stmt", "cudatime", "clock", "runs"})
-    print(f"device: {torch.cuda.get_device_name(0) if CUDA else 'cpu (no GPU: sizes shrunk)'}; torch {torch.__version__}")
-    print(f"{'workload':<20} {'%cudatime':>12} " + " ".join(f"{n:>22}" for n in names))
-    for row in rows:
-        cells = [f"{fmt(row[n]):>12} ({row['cudatime'] / row[n]:.2f}x)" if n in row else f"{'absent':>22}"
-                 for n in names]
-        print(f"{row['workload']:<20} {fmt(row['cudatime']):>12} " + " ".join(cells))
-    seed = puzzle(ip, args.quick)
-    print(f"\nseed 000 puzzle, {seed['n']}×{seed['n']} matmul on {seed['device']}:")
-    for label, wall in seed["time"]:
-        print(f"  {label:<15} Wall time: {wall}")
-    print(f"  %cudatime       warm median {fmt(seed['cudatime_median'])} ({seed['clock']} clock); "
-          f"its cold run returned to Python after {fmt(seed['cudatime_cold_host'])}")
-    figures = {"cuda": CUDA, "torch": torch.__version__, "rows": rows, "puzzle": seed, "harnesses": names}
+    if CUDA:
+        rate = sleep_cycles_per_second()
+        ip.user_ns["SLEEP_CYCLES"] = int(rate * SLEEP_SECONDS)
+    device = torch.cuda.get_device_name(0) if CUDA else "cpu (no GPU: sizes shrunk)"
+    return {"cuda": CUDA, "device": device, "torch": torch.__version__,
+            "clocks": {"%cudatime": "its own choice per row (column clock)",
+                       **{name: clock for name, (clock, _) in harnesses.items()}},
+            "rows": measure_rows(ip, harnesses, quick)}
+
+
+def text_cell(got, reference):
+    if "error" in got:
+        return f"error: {got['error']}"
+    if "absent" in got:
+        return got["absent"]
+    ratio = f" ({reference / got['seconds']:.2f}×)" if reference and got["seconds"] else ""
+    return f"{fmt(got['seconds'])}{ratio}"
+
+
+def markdown(figures):
+    """The table, in Markdown: time (ratio = reference / harness, where a band applies)."""
+    names = list(figures["clocks"])
+    lines = ["## Accuracy", "",
+             f"From `benchmarks/accuracy.py` on {figures['device']} (torch {figures['torch']}). Each cell: the "
+             "harness's median (reference / it). The reference is %cudatime's warm median, or the known length "
+             "of the reference kernel.", "",
+             "| workload | clock | " + " | ".join(names) + " | band |", "|---|---|" + "---|" * (len(names) + 1)]
+    for row in figures["rows"]:
+        reference = row["expected"] or row["times"]["%cudatime"].get("seconds")
+        cells = [text_cell(row["times"].get(name, {"absent": "—"}), reference) for name in names]
+        lines.append(f"| {row['workload']} | {row['clock']} | " + " | ".join(cells) + f" | {row['band']} |")
+    lines += ["", "Harness clocks: " + "; ".join(f"{name}: {clock}" for name, clock in figures["clocks"].items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def failed(figures):
+    """Whether a harness raised, or a row fell outside its band."""
+    return any("error" in got for row in figures["rows"] for got in row["times"].values()) or any(
+        row["band"].startswith("FAIL") for row in figures["rows"])
+
+
+def main(argv=None, extra_harnesses=None):
+    args = arguments(__doc__, ("--markdown", "also write the table as Markdown here"), argv=argv)
+    figures = run(args.quick, extra_harnesses)
+    text = markdown(figures)
+    print(text)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)
     if args.markdown:
         with open(args.markdown, "w") as out:
-            out.write(markdown(figures))
-
-
-def markdown(figures):
-    """docs/gpu-results.md: the accuracy table and the puzzle, from one run."""
-    names = figures["harnesses"]
-    lines = ["# GPU results", "",
-             f"From `benchmarks/accuracy.py` ({'on a GPU' if figures['cuda'] else 'CPU-only run: no GPU'}, "
-             f"torch {figures['torch']}). Ratio = %cudatime warm median / harness median.", "",
-             "| workload | %cudatime | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for row in figures["rows"]:
-        cells = [f"{fmt(row[n])} ({row['cudatime'] / row[n]:.2f}×)" if n in row else "absent" for n in names]
-        lines.append(f"| {row['workload']} | {fmt(row['cudatime'])} | " + " | ".join(cells) + " |")
-    seed = figures["puzzle"]
-    lines += ["", f"Seed 000's puzzle, {seed['n']}×{seed['n']} matmul on {seed['device']}:", ""]
-    lines += [f"- {label}: Wall time {wall}" for label, wall in seed["time"]]
-    lines.append(f"- %cudatime: warm median {fmt(seed['cudatime_median'])} ({seed['clock']} clock); its cold run "
-                 f"returned to Python after {fmt(seed['cudatime_cold_host'])}")
-    return "\n".join(lines) + "\n"
+            out.write(text)
+    return 1 if failed(figures) else 0
 
 
 if __name__ == "__main__":

@@ -5,15 +5,15 @@ import statistics
 import time
 
 
-def arguments(doc, *extra):
+def arguments(doc, *extra, argv=None):
     """The benchmarks' command line: ``--quick`` (to check a script runs), ``--json PATH``,
-    and any ``extra`` (flag, help) options that take a path."""
+    and any ``extra`` (flag, help) options that take a path. ``argv`` defaults to sys.argv."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     parser.add_argument("--json", metavar="PATH", help="also write the figures here")
     for flag, help_text in extra:
         parser.add_argument(flag, metavar="PATH", help=help_text)
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def median_ms(fn, repeat):

@@ -10,6 +10,8 @@ from IPython.utils.capture import capture_output
 
 import ipython_cudatime.backends as backends
 
+pytest_plugins = ["strict_gpu"]  # --strict-gpu: scripts/gpu-check fails a skipped gpu test
+
 
 @pytest.fixture(scope="session")
 def shell():

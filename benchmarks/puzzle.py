@@ -1,0 +1,94 @@
+"""Seed 000's puzzle, reproduced: `%time` prints 349 ms, then 999 µs, for one matrix product.
+
+Each half runs in a fresh process whose first CUDA work is the seed's own: two
+10000×10000 matrices made on the CPU and moved to the GPU, then the first product.
+Only there can the first `%time` pay the one-time setup (the cuBLAS handle, the lazy
+module loading) the seed saw. One process runs `%time` twice and then `%cudatime`;
+the other runs `%cudatime` as its first product, so its cold run is the seed's first
+`%time`, synchronized and explained.
+
+    python benchmarks/puzzle.py [--quick] [--json PATH] [--markdown PATH]
+
+Without a GPU the product is 1024×1024 on the CPU: nothing is asynchronous there, so
+`%time` is already right and the puzzle does not appear.
+"""
+
+import json
+import subprocess
+import sys
+
+from common import arguments
+
+HALVES = ("time", "cudatime")
+
+PROLOGUE = """\
+import json, sys
+from IPython.testing.globalipapp import start_ipython
+from IPython.utils.capture import capture_output
+ip = start_ipython()
+ip.run_line_magic("load_ext", "ipython_cudatime")
+ip.run_cell('''import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+n = 10000 if device == "cuda" and not QUICK else 1024
+a = torch.randn(n, n).to(device)
+b = torch.randn(n, n).to(device)''')
+ns = ip.user_ns
+"""
+
+TIME_HALF = """\
+walls = []
+for _ in range(2):
+    with capture_output() as captured:
+        ip.run_cell("%time c = torch.matmul(a, b)")
+    walls += [line.split(":", 1)[1].strip() for line in captured.stdout.splitlines() if line.startswith("Wall time")]
+r = ip.run_line_magic("cudatime", "-o -q -n 5 c = torch.matmul(a, b)")
+print(json.dumps({"n": ns["n"], "time": walls, "median": r.median, "clock": r.clock, "device": r.device}))
+"""
+
+CUDATIME_HALF = """\
+r = ip.run_line_magic("cudatime", "-o -q -n 5 c = torch.matmul(a, b)")
+print(json.dumps({"n": ns["n"], "cold_host": r.cold.host, "cold_wall": r.cold.wall, "median": r.median,
+                  "clock": r.clock, "device": r.device, "causes": [c.name for c in r.cold_causes],
+                  "report": str(r)}))
+"""
+
+
+def run_half(half, quick):
+    """One half in a fresh interpreter; its figures (the last line it prints, JSON)."""
+    code = f"QUICK = {quick}\n" + PROLOGUE + (TIME_HALF if half == "time" else CUDATIME_HALF)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"the {half} half failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def markdown(figures):
+    from ipython_cudatime.units import format_seconds as fmt
+
+    seen, first = figures["time"], figures["cudatime"]
+    lines = [f"Seed 000's puzzle, {seen['n']}×{seen['n']} matmul on {seen['device']}, each half in a fresh process:",
+             ""]
+    lines += [f"- `%time`, {label} product: Wall time {wall}" for label, wall in zip(("first", "second"), seen["time"])]
+    lines += [f"- `%cudatime` after them: warm median {fmt(seen['median'])} ({seen['clock']} clock)",
+              f"- `%cudatime` as the first product: its cold run returned to Python after {fmt(first['cold_host'])}, "
+              f"synchronized it took {fmt(first['cold_wall'])}; warm median {fmt(first['median'])}; "
+              f"cold causes named: {', '.join(first['causes']) or 'none'}",
+              "", "```", first["report"], "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    args = arguments(__doc__, ("--markdown", "also write a Markdown report here"))
+    figures = {half: run_half(half, args.quick) for half in HALVES}
+    text = markdown(figures)
+    print(text)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(figures, out, indent=2)
+    if args.markdown:
+        with open(args.markdown, "w") as out:
+            out.write(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
