@@ -11,7 +11,12 @@ TORCH := torch==2.13.0
 FRAMEWORKS := jax tensorflow-cpu pandas
 PIP_QUIET := -q --disable-pip-version-check
 
-.PHONY: demo test test-current test-colab browser-deps bench screenshots clean
+# The GPU machine's image: Python 3.12 with torch 2.11 (a CUDA build, run here on the CPU),
+# numpy, matplotlib, pandas and pytest; scripts/gpu-dry-run rehearses the GPU check with it.
+GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
+GPU_IMAGE := torch==2.11.0 numpy matplotlib pandas pytest
+
+.PHONY: demo test test-current test-colab browser-deps bench screenshots clean gpu-wheels gpu-dry-run
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
@@ -53,5 +58,20 @@ bench: .venv/.installed
 screenshots: .venv/.installed browser-deps
 	.venv/bin/python scripts/screenshots.py
 
+# The wheels the GPU machine lacks (IPython, ipywidgets, the Jupyter client), in .whl/.
+gpu-wheels:
+	scripts/gpu-wheels
+
+.venv-gpu/.installed: Makefile
+	@test -n "$(GPU_PYTHON)" || { echo "gpu-dry-run needs Python 3.12 (set GPU_PYTHON=/path/to/python3.12)"; exit 1; }
+	$(GPU_PYTHON) -m venv .venv-gpu
+	.venv-gpu/bin/pip install $(PIP_QUIET) $(GPU_IMAGE)
+	touch $@
+
+# Not part of `make test`: downloads about 3 GB once (the image stand-in's torch).
+gpu-dry-run: .venv-gpu/.installed
+	@ls .whl/*.whl >/dev/null 2>&1 || scripts/gpu-wheels
+	scripts/gpu-dry-run .venv-gpu/bin/python
+
 clean:
-	rm -rf .venv .venv-colab
+	rm -rf .venv .venv-colab .venv-gpu .gpu-dry-run

@@ -23,6 +23,7 @@ def pytest_runtest_makereport(item, call):
     if item.get_closest_marker("gpu") is None or item.get_closest_marker("multi_gpu") is not None:
         return
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
     report.outcome = "failed"
     report.longrepr = f"--strict-gpu: a gpu test skipped ({reason})"
 

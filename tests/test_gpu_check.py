@@ -1,29 +1,115 @@
-"""scripts/gpu-check's CPU path: the same script the device machine runs, with small sizes."""
+"""scripts/gpu-check, its strict mode and the accuracy table, checked here without a GPU.
+
+The CPU path (--quick) runs the same steps as the GPU machine, with small sizes; device
+mode must refuse to report success here, where there is no CUDA device. The whole recipe
+(wheels, a Python 3.12 stand-in for the machine's image, no registry) is `make gpu-dry-run`,
+which is too slow for every test run.
+"""
 
 import json
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+needs_torch = pytest.mark.skipif(not __import__("importlib").util.find_spec("torch"),
+                                 reason="the check times torch code; torch is not installed here")
 
 
-def test_gpu_check_cpu_path_writes_its_results(tmp_path):
-    pytest.importorskip("torch", reason="the accuracy benchmark times torch code; torch is not installed here")
-    env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
-    done = subprocess.run([str(ROOT / "scripts" / "gpu-check"), "--quick"], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=ROOT)
+def gpu_check(tmp_path, *args):
+    env = {**os.environ, "OUT": str(tmp_path)}
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "gpu-check"), *args], capture_output=True,
+                          text=True, timeout=600, env=env, cwd=ROOT)
+
+
+@needs_torch
+def test_cpu_path_writes_every_step_and_returns_two_files(tmp_path):
+    # The notebooks step is left out: tests/test_notebook.py executes the notebooks already.
+    done = gpu_check(tmp_path, "--quick", "--only", "env,tests,puzzle,accuracy,features")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "seed 000 puzzle" in done.stdout
-    assert "peak-memory reading per call" in done.stdout
-    figures = json.loads((tmp_path / "accuracy.json").read_text())
-    assert [row["workload"] for row in figures["rows"]] == [
-        "bf16 GEMM", "memory-bound copy", "tiny elementwise", "seed 002 loop"]
-    assert all(row["cudatime"] > 0 and row["torch Timer"] > 0 for row in figures["rows"])
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["gpu-check.tar.gz", "gpu-results.md"]
     report = (tmp_path / "gpu-results.md").read_text()
-    assert report.startswith("# GPU results") and "| seed 002 loop |" in report
-    tests = (tmp_path / "gpu-tests.txt").read_text()
-    assert "skipped" in tests or "passed" in tests
+    for step in ("env", "tests", "puzzle", "accuracy", "features"):
+        assert f"| {step} | passed |" in report
+    assert "| notebooks |" not in report
+    assert "| seed 002 loop |" in report and "%time`, first product" in report and "dispatch-bound" in report
+    with tarfile.open(tmp_path / "gpu-check.tar.gz") as tar:
+        names = set(tar.getnames())
+    assert {"gpu-check/accuracy.json", "gpu-check/puzzle.json", "gpu-check/tests.log"} <= names
+
+
+@needs_torch
+@pytest.mark.skipif(__import__("importlib").util.find_spec("torch") and __import__("torch").cuda.is_available(),
+                    reason="this machine has CUDA: device mode would not refuse")
+def test_device_mode_fails_without_cuda_and_on_skipped_gpu_tests(tmp_path):
+    done = gpu_check(tmp_path, "--only", "env,tests")
+    assert done.returncode == 1
+    report = (tmp_path / "gpu-results.md").read_text()
+    assert "| env | FAILED (exit 1) |" in report and "torch.cuda.is_available() is False" in report
+    # The env step failed, and the tests still ran: every gpu test skipped, and each skip failed.
+    assert "| tests | FAILED (exit 1) |" in report
+    assert "--strict-gpu: a gpu test skipped (no CUDA device on this machine)" in report
+
+
+SKIPPING = """\
+import pytest
+
+@pytest.mark.gpu
+def test_needs_a_gpu():
+    pytest.skip("no device")
+
+@pytest.mark.gpu
+@pytest.mark.multi_gpu
+def test_needs_two():
+    pytest.skip("one device")
+
+def test_not_gpu():
+    pytest.skip("unrelated")
+"""
+
+
+@pytest.mark.parametrize("strict, code, summary", [
+    (True, 1, "1 failed, 2 skipped"),
+    (False, 0, "3 skipped"),
+])
+def test_strict_gpu_fails_a_skipped_gpu_test_only(tmp_path, strict, code, summary):
+    (tmp_path / "test_skips.py").write_text(SKIPPING)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    gpu: x\n    multi_gpu: y\n")
+    args = ["-p", "strict_gpu", "-p", "no:cacheprovider", "-q", str(tmp_path)] + (["--strict-gpu"] if strict else [])
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+    assert done.returncode == code, done.stdout
+    assert summary in done.stdout
+
+
+RAISING_HARNESS = """\
+import sys
+sys.path.insert(0, "benchmarks")
+import accuracy
+
+def broken(fn):
+    raise RuntimeError("the harness broke")
+
+sys.exit(accuracy.main(sys.argv[1:], extra_harnesses={"broken harness": ("wall", broken)}))
+"""
+
+
+@needs_torch
+def test_accuracy_table_is_written_when_a_harness_raises(tmp_path):
+    table, figures = tmp_path / "accuracy.md", tmp_path / "accuracy.json"
+    done = subprocess.run([sys.executable, "-c", RAISING_HARNESS, "--quick", "--markdown", str(table),
+                           "--json", str(figures)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1, done.stderr  # a failed harness fails the step, after the table is written
+    rows = [line for line in table.read_text().splitlines() if line.startswith("| ") and "GEMM" in line
+            or "seed 002 loop" in line]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[-2] == "error: RuntimeError: the harness broke"  # the broken harness's column
+        assert cells[2].endswith("(1.00×)")  # %cudatime's own cell still has its time
+    data = json.loads(figures.read_text())
+    assert all(row["times"]["broken harness"] == {"error": "RuntimeError: the harness broke"} for row in data["rows"])
