@@ -28,13 +28,12 @@ as absent, and the bands are not applied (the CPU here is shared and noisy).
 Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band.
 """
 
-import json
 import statistics
 import sys
 from dataclasses import dataclass
 
 import torch
-from common import arguments
+from common import arguments, write_outputs
 from IPython.testing.globalipapp import start_ipython
 from seeds import SEED_002
 
@@ -238,12 +237,7 @@ def main(argv=None, extra_harnesses=None):
     figures = run(args.quick, extra_harnesses)
     text = markdown(figures)
     print(text)
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(figures, out, indent=2)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write(text)
+    write_outputs(args, figures, text)
     return 1 if failed(figures) else 0
 
 

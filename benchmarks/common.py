@@ -1,6 +1,7 @@
 """What the benchmark scripts share."""
 
 import argparse
+import json
 import statistics
 import time
 
@@ -37,3 +38,13 @@ def plain_against(ip, cells, flag, repeat):
         figures[label] = {"plain_ms": plain, "flag_ms": flagged}
         print(f"{label:<58} {plain:7.1f} {flagged:{7 + len(flag)}.1f} {flagged / plain:6.2f}x")
     return figures
+
+
+def write_outputs(args, figures, markdown=None):
+    """Write ``figures`` to ``--json`` and ``markdown`` to ``--markdown``, where they were asked for."""
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(figures, out, indent=2, default=str)
+    if getattr(args, "markdown", None) and markdown is not None:
+        with open(args.markdown, "w") as out:
+            out.write(markdown)

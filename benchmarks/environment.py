@@ -11,11 +11,12 @@ properties initializes here leaves the puzzle step's fresh process cold.
 
 import argparse
 import importlib.metadata
-import json
 import platform
 import shutil
 import subprocess
 import sys
+
+from common import write_outputs
 
 PACKAGES = ("torch", "triton", "cupy-cuda13x", "cupy-cuda12x", "jax", "jaxlib", "numba", "numba-cuda",
             "nvidia-ml-py", "numpy", "matplotlib", "pandas", "pytest", "ipython", "ipywidgets", "ipykernel",
@@ -76,12 +77,7 @@ def main():
     for name, value in {**report["versions"], **report["cuda"]}.items():
         print(f"{name:<20} {value}")
     print(report["nvidia-smi"])
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(report, out, indent=2)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write(markdown(report))
+    write_outputs(args, report, markdown(report))
     if args.require_cuda and not report["cuda"]["cuda available"]:
         print("device mode: torch.cuda.is_available() is False: no GPU evidence can be gathered here",
               file=sys.stderr)

@@ -8,12 +8,11 @@ that fails is recorded with its error and the others still run.
     python benchmarks/features.py [--quick] [--json PATH] [--markdown PATH]
 """
 
-import json
 import sys
 from dataclasses import dataclass
 
 import torch
-from common import arguments
+from common import arguments, write_outputs
 from IPython.testing.globalipapp import start_ipython
 
 CUDA = torch.cuda.is_available()
@@ -74,12 +73,7 @@ def main():
     device = torch.cuda.get_device_name(0) if CUDA else "cpu"
     text = markdown(rows, device)
     print(text)
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump({"device": device, "features": rows}, out, indent=2, default=str)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write(text)
+    write_outputs(args, {"device": device, "features": rows}, text)
     return 1 if any("error" in row for row in rows) else 0
 
 

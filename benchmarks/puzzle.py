@@ -17,7 +17,7 @@ import json
 import subprocess
 import sys
 
-from common import arguments
+from common import arguments, write_outputs
 
 HALVES = ("time", "cudatime")
 
@@ -82,12 +82,7 @@ def main():
     figures = {half: run_half(half, args.quick) for half in HALVES}
     text = markdown(figures)
     print(text)
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(figures, out, indent=2)
-    if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write(text)
+    write_outputs(args, figures, text)
 
 
 if __name__ == "__main__":

@@ -113,3 +113,15 @@ def test_accuracy_table_is_written_when_a_harness_raises(tmp_path):
         assert cells[2].endswith("(1.00×)")  # %cudatime's own cell still has its time
     data = json.loads(figures.read_text())
     assert all(row["times"]["broken harness"] == {"error": "RuntimeError: the harness broke"} for row in data["rows"])
+
+
+def test_readme_and_docs_agree_on_whether_a_gpu_run_exists():
+    """docs/gpu-results.md is a real device run's gpu-results.md, or absent, and README says which."""
+    readme = (ROOT / "README.md").read_text()
+    results = ROOT / "docs" / "gpu-results.md"
+    if not results.exists():
+        assert "GPU figures: not yet measured on a GPU" in readme
+        return
+    text = results.read_text()
+    assert "`scripts/gpu-check` (device mode)" in text and "| env | passed |" in text
+    assert "not yet measured on a GPU" not in readme and "docs/gpu-results.md" in readme
