@@ -37,7 +37,7 @@ from common import arguments, write_outputs
 from IPython.testing.globalipapp import start_ipython
 from seeds import SEED_002
 
-from ipython_cudatime.units import format_seconds as fmt
+from ipython_cudatime.units import format_bytes, format_seconds as fmt
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
@@ -63,7 +63,7 @@ def workloads(quick):
     rows = [
         Workload(f"{big}³ {'bf16' if CUDA else 'fp32'} GEMM", f"g = torch.randn({big}, {big}, device=device, dtype={dtype})",
                  "g @ g", 0.05),
-        Workload(f"{copy_bytes / 2**20:g} MiB copy", f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device=device)\n"
+        Workload(f"{format_bytes(copy_bytes)} copy", f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device=device)\n"
                  "dst = torch.empty_like(src)", "dst.copy_(src)", 0.05),
         Workload("tiny elementwise", "t = torch.ones(16, device=device)", "t.add_(1)"),
         Workload("seed 002 loop", f"X = torch.randn({loop}, {loop}, device=device)\nK = torch.randn(1, 1, device=device)",
