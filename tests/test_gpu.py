@@ -159,15 +159,6 @@ def test_profile_counts_exactly_and_skips_user_annotations_on_cuda(cuda_ns, tmp_
     assert read.busy_fraction == pytest.approx(profile.busy_fraction)  # same marked window
 
 
-def test_profile_leaves_record_function_ranges_out_of_the_kernels(cuda_ns):
-    """A record_function range also appears on the device timeline; it is not a kernel."""
-    line = "-o -q -n 1 -p with torch.profiler.record_function('my_region'): c = a @ b"
-    profile = cuda_ns.run_line_magic("cudatime", line).profile
-    assert profile.counted == "device kernels"
-    assert all("my_region" not in name for name, _, _ in profile.top)
-    assert profile.kernel_count < 5  # one GEMM (and perhaps a small helper kernel), not the range
-
-
 def test_cupy_alone_is_synchronized_and_timed_by_its_own_backend():
     r = fresh_cudatime("import cupy\n", "import cupy\nm = cupy.random.rand(8192, 8192, dtype=cupy.float32)\n"
                        "(m @ m).sum()", "-n 5 m @ m")

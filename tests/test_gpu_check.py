@@ -37,9 +37,11 @@ def test_cpu_path_writes_every_step_and_returns_two_files(tmp_path):
         assert f"| {step} | passed |" in report
     assert "| notebooks |" not in report
     assert "| seed 002 loop |" in report and "%time`, first product" in report and "dispatch-bound" in report
+    assert "### --trace: the loop's Chrome trace" in report
     with tarfile.open(tmp_path / "gpu-check.tar.gz") as tar:
         names = set(tar.getnames())
-    assert {"gpu-check/accuracy.json", "gpu-check/puzzle.json", "gpu-check/tests.log"} <= names
+    assert {"gpu-check/accuracy.json", "gpu-check/puzzle.json", "gpu-check/tests.log",
+            "gpu-check/traces/loop.json.gz"} <= names
 
 
 @needs_torch
