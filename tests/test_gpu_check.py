@@ -6,6 +6,7 @@ mode must refuse to report success here, where there is no CUDA device. The whol
 which is too slow for every test run.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,8 +17,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_torch = pytest.mark.skipif(not __import__("importlib").util.find_spec("torch"),
-                                 reason="the check times torch code; torch is not installed here")
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="the check times torch code; torch is not installed here")
+
+
+def has_cuda():
+    return HAS_TORCH and __import__("torch").cuda.is_available()
 
 
 def gpu_check(tmp_path, *args):
@@ -45,8 +50,7 @@ def test_cpu_path_writes_every_step_and_returns_two_files(tmp_path):
 
 
 @needs_torch
-@pytest.mark.skipif(__import__("importlib").util.find_spec("torch") and __import__("torch").cuda.is_available(),
-                    reason="this machine has CUDA: device mode would not refuse")
+@pytest.mark.skipif(has_cuda(), reason="this machine has CUDA: device mode would not refuse")
 def test_device_mode_fails_without_cuda_and_on_skipped_gpu_tests(tmp_path):
     done = gpu_check(tmp_path, "--only", "env,tests")
     assert done.returncode == 1
