@@ -1,4 +1,5 @@
-"""The newer reports on real kernels: what ``-p`` and ``--trace`` (see ``features()``) say about them.
+"""The newer reports on real kernels: what ``-p``, ``--trace``, ``--roofline`` and the peak device
+memory (see ``features()``) say about them, and what --roofline costs (benchmarks/roofline.py).
 
 scripts/gpu-check's fifth step. Each feature is one ``%cudatime`` line on a cell whose
 answer is known (a loop of tiny kernels is launch-bound, a large GEMM is GPU-bound); the
@@ -9,6 +10,7 @@ that fails is recorded with its error and the others still run.
 """
 
 import os
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -16,6 +18,8 @@ from dataclasses import dataclass
 import torch
 from common import arguments, write_outputs
 from IPython.testing.globalipapp import start_ipython
+
+from ipython_cudatime.units import format_bytes
 
 CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
@@ -32,7 +36,10 @@ class Feature:
 def features(quick, traces):
     n = 8192 if CUDA and not quick else 512
     loop = 2000 if CUDA else 200
+    copy_bytes = 2**30 if CUDA and not quick else 2**24
     gemm = (f"a = torch.randn({n}, {n}, device={DEVICE!r}, dtype={'torch.bfloat16' if CUDA else 'torch.float32'})")
+    copy = (f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device={DEVICE!r})\ndst = torch.empty_like(src)")
+    m = 4096 if CUDA else 512
     return [
         Feature("--profile: a loop of tiny kernels", f"small = torch.randn(64, device={DEVICE!r})",
                 f"-p -n 3 for _ in range({loop}): small.mul_(1.0)",
@@ -42,13 +49,20 @@ def features(quick, traces):
                 f"small = torch.randn(64, device={DEVICE!r})",
                 f"--trace {traces}/loop.json.gz -n 3 for _ in range({loop}): small.mul_(1.0)",
                 "the file read back gives the live run's counts and verdict"),
+        Feature(f"--roofline: the {n}³ GEMM", gemm, "--roofline -n 20 a @ a",
+                "compute-bound, a large share of the datasheet's bf16 peak (none known on the CPU)"),
+        Feature(f"--roofline: a {format_bytes(copy_bytes)} copy", copy, "--roofline -n 20 dst.copy_(src)",
+                "memory-bound, a large share of the memory bandwidth (none known on the CPU)"),
+        Feature(f"peak device memory: one {m}² fp32 product", f"m = torch.randn({m}, {m}, device={DEVICE!r})",
+                "-n 3 c = m @ m", f"cold and warm peaks of {format_bytes(4 * m * m)} on a GPU; none on the CPU"),
     ]
 
 
 def figures_of(result):
     """What a feature adds to the result, as plain data; a kept trace is read back too."""
     data = result.to_dict()
-    figures = {key: data[key] for key in ("clock", "median", "profile") if data.get(key) is not None}
+    figures = {key: data[key] for key in ("clock", "median", "profile", "roofline", "memory")
+               if data.get(key) is not None}
     trace = result.profile.trace_file if result.profile is not None else None
     if trace:
         from ipython_cudatime import profile_trace
@@ -60,20 +74,30 @@ def figures_of(result):
 
 
 def run_feature(ip, feature):
+    row = {"name": feature.name, "command": f"%cudatime {feature.line}", "expect": feature.expect}
     ip.run_cell(feature.setup)
     try:
         result = ip.run_line_magic("cudatime", f"-o -q {feature.line}")
     except Exception as exc:
-        return {"name": feature.name, "line": feature.line, "expect": feature.expect,
-                "error": f"{type(exc).__name__}: {exc}"}
-    return {"name": feature.name, "line": feature.line, "expect": feature.expect, "report": str(result),
-            "figures": figures_of(result)}
+        return {**row, "error": f"{type(exc).__name__}: {exc}"}
+    return {**row, "report": str(result), "figures": figures_of(result)}
+
+
+def roofline_cost(quick):
+    """benchmarks/roofline.py's printout (the cost of --roofline and of the peak-memory reading),
+    run in a process of its own so that its first --roofline call pays the lazy imports."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roofline.py")
+    done = subprocess.run([sys.executable, script] + (["--quick"] if quick else []), capture_output=True,
+                          text=True, timeout=300)
+    if done.returncode != 0:
+        return {"error": f"benchmarks/roofline.py exited {done.returncode}: {done.stderr[-1000:]}"}
+    return {"report": done.stdout.strip()}
 
 
 def markdown(rows, device):
     lines = ["## New features on real kernels", "", f"On {device}.", ""]
     for row in rows:
-        lines += [f"### {row['name']}", "", f"`%cudatime {row['line']}` (expected: {row['expect']})", ""]
+        lines += [f"### {row['name']}", "", f"`{row['command']}` (expected: {row['expect']})", ""]
         lines += ["```", row.get("report") or f"error: {row['error']}", "```", ""]
     return "\n".join(lines)
 
@@ -87,6 +111,8 @@ def main():
     ip.run_line_magic("load_ext", "ipython_cudatime")
     ip.run_cell("import torch")
     rows = [run_feature(ip, feature) for feature in features(args.quick, traces)]
+    rows.append({"name": "The cost of --roofline and of the peak-memory reading", "command": "benchmarks/roofline.py",
+                 "expect": "the peak-memory reading under 50 µs per call", **roofline_cost(args.quick)})
     device = torch.cuda.get_device_name(0) if CUDA else "cpu"
     text = markdown(rows, device)
     print(text)

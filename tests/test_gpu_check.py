@@ -42,7 +42,8 @@ def test_cpu_path_writes_every_step_and_returns_two_files(tmp_path):
         assert f"| {step} | passed |" in report
     assert "| notebooks |" not in report
     assert "| seed 002 loop |" in report and "%time`, first product" in report and "dispatch-bound" in report
-    assert "### --trace: the loop's Chrome trace" in report
+    assert "### --trace: the loop's Chrome trace" in report and "roofline : one extra counting run" in report
+    assert "peak-memory reading per call" in report  # benchmarks/roofline.py, run by the features step
     with tarfile.open(tmp_path / "gpu-check.tar.gz") as tar:
         names = set(tar.getnames())
     assert {"gpu-check/accuracy.json", "gpu-check/puzzle.json", "gpu-check/tests.log",
