@@ -17,15 +17,16 @@ from common import arguments, median_ms, plain_against
 from IPython.testing.globalipapp import start_ipython
 from seeds import loop_and_matmul
 
-from ipython_cudatime.explain import ColdWatch
+from ipython_cudatime.explain import ColdWatch, ProbeSet
 
 GOAL_MS = 1.0
 SETUP, CELLS = loop_and_matmul()
+PROBES = ProbeSet()  # made once, as the magics make theirs: probes are kept between cells
 
 
 def watch_once():
     """One call's worth of cold-cause checks: find the probes, three snapshots, the causes."""
-    watch = ColdWatch.detect()
+    watch = ColdWatch.detect(PROBES)
     for moment in ("before", "after_cold", "after_warm"):
         watch.snapshot(moment)
     watch.causes()

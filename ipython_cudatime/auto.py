@@ -7,14 +7,15 @@ When the same cell is run again, the line shows its first time beside it.
 
 import time
 
-from .backends import DeviceSet
+from .backends import REGISTRY, DeviceSet
 from .units import format_seconds as fmt
 from .units import ratio_text
 
 
 class AutoTimer:
-    def __init__(self, shell):
+    def __init__(self, shell, registry=REGISTRY):
         self.shell = shell
+        self.registry = registry
         self.enabled = False
         self.first = {}  # cell source -> its first synchronized time
         self._devices = self._start = None
@@ -30,7 +31,7 @@ class AutoTimer:
         self.enabled = on
 
     def pre_run_cell(self, info=None):
-        self._devices = DeviceSet.detect()
+        self._devices = DeviceSet.detect(self.registry)
         self._devices.synchronize()
         self._start = time.perf_counter()
 

@@ -25,10 +25,10 @@ from IPython.core.magic import (
 
 from . import options as cli
 from .auto import AutoTimer
-from .backends import DeviceSet
+from .backends import REGISTRY, DeviceSet
 from .compare import Comparison, check_values, grid, run_sweep
 from .display import publish, show
-from .explain import ColdWatch
+from .explain import PROBES, ColdWatch, ProbeSet
 from .runner import Plan, measure
 from .state import CellRepeats, NameSnapshot, top_level_names
 
@@ -142,10 +142,16 @@ def _point_label(params):
 
 @magics_class
 class CudaTimeMagics(Magics):
-    def __init__(self, shell):
+    """The magics and what they keep between cells. The seams are passed in, with defaults:
+    ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
+    cold-run probes (``explain.PROBES``). Tests register an instance built with their own."""
+
+    def __init__(self, shell, registry=REGISTRY, probes=PROBES):
         super().__init__(shell)
+        self.registry = registry
+        self.probes = ProbeSet(probes)
         self.history = {}  # label -> CudaTimeResult, in the order recorded (-l)
-        self.auto = AutoTimer(shell)
+        self.auto = AutoTimer(shell, registry)
 
     @no_var_expand
     @needs_local_scope
@@ -183,9 +189,9 @@ class CudaTimeMagics(Magics):
         profiler = self._profiler(opts.trace) if opts.profile else None
         counter = self._counter(opts.peak) if opts.roofline or opts.peak is not None else None
         repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound)
-        measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(), plan, repeats=repeats,
-                              watch=ColdWatch.detect(), profiler=profiler, outputs=compiled.outputs(scope),
-                              counter=counter)
+        measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
+                              repeats=repeats, watch=ColdWatch.detect(self.probes), profiler=profiler,
+                              outputs=compiled.outputs(scope), counter=counter)
         note = _repeat_note(opts.runs, measurement.result, repeats.reasons)
         if note:
             measurement.result.notes.append(note)

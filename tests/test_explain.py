@@ -86,11 +86,11 @@ def test_profile_alone_keeps_no_file(ip, tmp_path, monkeypatch):
 
 def test_the_profiled_run_is_marked_in_its_trace_and_the_mark_is_no_operator(ip, tmp_path):
     """The window is the profiled run's synchronized span, on the trace's clock."""
-    ip.run_cell("import torch\nimport time")
-    r = timed(ip, f"-n 1 --trace {tmp_path / 't.json'} time.sleep(0.02); torch.ones(8).sum()")
-    assert 0.02 <= r.profile.window <= r.profile.wall * 1.5
+    ip.run_cell("import torch")
+    r = timed(ip, f"-n 1 --trace {tmp_path / 't.json'} sum(range(300_000)); torch.ones(8).sum()")
+    assert r.profile.wall * 0.5 <= r.profile.window <= r.profile.wall * 1.5
     assert "ipython_cudatime" not in " ".join(name for name, _, _ in r.profile.top)
-    assert r.profile.verdict.startswith("overhead-bound")  # 20 ms of sleep, a few µs of operators
+    assert r.profile.verdict.startswith("overhead-bound")  # ms of Python, a few µs of operators
 
 
 def test_trace_option_errors_are_usage_errors(ip, tmp_path):
@@ -135,6 +135,7 @@ def test_jax_compilation_is_named_as_a_cold_cause(ip):
     assert cause.seconds > 0
 
 
+@pytest.mark.timing
 def test_a_slow_cold_run_with_no_cause_is_said_plainly(ip):
     ip.run_cell("import time\nseen = []\ndef once():\n    if not seen:\n        seen.append(1)\n        time.sleep(0.05)")
     r = timed(ip, "-n 3 once()")
@@ -151,7 +152,8 @@ def test_cuda_causes_from_allocator_and_context_states():
             "allocated_bytes.all.peak": 400_000_000, "workspace_blocks": 1}
     warm = dict(cold)
     del warm["workspace_blocks"]  # not looked for after the warm runs
-    causes = [Cause(*c) for c in probe.causes(before, cold, warm)]
+    causes = probe.causes(before, cold, warm)
+    assert all(isinstance(c, Cause) for c in causes)
     names = [c.name for c in causes]
     assert names[:3] == ["CUDA context created", "memory pool grew", "cuBLAS handle and workspace created"]
     assert "384 MiB in 2 new segment(s)" in causes[1].detail
@@ -159,13 +161,27 @@ def test_cuda_causes_from_allocator_and_context_states():
     assert not settings.explains and "TF32" in settings.detail
 
 
-def test_gpu_clock_state_is_reported_read_only():
-    causes = NvmlProbe.causes({"sm_mhz": 345, "max_mhz": 1980, "reasons": 0x1},
-                              None, {"sm_mhz": 1755, "max_mhz": 1980, "reasons": 0x4 | 0x20})
-    [(name, seconds, detail, explains)] = causes
-    assert name == "GPU clock state" and seconds is None and not explains
-    assert "SM clock 345 of 1980 MHz, held back by: idle" in detail
-    assert "software power cap, software thermal slowdown" in detail
+def test_gpu_clock_state_is_context_with_its_reasons():
+    [cause] = NvmlProbe.causes(None, {"sm_mhz": 345, "max_mhz": 1980, "reasons": 0x1},
+                               None, {"sm_mhz": 1755, "max_mhz": 1980, "reasons": 0x4 | 0x20})
+    assert cause.name == "GPU clock state" and cause.seconds is None and not cause.explains
+    assert "SM clock 345 of 1980 MHz, held back by: idle" in cause.detail
+    assert "software power cap, software thermal slowdown" in cause.detail
+
+
+def test_gpu_clock_state_is_only_read():
+    """The NVML probe calls no NVML function that changes anything (clocks, power, persistence)."""
+    import ast
+    import inspect
+
+    from ipython_cudatime.explain import nvml_probe
+
+    names = {node.attr if isinstance(node, ast.Attribute) else node.value
+             for node in ast.walk(ast.parse(inspect.getsource(nvml_probe)))
+             if isinstance(node, ast.Attribute) or (isinstance(node, ast.Constant) and isinstance(node.value, str))}
+    called = {name for name in names if name.startswith("nvml")}
+    assert "nvmlDeviceGetClockInfo" in called
+    assert all(name.startswith(("nvmlInit", "nvmlDeviceGet")) for name in called), called
 
 
 def test_remainder_is_cold_minus_warm_work_minus_measured_causes():

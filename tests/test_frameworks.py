@@ -9,9 +9,9 @@ import sys
 import time
 
 import pytest
-from conftest import in_fresh_shell, run
+from conftest import in_fresh_shell, registry_without, run
 
-import ipython_cudatime.backends as backends
+from ipython_cudatime.backends import JaxBackend
 
 SIZE = 1500  # a jnp.dot of this size takes tens of ms on the CPU: far above dispatch time
 
@@ -33,6 +33,12 @@ def reference_seconds(jax, x, repeat=5):
     return sorted(times)[repeat // 2]
 
 
+# A product takes tens of ms; dispatching it, tens of µs: a factor 10 either way leaves room for a
+# loaded 2-core machine and still tells the work waited for from the work missed.
+MARGIN = 10
+
+
+@pytest.mark.timing
 def test_jax_async_trap_is_caught_on_the_cpu(jax_ns):
     ip, jax = jax_ns
     r = ip.run_line_magic("cudatime", "-o -q -n 5 y = jnp.dot(x, x)")
@@ -40,29 +46,44 @@ def test_jax_async_trap_is_caught_on_the_cpu(jax_ns):
     assert r.synchronized == ["jax cpu:0"]
     for one in r.warm:
         assert one.host < one.wall / 4  # jnp.dot returned long before the product was done
-    assert r.median == pytest.approx(reference, rel=0.5)
+    assert r.median > reference / MARGIN
     assert "%time alone would have printed" in str(r) or "a second %time would print" in str(r)
 
 
-def test_without_the_jax_backend_the_work_is_missed(jax_ns, monkeypatch):
+@pytest.mark.timing
+def test_without_the_jax_backend_the_work_is_missed(jax_ns, seams):
     """The same measurement with the JAX backend taken away: this is what the backend fixes."""
     ip, jax = jax_ns
-    monkeypatch.setattr(backends, "REGISTRY", [entry for entry in backends.REGISTRY if entry[0] != "jax"])
+    seams(registry=registry_without("jax"))
     r = ip.run_line_magic("cudatime", "-o -q -n 5 y = jnp.dot(x, x)")
     reference = reference_seconds(jax, ip.user_ns["x"])
-    assert r.median < reference / 4
+    assert r.median < reference / MARGIN
+
+
+@pytest.fixture
+def jax_waits(seams):
+    """The real JAX backend, recording how many arrays it waited on after each run."""
+    waited = []
+
+    class RecordingJax(JaxBackend):
+        def synchronize(self, outputs=None):
+            super().synchronize(outputs)
+            if outputs is not None:
+                waited.append(self.blocked)
+
+    seams(registry=(("jax", RecordingJax),))
+    return waited
 
 
 @pytest.mark.parametrize("cell", [
     "out = {'a': [jnp.dot(x, x)], 'b': (1, jnp.dot(x, x))}",  # a bound pytree
     "jnp.dot(x, x), jnp.dot(x, x)",  # the cell's value, a tuple
 ])
-def test_jax_waits_on_pytrees_in_values_and_bound_names(jax_ns, cell):
-    ip, jax = jax_ns
+def test_jax_waits_on_pytrees_in_values_and_bound_names(jax_ns, jax_waits, cell):
+    ip, _ = jax_ns
     r = ip.run_line_magic("cudatime", f"-o -q -n 3 {cell}")
-    reference = reference_seconds(jax, ip.user_ns["x"])
-    assert r.median >= 1.5 * reference * 0.5  # two products were waited for
-    assert all(one.host < one.wall / 4 for one in r.warm)
+    assert r.synchronized == ["jax cpu:0"]
+    assert jax_waits == [2] * r.total_runs  # both products, in every run
 
 
 def test_jax_says_when_there_was_nothing_to_wait_on(jax_ns):
@@ -71,14 +92,14 @@ def test_jax_says_when_there_was_nothing_to_wait_on(jax_ns):
     assert "JAX has no global synchronize" in cell.displayed[0]
 
 
-def test_several_frameworks_at_once(jax_ns, async_device, monkeypatch):
+@pytest.mark.timing
+def test_several_frameworks_at_once(jax_ns, seams):
     ip, _ = jax_ns
     import async_device_double
 
-    monkeypatch.setattr(backends, "REGISTRY", [("async_device_double", async_device_double.DoubleBackend),
-                                               ("jax", backends.JaxBackend)])
-    ip.user_ns["gpu"] = async_device
-    r = ip.run_line_magic("cudatime", "-o -q -n 2 gpu.launch(0.05); y = jnp.dot(x, x)")
+    seams(registry=(("async_device_double", async_device_double.DoubleBackend), ("jax", JaxBackend)))
+    ip.user_ns["gpu"] = async_device_double.DEVICE
+    r = ip.run_line_magic("cudatime", "-o -q -n 2 gpu.launch(0.1); y = x[:8, :8] * 2")
     assert r.synchronized == ["async double", "jax cpu:0"]
     assert r.clock == "device"  # from the backend that has a device timer
     assert "synchronized: async double, jax cpu:0" in str(r)

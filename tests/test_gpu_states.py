@@ -75,25 +75,25 @@ def test_initialized_without_a_context_is_not_cuda_yet():
     assert before["cuda"] is False
     cuda.contexts.add(0)  # the cold run created the context
     after = probe.state("after_cold")
-    names = [cause[0] for cause in probe.causes(before, after, None)]  # no KeyError('num_device_alloc')
+    names = [cause.name for cause in probe.causes(before, after, None)]  # no KeyError('num_device_alloc')
     assert "CUDA context created" in names and "memory pool grew" in names
 
 
 def test_work_on_a_second_gpu_is_synchronized():
     cuda = CudaStandIn(devices=2, contexts={1}, current=0)
     backend = TorchCudaBackend(torch_stand_in(cuda))
-    assert backend.in_use
+    assert backend.active
     backend.synchronize()
     assert cuda.synchronized == [1]  # device 0 has no context: left alone, never given one
     assert backend.timer() is None  # an event on device 0 would create its context
     assert backend.memory_stats() == {}
 
 
-def test_no_context_anywhere_is_not_in_use():
+def test_no_context_anywhere_is_not_active():
     cuda = CudaStandIn(devices=2, contexts=())
     backend = TorchCudaBackend(torch_stand_in(cuda))
     backend.synchronize()
-    assert not backend.in_use and cuda.synchronized == []
+    assert not backend.active and cuda.synchronized == []
 
 
 def test_any_nvml_error_is_not_fatal():

@@ -104,7 +104,7 @@ def test_outer_cell_result_is_kept(ip):
     assert ip.user_ns["z"] == 1
 
 
-def test_semicolon_silenced_value_still_assigns(ip):
+def test_quiet_line_magic_value_is_assigned_and_nothing_shown(ip):
     cell = run(ip, "r = %cudatime -n 1 -q 5")
     assert ip.user_ns["r"] == 5
     assert cell.displayed == []

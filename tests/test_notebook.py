@@ -15,7 +15,7 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
 CELLS = [
     "%load_ext ipython_cudatime\nimport time",
-    "%%cudatime -n 8\ntime.sleep(0.003)",
+    "%%cudatime -n 8\ntotal = sum(range(30_000))",
     "%cudatime --text -n 2 40 + 2",
     "%cudatime -q -n 1 -v saved 'quiet-value'",
     "from ipython_cudatime.render.widget import build_widget\nlen(repr(build_widget(saved, b'')))",
@@ -68,12 +68,6 @@ def test_text_option_and_quiet(notebook):
     assert value.data["text/plain"] == "42"
     [quiet] = outputs(nb, 3)
     assert quiet.output_type == "execute_result" and quiet.data["text/plain"] == "'quiet-value'"
-
-
-def test_widget_repr_is_short(notebook):
-    _, nb = notebook
-    [out] = outputs(nb, 4)
-    assert int(out.data["text/plain"]) <= 110
 
 
 def _chart(page):

@@ -49,14 +49,14 @@ def test_unload_and_reload(ip):
     assert run(ip, "%%cudatime -n 1\n8").value == 8
 
 
-def test_works_with_cpu_only_torch(ip, monkeypatch):
+def test_works_with_cpu_only_torch(ip, seams):
     torch = pytest.importorskip("torch", reason="torch not installed (the Colab-like test environment has none)")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: covered by test_gpu.py")
-    import ipython_cudatime.backends as backends
+    from ipython_cudatime.backends import REGISTRY
 
     # torch's backends only: other tests may have imported jax, whose backend would also be active
-    monkeypatch.setattr(backends, "REGISTRY", [entry for entry in backends.REGISTRY if entry[0] == "torch"])
+    seams(registry=tuple(entry for entry in REGISTRY if entry[0] == "torch"))
     ip.run_cell("import torch\na = torch.randn(64, 64)")
     r = ip.run_line_magic("cudatime", "-o -q -n 3 a @ a")
     assert r.synchronized == [] and r.clock == "wall"

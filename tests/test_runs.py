@@ -11,6 +11,7 @@ def result_of(ip, line):
     return ip.run_line_magic("cudatime", "-o -q " + line)
 
 
+@pytest.mark.timing
 def test_cold_run_is_never_in_the_statistics(ip):
     ip.user_ns["calls"] = 0
     # The first call sleeps 50 ms, every later one returns at once.
@@ -33,16 +34,15 @@ def test_runs_zero_times_the_cold_run_only(ip):
     assert r.cold.cpu_user is not None and r.cold.cpu_sys is not None
 
 
-def test_default_budget_fills_about_a_second_with_a_fast_cell(ip, monkeypatch):
-    import ipython_cudatime.backends as backends
-
-    monkeypatch.setattr(backends, "REGISTRY", [])  # no framework's synchronize in the way
+def test_default_budget_fills_about_a_second_with_a_fast_cell(ip, seams):
+    seams(registry=())  # no framework's synchronize in the way
     r = result_of(ip, "-b 0.2 pass")
     assert len(r.warmup) == 1
     assert MIN_RUNS <= len(r.warm) <= MAX_RUNS
     assert len(r.warm) == MAX_RUNS  # `pass` is far faster than 0.2 s / 1000
 
 
+@pytest.mark.timing
 def test_slow_cell_is_repeated_once_only(ip):
     ip.run_cell("import time")
     r = result_of(ip, "-b 0.05 time.sleep(0.08)")

@@ -18,21 +18,22 @@ from .torch_cuda import TorchCudaBackend
 
 # (module the user must have imported, backend class whose detect(module) returns a backend or None).
 # Order matters: the first backend with a device timer provides the device clock.
-REGISTRY = [
+# The default of every ``registry`` parameter; a tuple, so that nobody patches it in place.
+REGISTRY = (
     ("torch", TorchCudaBackend),
     ("torch", TorchAcceleratorBackend),
     ("cupy", CupyBackend),
     ("jax", JaxBackend),
     ("tensorflow", TensorflowBackend),
     ("numba.cuda", NumbaBackend),
-]
+)
 
 
-def active_backends(modules=None):
-    """The backends whose framework is imported and has a device to wait for."""
+def active_backends(registry=REGISTRY, modules=None):
+    """The backends of ``registry`` whose framework is imported and has a device to wait for."""
     modules = sys.modules if modules is None else modules
     found = []
-    for module_name, backend_class in REGISTRY:
+    for module_name, backend_class in registry:
         framework = modules.get(module_name)
         if framework is None:
             continue
@@ -46,7 +47,7 @@ class DeviceSet:
     """All active backends, seen by the runner as one device.
 
     Every backend is synchronized (each knows to do nothing while its framework has
-    no device at work); the report names only those in use once the cell has run,
+    no device at work); the report names only those active once the cell has run,
     and falls back to the CPU's description when none was.
     """
 
@@ -54,12 +55,12 @@ class DeviceSet:
         self.backends = list(backends)
         self._cpu = CpuBackend()
 
-    def _in_use(self):
-        return [backend for backend in self.backends if backend.in_use]
+    def _active(self):
+        return [backend for backend in self.backends if backend.active]
 
     @classmethod
-    def detect(cls):
-        return cls(active_backends())
+    def detect(cls, registry=REGISTRY):
+        return cls(active_backends(registry))
 
     def synchronize(self, outputs=None):
         for backend in self.backends:
@@ -73,15 +74,14 @@ class DeviceSet:
         return None
 
     def describe(self):
-        return ", ".join(backend.describe() for backend in self._in_use() or [self._cpu])
+        return ", ".join(backend.describe() for backend in self._active() or [self._cpu])
 
     @property
     def names(self):
-        return [backend.name for backend in self._in_use()]
+        return [backend.name for backend in self._active()]
 
     def notes(self):
         """Plain words about what could not be done: no GPU clock, a framework not synchronized."""
-        in_use = self._in_use()
-        notes = [] if in_use else [self._cpu.note]
-        return notes + [b.note for b in self.backends if getattr(b, "note", None)]
+        notes = [] if self._active() else [self._cpu.note]
+        return notes + [backend.note for backend in self.backends if backend.note]
 

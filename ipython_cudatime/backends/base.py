@@ -1,7 +1,7 @@
-"""The one small interface every device backend implements.
+"""The one small interface every device backend implements, and the one device timer.
 
 The runner only ever talks to this interface, so a new framework (or a test
-double of an asynchronous device) plugs in without touching the core.
+stand-in for an asynchronous device) plugs in without touching the core.
 """
 
 
@@ -19,20 +19,52 @@ class DeviceTimer:
         raise NotImplementedError
 
 
+class EventTimer(DeviceTimer):
+    """A reusable pair of timing events from ``make_event()``: ``torch.cuda.Event``,
+    ``torch.Event`` and ``cupy.cuda.Event`` all record on the current stream, and
+    ``elapsed_ms(start, stop)`` reads milliseconds between two of them. Two events,
+    made once: creating events on every run would cost a driver call each time."""
+
+    def __init__(self, make_event, elapsed_ms):
+        self._start, self._stop = make_event(), make_event()
+        self._elapsed_ms = elapsed_ms
+
+    def start(self):
+        self._start.record()
+
+    def stop(self):
+        self._stop.record()
+
+    def elapsed(self):
+        return self._elapsed_ms(self._start, self._stop) / 1e3
+
+
+def event_elapsed_ms(start, stop):
+    """``start.elapsed_time(stop)``: how torch's events read milliseconds."""
+    return start.elapsed_time(stop)
+
+
 class Backend:
     """A framework that can hold queued device work.
 
     ``name`` is what the report calls it ("torch cuda"). A backend must never
     initialize a device on its own: ``synchronize`` and ``timer`` do nothing
-    while the framework has not yet created its device context, so the cold run
-    still pays for that context and shows it.
+    while ``active`` is False, so the cold run still pays for the device context
+    and shows it.
     """
 
     name = "backend"
 
+    @classmethod
+    def detect(cls, module):
+        """A backend for ``module`` (the framework, already imported by the user), or None
+        when it has no device to wait for. Must not initialize any device."""
+        raise NotImplementedError
+
     @property
-    def in_use(self):
-        """Whether this framework has a device at work in this process (a context, a client)."""
+    def active(self):
+        """Whether this framework has a live device context in this process (a CUDA context,
+        a started runtime): only then can it hold work, and only then may it be asked to wait."""
         return True
 
     def synchronize(self, outputs=None):
@@ -51,6 +83,12 @@ class Backend:
     def describe(self):
         """A readable device name, e.g. ``cuda:0 NVIDIA H200``."""
         return self.name
+
+    @property
+    def note(self):
+        """A plain sentence for the report about what could not be done (work not waited
+        for, no clock), or None when there is nothing to say."""
+        return None
 
     def memory_stats(self):
         """A flat dict of allocator counters (empty when the framework has none)."""

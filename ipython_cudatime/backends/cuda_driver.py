@@ -7,23 +7,20 @@ context, which belongs in the cold run, not in our pre-run synchronize.
 import ctypes
 import sys
 
-_DRIVER = []  # the loaded driver library, or None where there is none
 
+class CudaDriver:
+    """The CUDA driver library, loaded once per owner (None where there is none)."""
 
-def _driver():
-    if not _DRIVER:
+    def __init__(self):
         name = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
         try:
-            _DRIVER.append(ctypes.CDLL(name))
+            self._library = ctypes.CDLL(name)
         except OSError:
-            _DRIVER.append(None)
-    return _DRIVER[0]
+            self._library = None
 
-
-def context_is_current():
-    """True when the CUDA driver has a context current on this thread (False before cuInit)."""
-    driver = _driver()
-    if driver is None:
-        return False
-    context = ctypes.c_void_p()
-    return driver.cuCtxGetCurrent(ctypes.byref(context)) == 0 and bool(context.value)
+    def context_is_current(self):
+        """True when the driver has a context current on this thread (False before cuInit)."""
+        if self._library is None:
+            return False
+        context = ctypes.c_void_p()
+        return self._library.cuCtxGetCurrent(ctypes.byref(context)) == 0 and bool(context.value)

@@ -1,21 +1,6 @@
 """CuPy: kernels launch asynchronously on the current stream; events time them."""
 
-from .base import Backend, DeviceTimer
-
-
-class CupyEventTimer(DeviceTimer):
-    def __init__(self, cupy):
-        self._cupy = cupy
-        self._start, self._stop = cupy.cuda.Event(), cupy.cuda.Event()
-
-    def start(self):
-        self._start.record()
-
-    def stop(self):
-        self._stop.record()
-
-    def elapsed(self):
-        return self._cupy.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+from .base import Backend, EventTimer
 
 
 class CupyBackend(Backend):
@@ -30,24 +15,23 @@ class CupyBackend(Backend):
         except Exception:  # CUDA driver missing or broken: nothing asynchronous to wait for
             return None
 
-    def _ready(self):
-        # A context in this thread means CuPy (or another framework) has used the GPU;
-        # without one there is nothing queued, and we must not create one.
+    @property
+    def active(self):
+        """A context in this thread means CuPy (or another framework) has used the GPU;
+        without one there is nothing queued, and we must not create one."""
         return self._cupy.cuda.driver.ctxGetCurrent() != 0
-
-    in_use = property(_ready)
 
     @property
     def name(self):
         return f"cupy cuda:{self._cupy.cuda.Device().id}"
 
     def synchronize(self, outputs=None):
-        if self._ready():
+        if self.active:
             self._cupy.cuda.Device().synchronize()
 
     def timer(self):
-        if self._timer is None and self._ready():
-            self._timer = CupyEventTimer(self._cupy)
+        if self._timer is None and self.active:
+            self._timer = EventTimer(self._cupy.cuda.Event, self._cupy.cuda.get_elapsed_time)
         return self._timer
 
     def describe(self):

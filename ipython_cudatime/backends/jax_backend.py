@@ -20,8 +20,10 @@ class JaxBackend(Backend):
             return None
         return cls(jax)
 
-    def _initialized(self):
-        # Never start JAX's backends ourselves (on a GPU they preallocate most of its memory).
+    @property
+    def active(self):
+        """Whether JAX's backends are up. Never start them ourselves: on a GPU they
+        preallocate most of its memory."""
         bridge = getattr(getattr(self._jax, "_src", None), "xla_bridge", None)
         check = getattr(bridge, "backends_are_initialized", None)
         return check() if check is not None else True
@@ -34,15 +36,13 @@ class JaxBackend(Backend):
     def _queued_devices(self):
         return [device for device in self._all_devices() if device.platform != "cpu"]
 
-    in_use = property(_initialized)
-
     @property
     def name(self):
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id}"
 
     def synchronize(self, outputs=None):
-        if not self._initialized():
+        if not self.active:
             return
         jax = self._jax
         if outputs is not None:
@@ -63,7 +63,7 @@ class JaxBackend(Backend):
 
     @property
     def note(self):
-        if self._initialized() and self.blocked == 0:
+        if self.active and self.blocked == 0:
             return ("jax: the cell returned and bound no JAX array to wait on; JAX has no global "
                     "synchronize, so work whose results were not kept may have been missed")
         return None

@@ -5,28 +5,29 @@ Active once the user has imported ``numba.cuda`` and a GPU is there. Numba has n
 """
 
 from .base import Backend
-from .cuda_driver import context_is_current
+from .cuda_driver import CudaDriver
 
 
 class NumbaBackend(Backend):
     name = "numba cuda"
 
-    def __init__(self, cuda):
+    def __init__(self, cuda, driver):
         self._cuda = cuda
+        self._driver = driver
 
     @classmethod
     def detect(cls, cuda):
         try:
-            return cls(cuda) if cuda.is_available() else None
+            return cls(cuda, CudaDriver()) if cuda.is_available() else None
         except Exception:  # a broken driver: nothing asynchronous to wait for
             return None
 
     @property
-    def in_use(self):
-        return context_is_current()
+    def active(self):
+        return self._driver.context_is_current()
 
     def synchronize(self, outputs=None):
-        if context_is_current():
+        if self.active:
             self._cuda.synchronize()
 
     def describe(self):

@@ -20,7 +20,7 @@ class TensorflowBackend(Backend):
         return cls(tf, sync)
 
     @property
-    def in_use(self):
+    def active(self):
         """Whether TensorFlow's runtime is up. Until then there is nothing to wait for, and
         asking it about devices would start it (taking most of each GPU's memory) and freeze
         its configuration."""
@@ -33,7 +33,7 @@ class TensorflowBackend(Backend):
         return self._sync is not None and self._tf.executing_eagerly()
 
     def synchronize(self, outputs=None):
-        if self.in_use and self._can_sync():
+        if self.active and self._can_sync():
             self._sync()
 
     def describe(self):
@@ -44,7 +44,7 @@ class TensorflowBackend(Backend):
     def note(self):
         if not self._tf.executing_eagerly():  # does not start the runtime
             return "tensorflow is in graph mode, where devices cannot be synchronized: its work was not waited for"
-        if self.in_use and self._sync is None:
+        if self.active and self._sync is None:
             return (f"tensorflow {self._tf.__version__} has no tf.test.experimental.sync_devices "
                     "(it came with 2.12): its GPU work was not waited for")
         return None

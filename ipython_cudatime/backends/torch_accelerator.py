@@ -4,24 +4,9 @@
 which knows how to avoid creating a context.
 """
 
-from .base import Backend, DeviceTimer
+import functools
 
-
-class TorchEventTimer(DeviceTimer):
-    """A reusable pair of generic ``torch.Event(enable_timing=True)`` on the accelerator."""
-
-    def __init__(self, torch, device):
-        self._start = torch.Event(device=device, enable_timing=True)
-        self._stop = torch.Event(device=device, enable_timing=True)
-
-    def start(self):
-        self._start.record()
-
-    def stop(self):
-        self._stop.record()
-
-    def elapsed(self):
-        return self._start.elapsed_time(self._stop) / 1e3
+from .base import Backend, EventTimer, event_elapsed_ms
 
 
 class TorchAcceleratorBackend(Backend):
@@ -50,7 +35,8 @@ class TorchAcceleratorBackend(Backend):
     def timer(self):
         if self._timer is None and not self._timer_failed and hasattr(self._torch, "Event"):
             try:
-                self._timer = TorchEventTimer(self._torch, self._device)
+                make_event = functools.partial(self._torch.Event, device=self._device, enable_timing=True)
+                self._timer = EventTimer(make_event, event_elapsed_ms)
             except (RuntimeError, TypeError, ValueError):
                 self._timer_failed = True  # this backend has no timing events: wall clock only
         return self._timer

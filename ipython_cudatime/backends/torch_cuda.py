@@ -1,6 +1,8 @@
 """PyTorch on CUDA (and ROCm, which PyTorch exposes through ``torch.cuda``)."""
 
-from .base import Backend, DeviceTimer
+import functools
+
+from .base import Backend, EventTimer, event_elapsed_ms
 
 MEMORY_KEYS = (
     "num_device_alloc",
@@ -18,23 +20,6 @@ def _read(nested, key):
     for part in key.split("."):
         value = value.get(part, 0) if isinstance(value, dict) else 0
     return value
-
-
-class CudaEventTimer(DeviceTimer):
-    """A reusable pair of ``torch.cuda.Event(enable_timing=True)``."""
-
-    def __init__(self, torch):
-        self._start = torch.cuda.Event(enable_timing=True)
-        self._stop = torch.cuda.Event(enable_timing=True)
-
-    def start(self):
-        self._start.record()
-
-    def stop(self):
-        self._stop.record()
-
-    def elapsed(self):
-        return self._start.elapsed_time(self._stop) / 1e3
 
 
 class TorchCudaBackend(Backend):
@@ -72,7 +57,8 @@ class TorchCudaBackend(Backend):
             return []
         return [index for index in range(cuda.device_count()) if self._has_context(index)]
 
-    def _ready(self):
+    @property
+    def active(self):
         """Any device has a context: work on ``cuda:1`` counts while ``cuda:0`` has none."""
         return bool(self._active_devices())
 
@@ -82,15 +68,14 @@ class TorchCudaBackend(Backend):
         cuda = self._torch.cuda
         return cuda.is_initialized() and self._has_context(cuda.current_device())
 
-    in_use = property(_ready)
-
     def synchronize(self, outputs=None):
         for index in self._active_devices():
             self._torch.cuda.synchronize(index)
 
     def timer(self):
         if self._timer is None and self.current_device_ready():
-            self._timer = CudaEventTimer(self._torch)
+            make_event = functools.partial(self._torch.cuda.Event, enable_timing=True)
+            self._timer = EventTimer(make_event, event_elapsed_ms)
         return self._timer
 
     def describe(self):

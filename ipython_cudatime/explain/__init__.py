@@ -1,44 +1,46 @@
 """Why the cold run was slow: cheap state probes read before and after it, turned into causes.
 
 Like the backends, a probe is used only when its framework is already imported.
-A probe's ``state()`` is a small dict read in microseconds; its
+A probe (``probe.Probe``) reads a small dict in microseconds; its
 ``causes(before, after_cold, after_warm)`` names what changed as ``Cause`` records.
 """
 
 import sys
-from dataclasses import dataclass
 
 from .jax_probe import JaxProbe
 from .nvml_probe import NvmlProbe
+from .probe import Cause, Probe
 from .torch_probe import TorchProbe
 
-# (module the user must have imported, probe class whose detect(module) returns a probe or None)
-PROBES = [("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe)]
+__all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "remainder"]
+
+# (module the user must have imported, probe class whose detect(module) returns a probe or None).
+# The default registry of ``ProbeSet``; a tuple, so that nobody patches it in place.
+PROBES = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe))
 
 
-@dataclass(frozen=True)
-class Cause:
-    """One reason the cold run was slower: ``seconds`` when it can be measured, else None.
+class ProbeSet:
+    """The probes of ``registry`` for the frameworks imported so far, each made once and kept
+    by its owner (the magics): a probe may listen across cells (JAX's compile listener cannot
+    be removed, so the one JaxProbe registers it once)."""
 
-    ``explains`` is False for context worth showing beside the causes (precision
-    settings, GPU clocks) that is not itself a one-time cost.
-    """
+    def __init__(self, registry=PROBES):
+        self._registry = registry
+        self._made = {}
 
-    name: str
-    seconds: float = None
-    detail: str = ""
-    explains: bool = True
-
-
-def active_probes(modules=None):
-    modules = sys.modules if modules is None else modules
-    found = []
-    for module_name, probe_class in PROBES:
-        framework = modules.get(module_name)
-        probe = probe_class.detect(framework) if framework is not None else None
-        if probe is not None:
-            found.append(probe)
-    return found
+    def active(self, modules=None):
+        modules = sys.modules if modules is None else modules
+        found = []
+        for entry in self._registry:
+            module_name, probe_class = entry
+            framework = modules.get(module_name)
+            if framework is None:
+                continue
+            if self._made.get(entry) is None:
+                self._made[entry] = probe_class.detect(framework)
+            if self._made[entry] is not None:
+                found.append(self._made[entry])
+        return found
 
 
 class ColdWatch:
@@ -49,34 +51,31 @@ class ColdWatch:
         self.states = {}
 
     @classmethod
-    def detect(cls):
-        return cls(active_probes())
+    def detect(cls, probes):
+        """A watch over the active probes of ``probes`` (a ``ProbeSet``)."""
+        return cls(probes.active())
 
     def snapshot(self, moment):
         """``moment`` is "before", "after_cold" or "after_warm"."""
         self.states[moment] = [probe.state(moment) for probe in self.probes]
 
-    def causes(self):
-        found = []
-        before = self.states.get("before")
-        after_cold = self.states.get("after_cold")
+    def _per_probe(self):
+        """(probe, before, after_cold, after_warm) for each probe, or nothing before the cold run was read."""
+        before, after_cold = self.states.get("before"), self.states.get("after_cold")
         if before is None or after_cold is None:
-            return found
+            return []
         after_warm = self.states.get("after_warm") or [None] * len(self.probes)
-        for probe, b, c, w in zip(self.probes, before, after_cold, after_warm):
-            found.extend(Cause(*cause) for cause in probe.causes(b, c, w))
-        return found
+        return list(zip(self.probes, before, after_cold, after_warm))
 
+    def causes(self):
+        return [cause for probe, *states in self._per_probe() for cause in probe.causes(*states)]
 
     def memory(self):
-        """The cell's peak device memory from the torch probe (``memory.DeviceMemory``), or None."""
-        for index, probe in enumerate(self.probes):
-            if isinstance(probe, TorchProbe):
-                before, after_cold = self.states.get("before"), self.states.get("after_cold")
-                if before is None or after_cold is None:
-                    return None
-                after_warm = self.states.get("after_warm")
-                return probe.memory(before[index], after_cold[index], after_warm and after_warm[index])
+        """The cell's peak device memory from the first probe that can tell (torch's), or None."""
+        for probe, *states in self._per_probe():
+            memory = probe.memory(*states)
+            if memory is not None:
+                return memory
         return None
 
 

@@ -1,19 +1,19 @@
 """JAX compilation during the cold run, from ``jax.monitoring`` duration events."""
 
-_COMPILE_SECONDS = [0.0]  # module-wide: JAX listeners cannot be removed, so register once
-_REGISTERED = [False]
+from .probe import Cause, Probe
 
 
-def _listen(event, duration, **_):
-    if "compile" in event or "jaxpr_trace" in event:
-        _COMPILE_SECONDS[0] += duration
+class JaxProbe(Probe):
+    """Adds up compile and trace durations as JAX reports them. JAX listeners cannot be
+    removed, so one probe is made per owner (``ProbeSet``) and listens from then on."""
 
-
-class JaxProbe:
     def __init__(self, jax):
-        if not _REGISTERED[0]:
-            jax.monitoring.register_event_duration_secs_listener(_listen)
-            _REGISTERED[0] = True
+        self.compile_seconds = 0.0
+        jax.monitoring.register_event_duration_secs_listener(self._listen)
+
+    def _listen(self, event, duration, **_):
+        if "compile" in event or "jaxpr_trace" in event:
+            self.compile_seconds += duration
 
     @classmethod
     def detect(cls, jax):
@@ -23,11 +23,11 @@ class JaxProbe:
         return cls(jax)
 
     def state(self, moment):
-        return {"compile": _COMPILE_SECONDS[0]}
+        return {"compile": self.compile_seconds}
 
-    def causes(self, before, after, warm):
-        compiled = after["compile"] - before["compile"]
+    def causes(self, before, after_cold, after_warm):
+        compiled = after_cold["compile"] - before["compile"]
         if compiled <= 0:
             return []
-        return [("JAX compilation", compiled,
-                 "jit tracing and XLA compilation of new shapes/functions; cached for later runs")]
+        return [Cause("JAX compilation", compiled,
+                      "jit tracing and XLA compilation of new shapes/functions; cached for later runs")]

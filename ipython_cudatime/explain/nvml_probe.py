@@ -5,6 +5,7 @@ Never sets anything. Used only when PyTorch has an initialized CUDA device and
 """
 
 from ..backends.torch_cuda import TorchCudaBackend
+from .probe import Cause, Probe
 
 # NVML clock-event reasons (formerly "throttle reasons") worth naming.
 REASONS = {0x1: "idle", 0x4: "software power cap", 0x8: "hardware slowdown",
@@ -15,7 +16,7 @@ def _reasons(mask):
     return [name for bit, name in REASONS.items() if mask & bit] or ["none"]
 
 
-class NvmlProbe:
+class NvmlProbe(Probe):
     def __init__(self, torch, pynvml):
         self._torch, self._nvml, self._handle = torch, pynvml, None
 
@@ -47,7 +48,7 @@ class NvmlProbe:
     def state(self, moment):
         # Read only where CUDA is already set up: asking torch for the current device
         # would otherwise initialize CUDA before the cold run.
-        if moment == "after_cold" or not TorchCudaBackend(self._torch).in_use:
+        if moment == "after_cold" or not TorchCudaBackend(self._torch).active:
             return None
         nvml = self._nvml
         try:
@@ -60,13 +61,13 @@ class NvmlProbe:
         except Exception:  # NVMLError, or e.g. TypeError from an older pynvml: clocks are context, never fatal
             return None
 
-    @staticmethod
-    def causes(before, after, warm):
-        if before is None and warm is None:
+    def causes(self, before, after_cold, after_warm):
+        """The clock state before the cold run and after the warm runs: context, not a cost."""
+        if before is None and after_warm is None:
             return []
         parts = []
-        for label, state in (("before the cold run", before), ("after the warm runs", warm)):
+        for label, state in (("before the cold run", before), ("after the warm runs", after_warm)):
             if state is not None:
                 parts.append(f"{label}: SM clock {state['sm_mhz']} of {state['max_mhz']} MHz, "
                              f"held back by: {', '.join(_reasons(state['reasons']))}")
-        return [("GPU clock state", None, "; ".join(parts), False)]
+        return [Cause("GPU clock state", None, "; ".join(parts), explains=False)]

@@ -6,6 +6,7 @@ import sys
 from ..backends.torch_cuda import TorchCudaBackend
 from ..units import format_bytes, format_seconds
 from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
+from .probe import Cause, Probe
 
 # cuBLAS workspace: CUBLAS_WORKSPACE_CONFIG's default ":4096:2:16:8" is 4096 KiB × 2 + 16 KiB × 8;
 # cuBLASLt on sm90+ takes 32 MiB (docs/design.md).
@@ -35,7 +36,7 @@ def _dynamo_compile_seconds():
     return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
 
 
-class TorchProbe:
+class TorchProbe(Probe):
     MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
 
     def __init__(self, torch):
@@ -92,38 +93,48 @@ class TorchProbe:
                     count += 1
         return count
 
-    def causes(self, before, after, warm):
-        torch = self._torch
-        found = []
-        if after["cuda"] and not before["cuda"]:
-            found.append(("CUDA context created", None,
-                          "this cell initialized CUDA (driver, context, lazy module loading): a one-time cost per process"))
-        if after["cuda"]:
-            base = before if before["cuda"] else {key: 0 for key in self.MEMORY}
-            new_allocs = after["num_device_alloc"] - base["num_device_alloc"]
-            if new_allocs > 0:
-                grown = after["reserved_bytes.all.current"] - base["reserved_bytes.all.current"]
-                segments = after["segment.all.current"] - base["segment.all.current"]
-                found.append(("memory pool grew", None,
-                              f"{new_allocs} cudaMalloc call(s); reserved memory grew by {format_bytes(grown)} "
-                              f"in {segments} new segment(s): warm runs reuse the cached blocks"))
-            if after["workspace_blocks"] > before.get("workspace_blocks", 0):
-                found.append(("cuBLAS handle and workspace created", None,
-                              "the first matrix product on this thread and device creates the cuBLAS handle "
-                              "and allocates its workspace"))
-        compiled = after["compile"] - before["compile"]
+    def causes(self, before, after_cold, after_warm):
+        found = self._cuda_causes(before, after_cold) if after_cold["cuda"] else []
+        compiled = after_cold["compile"] - before["compile"]
         if compiled > 0:
-            found.append(("torch.compile compilation", compiled,
-                          f"dynamo and its backend compiled for {format_seconds(compiled)}; "
-                          "later runs reuse the compiled code unless a guard fails"))
-        if after["cuda"]:
-            backends = torch.backends
-            if backends.cudnn.benchmark:
-                found.append(("cuDNN autotuning enabled", None,
-                              "torch.backends.cudnn.benchmark = True: the first run of each convolution shape "
-                              "tries several algorithms"))
-            found.append((SETTINGS, None,
-                          f"float32 matmul precision '{torch.get_float32_matmul_precision()}', "
-                          f"TF32 for matmul {'on' if backends.cuda.matmul.allow_tf32 else 'off'}, "
-                          f"for cuDNN {'on' if backends.cudnn.allow_tf32 else 'off'}", False))
+            found.append(Cause("torch.compile compilation", compiled,
+                               f"dynamo and its backend compiled for {format_seconds(compiled)}; "
+                               "later runs reuse the compiled code unless a guard fails"))
+        if after_cold["cuda"]:
+            found.extend(self._settings())
+        return found
+
+    def _cuda_causes(self, before, after):
+        """The context, the allocator's growth and cuBLAS's workspace, from the CUDA allocator's counters."""
+        found = []
+        if not before["cuda"]:
+            found.append(Cause("CUDA context created", None, "this cell initialized CUDA (driver, context, lazy "
+                                                             "module loading): a one-time cost per process"))
+        base = before if before["cuda"] else {key: 0 for key in self.MEMORY}
+        new_allocs = after["num_device_alloc"] - base["num_device_alloc"]
+        if new_allocs > 0:
+            grown = after["reserved_bytes.all.current"] - base["reserved_bytes.all.current"]
+            segments = after["segment.all.current"] - base["segment.all.current"]
+            found.append(Cause("memory pool grew", None,
+                               f"{new_allocs} cudaMalloc call(s); reserved memory grew by {format_bytes(grown)} "
+                               f"in {segments} new segment(s): warm runs reuse the cached blocks"))
+        if after["workspace_blocks"] > before.get("workspace_blocks", 0):
+            found.append(Cause("cuBLAS handle and workspace created", None,
+                               "the first matrix product on this thread and device creates the cuBLAS handle "
+                               "and allocates its workspace"))
+        return found
+
+    def _settings(self):
+        """cuDNN autotuning (a cost) and the precision settings (context, not a cost)."""
+        torch = self._torch
+        backends = torch.backends
+        found = []
+        if backends.cudnn.benchmark:
+            found.append(Cause("cuDNN autotuning enabled", None,
+                               "torch.backends.cudnn.benchmark = True: the first run of each convolution shape "
+                               "tries several algorithms"))
+        found.append(Cause(SETTINGS, None,
+                           f"float32 matmul precision '{torch.get_float32_matmul_precision()}', "
+                           f"TF32 for matmul {'on' if backends.cuda.matmul.allow_tf32 else 'off'}, "
+                           f"for cuDNN {'on' if backends.cudnn.allow_tf32 else 'off'}", explains=False))
         return found
