@@ -16,6 +16,9 @@ NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree...
 # a synchronized run's own jitter (the synchronize call, the scheduler) is a few µs; a wider spread
 # than that is the machine's, a narrower one is the timer's.
 NOISY_MIN_IQR = 20e-6
+# Where the harness was measured (null runs), the floor is the clocks' own spread instead: a warm
+# spread within this many times the null runs' IQR (per run of a sample) is the clock's jitter.
+JITTER_TIMES = 3
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,14 @@ def _worker(result):
     """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
     gpu = ("cuda", "rocm", "gpu", "mps", "xpu")
     return "the GPU" if any(word in name for name in result.synchronized for word in gpu) else "the device"
+
+
+def _clock_jitter(result):
+    """The spread the clocks and the synchronize show on their own, per run: JITTER_TIMES the null
+    runs' IQR spread over a sample's runs; NOISY_MIN_IQR where the harness was not measured."""
+    if result.harness is None:
+        return NOISY_MIN_IQR
+    return JITTER_TIMES * result.harness.jitter / result.batch
 
 
 def findings(result):
@@ -82,11 +93,12 @@ def findings(result):
 
         found.extend(Finding(kind, text) for kind, text in sentences(result.roofline))
     if result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR \
-            and result.iqr > NOISY_MIN_IQR:
+            and result.iqr > _clock_jitter(result):
         found.append(Finding(
             "noisy",
             f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
-            "the median). Close other work on this machine, or time more runs (-n/-b).",
+            "the median, more than the clocks' own jitter). Close other work on this machine, or time "
+            "more runs (-n/-b).",
         ))
     if result.stopped:
         found.append(Finding("stopped", f"Stopped early by {result.stopped}; the statistics cover the runs done."))

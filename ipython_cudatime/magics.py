@@ -26,6 +26,7 @@ from IPython.core.magic import (
 from . import options as cli
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet
+from .batching import compile_batch
 from .compare import Comparison, check_values, grid, run_sweep
 from .display import publish, show
 from .explain import PROBES, ColdWatch, ProbeSet
@@ -105,6 +106,7 @@ class CompiledCell:
         filename = shell.compile.cache(transformed, _cell_number(shell))
         tree = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
         self.tree = tree
+        self._compile_module = lambda module: shell.compile(module, filename, "exec")
         self.bound = top_level_names(tree)
         body = list(tree.body)
         last = None
@@ -125,6 +127,13 @@ class CompiledCell:
             return None
 
         return run
+
+    def batch(self, globals_, locals_):
+        """``batch(k)`` running the cell k times in one call (see ``batching``), or None when it
+        cannot be batched; never for a cell run in a function's own local scope."""
+        if locals_ is not None and locals_ is not globals_:
+            return None
+        return compile_batch(self.tree, self._compile_module, globals_)
 
     def outputs(self, namespace):
         """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
@@ -191,7 +200,8 @@ class CudaTimeMagics(Magics):
         repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound)
         measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
                               repeats=repeats, watch=ColdWatch.detect(self.probes), profiler=profiler,
-                              outputs=compiled.outputs(scope), counter=counter)
+                              outputs=compiled.outputs(scope), counter=counter,
+                              batch=compiled.batch(shell.user_ns, where))
         note = _repeat_note(opts.runs, measurement.result, repeats.reasons)
         if note:
             measurement.result.notes.append(note)

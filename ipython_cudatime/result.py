@@ -32,6 +32,20 @@ class Run(NamedTuple):
     device: Optional[float] = None
     cpu_user: Optional[float] = None
     cpu_sys: Optional[float] = None
+    batch: int = 1  # runs of the cell this sample timed (see ``batching``); the clocks are per run
+
+
+class Harness(NamedTuple):
+    """The harness's own cost, from null runs (nothing in them) through the same path and devices.
+
+    wall    median synchronized time of a null run: what the clocks and synchronize add to a sample;
+    jitter  IQR of those times: the spread the clocks show on their own;
+    device  median device-clock time of a null run, or None without a device clock.
+    """
+
+    wall: float
+    jitter: float
+    device: Optional[float] = None
 
 
 @dataclass
@@ -49,17 +63,37 @@ class CudaTimeResult:
     profile: object = None  # explain.profile.Profile with --profile/--profile-cold
     roofline: object = None  # explain.roofline.Roofline with --roofline
     memory: object = None  # explain.memory.DeviceMemory where torch's CUDA allocator was used, else None
+    harness: Harness = None  # the harness's own cost, measured once per call
+
+    @property
+    def batch(self):
+        """Runs of the cell per warm sample: 1, or k when a run is short next to the harness's cost."""
+        return self.warm[0].batch if self.warm else 1
+
+    def batch_text(self):
+        """How the warm runs were sampled, or None for one run per sample."""
+        if self.batch == 1:
+            return None
+        return (f"each sample: {self.batch:,} runs in one timed loop, as timeit does: one run is short next to "
+                f"the harness's own cost per sample ({format_seconds(self.harness.wall)}, measured on null "
+                "runs), which a sample of many runs makes negligible")
+
+    def harness_per_run(self, runs):
+        """The harness's wall time per run in samples like ``runs``: spread over a sample's runs."""
+        return self.harness.wall / runs[0].batch if self.harness is not None and runs else 0.0
 
     @cached_property
     def clock(self):
         """The clock the statistics use: device where every run has one and it accounts for
         most of the synchronized time, else wall. Events on the current stream miss work on
-        other streams and other frameworks; the synchronized wall clock does not."""
+        other streams and other frameworks; the synchronized wall clock does not. The
+        harness's own cost (a synchronize can cost 20 µs) is taken out of the wall time
+        first, so that a 5 µs kernel's events still count as covering its run."""
         runs = self.warm or [self.cold]
         if any(run.device is None for run in runs):
             return "wall"
         device = statistics.median(run.device for run in runs)
-        wall = statistics.median(run.wall for run in runs)
+        wall = statistics.median(run.wall for run in runs) - self.harness_per_run(runs)
         return "device" if device >= DEVICE_SHARE * wall else "wall"
 
     @cached_property
@@ -90,14 +124,19 @@ class CudaTimeResult:
 
     @property
     def total_runs(self):
-        """How many times the cell ran in all: cold, warm-up, warm, profiled and counting runs."""
-        return 1 + len(self.warmup) + len(self.warm) + len(self.extra_runs)
+        """How many times the cell ran in all: cold, warm-up, warm (every run of every sample),
+        profiled and counting runs."""
+        later = sum(run.batch for run in self.warmup) + sum(run.batch for run in self.warm)
+        return 1 + later + len(self.extra_runs)
 
     def counts_text(self):
-        """``the cell ran 10 times: 1 cold + 1 warm-up + 8 warm``, as every report states it."""
-        parts = ["1 cold", f"{len(self.warmup)} warm-up", f"{len(self.warm)} warm", *self.extra_runs]
+        """``the cell ran 10 times: 1 cold + 1 warm-up + 8 warm``, as every report states it; with
+        batching ``... + 120 warm samples × 1,000 runs``."""
+        warmup = sum(run.batch for run in self.warmup)
+        warm = f"{len(self.warm)} warm" if self.batch == 1 else f"{len(self.warm)} warm samples × {self.batch:,} runs"
+        parts = ["1 cold", f"{warmup:,} warm-up", warm, *self.extra_runs]
         total = self.total_runs
-        return f"the cell ran {total} time{'s' if total != 1 else ''}: {' + '.join(parts)}"
+        return f"the cell ran {total:,} time{'s' if total != 1 else ''}: {' + '.join(parts)}"
 
     @property
     def median(self):
@@ -157,6 +196,8 @@ class CudaTimeResult:
             profile=self.profile.to_dict() if self.profile is not None else None,
             roofline=self.roofline.to_dict() if self.roofline is not None else None,
             memory=self.memory.to_dict() if self.memory is not None else None,
+            batch=self.batch,
+            harness=self.harness._asdict() if self.harness is not None else None,
         )
         return data
 

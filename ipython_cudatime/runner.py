@@ -6,16 +6,24 @@ Knows nothing of IPython or of any framework: it is handed a callable and a
 
 import contextlib
 import dataclasses
-import functools
+import itertools
 import os
+import statistics
 import time
 from dataclasses import dataclass
 
-from .result import CudaTimeResult, Run
+from .result import CudaTimeResult, Harness, Run
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
-MIN_RUNS = 3  # warm runs, whenever they fit
-MAX_RUNS = 1000  # warm runs, at most, without -n
+MIN_RUNS = 3  # warm runs (samples), whenever they fit
+MAX_RUNS = 1000  # warm runs (samples), at most, without -n
+# Null runs per call to measure the harness's own cost: enough for a median and quartiles,
+# and cheap (25 synchronizes: about 0.5 ms on a GPU, 15 µs on the CPU).
+NULL_RUNS = 25
+# A run shorter than this many times the harness's cost per sample is timed in batches of k
+# runs per sample, k chosen so that a sample lasts this long: the harness then adds at most 1%.
+BATCH_TARGET = 100
+MAX_BATCH = 10**7  # runs per sample, at most (a 5 ns `pass` needs 10**4 for a 50 µs sample)
 
 
 @dataclass(frozen=True)
@@ -92,15 +100,19 @@ class Measurement:
     error: BaseException = None
 
 
-def timed_run(fn, devices, cpu_times=False, outputs=None, presync=True):
+def timed_run(fn, devices, cpu_times=False, outputs=None, before="synchronize"):
     """Run ``fn`` once between two synchronizations; return (Run, value).
 
     ``outputs(value)`` lists what the run produced, for backends that wait on results.
-    ``presync=False`` skips the first wait when the previous run's final one just drained
-    every device (consecutive warm runs), which saves a synchronize per run.
+    ``before="settle"`` replaces the first full synchronize when the previous run's final one
+    just drained every device (consecutive warm runs), which saves a synchronize per run:
+    only what that one cannot see is waited for (``Backend.settle``). ``before=None`` waits
+    for nothing (the null runs that measure the harness).
     """
-    if presync:
+    if before == "synchronize":
         devices.synchronize()
+    elif before == "settle":
+        devices.settle()
     timer = devices.timer()
     cpu0 = os.times() if cpu_times else None
     if timer is not None:
@@ -119,19 +131,89 @@ def timed_run(fn, devices, cpu_times=False, outputs=None, presync=True):
     return Run(t1 - t0, t2 - t0, device), value
 
 
+def _null():
+    return None
+
+
+def calibrate(devices, outputs=None):
+    """The harness's own cost: NULL_RUNS runs of nothing through ``timed_run`` on ``devices``,
+    as a warm run goes (``outputs`` as the cell's), once per call."""
+    runs = [timed_run(_null, devices, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
+    walls = [run.wall for run in runs]
+    q1, _, q3 = statistics.quantiles(walls, n=4, method="inclusive")
+    device = None if any(run.device is None for run in runs) else statistics.median(run.device for run in runs)
+    return Harness(statistics.median(walls), q3 - q1, device)
+
+
+def _per_run(run, runs):
+    """A sample of ``runs`` runs, its clocks divided by ``runs``."""
+    device = None if run.device is None else run.device / runs
+    return Run(run.host / runs, run.wall / runs, device, batch=runs)
+
+
+def _batch_sizes():
+    """1, 2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them."""
+    for power in itertools.count():
+        for step in (1, 2, 5):
+            if step * 10**power > MAX_BATCH:
+                return
+            yield step * 10**power
+
+
+class Sampler:
+    """Timed runs of one cell after the cold run, each after ``repeats.reset()``.
+
+    ``batch(k)``, when the cell can be batched (see ``batching``), runs it k times in
+    one call; a sample of k runs is then timed as one and reported per run.
+    """
+
+    def __init__(self, fn, devices, repeats, outputs=None, batch=None):
+        self.fn, self.devices, self.repeats, self.outputs, self.batch = fn, devices, repeats, outputs, batch
+
+    def run(self, before="settle"):
+        self.repeats.reset()
+        return timed_run(self.fn, self.devices, outputs=self.outputs, before=before)[0]
+
+    def sample(self, runs):
+        """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""
+        if runs == 1:
+            return self.run()
+        self.repeats.reset()
+        batch = self.batch
+        run, _ = timed_run(lambda: batch(runs), self.devices, outputs=self.outputs, before="settle")
+        return _per_run(run, runs)
+
+    def batch_size(self, last, harness, trials):
+        """Runs per sample: 1 when a plain run (``last`` seconds) lasts BATCH_TARGET times the
+        harness's cost, or when the cell cannot be batched; else the first of 2, 5, 10, 20, ...
+        whose sample lasts that long, trying each in turn (the tries go to ``trials``)."""
+        goal = BATCH_TARGET * harness.wall
+        if self.batch is None or last >= goal:
+            return 1
+        for runs in itertools.islice(_batch_sizes(), 1, None):
+            trials.append(self.sample(runs))
+            if trials[-1].wall * runs >= goal:
+                break
+        return runs
+
+
 def _drain(devices):
     """After an error, let queued work finish so that the next cell starts clean."""
     with contextlib.suppress(Exception):
         devices.synchronize()
 
 
-def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None):
+def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
     exception or interrupt during later runs stops them; the runs done so far are
     returned with the exception in ``Measurement.error``. ``repeats`` (see
     ``Repeats``) is told about every run, and may cut the plan to the cold run.
+
+    After the cold run, null runs measure the harness's own cost (``calibrate``); warm
+    runs shorter than BATCH_TARGET times it are timed k at a time through ``batch(k)``
+    (see ``batching``; None: the cell cannot be batched), and each sample says so.
 
     ``watch`` (see ``explain.ColdWatch``) is read before the cold run, after it and
     after the warm runs, and names the cold run's causes. ``profiler`` (see
@@ -141,34 +223,29 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     after those (``--roofline``), whose time stays out of the statistics.
     """
     repeats = repeats or Repeats()
-    run_once = functools.partial(timed_run, fn, devices, outputs=outputs)
     watch = watch or _NoWatch()
     repeats.begin()
     watch.snapshot("before")
     try:
         with profiler if plan.profile == "cold" else contextlib.nullcontext():
-            cold, value = run_once(cpu_times=True)
+            cold, value = timed_run(fn, devices, cpu_times=True, outputs=outputs)
     except BaseException:
         _drain(devices)
         raise
     watch.snapshot("after_cold")
-    if not repeats.after_cold() and plan.runs is None:
-        plan, counter = plan.once(), None
+    if not repeats.after_cold():  # it changes objects in place: never k runs where one was asked for
+        batch = None
+        if plan.runs is None:
+            plan, counter = plan.once(), None
+    harness = calibrate(devices, outputs)
     try:
-        later = _later_runs(run_once, plan, repeats, watch, profiler, counter, cold)
+        later = _later_runs(Sampler(fn, devices, repeats, outputs, batch), plan, watch, profiler, counter,
+                            cold, harness)
     finally:
         repeats.end()
-    result = CudaTimeResult(
-        cold=cold,
-        warmup=later.warmup,
-        warm=later.warm,
-        device=devices.describe(),
-        synchronized=devices.names,
-        notes=devices.notes(),
-        stopped=later.stopped,
-        cold_causes=watch.causes(),
-        memory=watch.memory(),
-    )
+    result = CudaTimeResult(cold=cold, warmup=later.warmup, warm=later.warm, device=devices.describe(),
+                            synchronized=devices.names, notes=devices.notes(), stopped=later.stopped,
+                            cold_causes=watch.causes(), memory=watch.memory(), harness=harness)
     if later.error is not None:
         _drain(devices)
     if plan.profile == "cold":
@@ -192,33 +269,33 @@ class _Later:
     stopped: str = None
 
 
-def _later_runs(run_once, plan, repeats, watch, profiler, counter, cold):
-    """Warm-up, warm, profiled and counting runs, each after ``repeats.reset()``; errors stop them."""
+def _later_runs(sampler, plan, watch, profiler, counter, cold, harness):
+    """Warm-up runs (with the tries that size a batch), warm samples, then the profiled and
+    counting runs, each after ``repeats.reset()``; an error stops them."""
     later, phase = _Later(), "warm-up"
-
-    def again(**kwargs):
-        repeats.reset()
-        return run_once(**kwargs)[0]
-
     start = time.perf_counter()
     try:
-        with repeats.quiet():
+        with sampler.repeats.quiet():
             for _ in range(plan.warmup_count(cold.wall)):
-                later.warmup.append(again(presync=False))
-            phase = "warm"
+                later.warmup.append(sampler.run())
             last = later.warmup[-1].wall if later.warmup else cold.wall
+            shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
+            runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs != 0 else 1
+            phase = "warm"
+            if runs > 1:  # the last try: a sample of ``runs`` runs
+                last = later.warmup[-1].wall * runs
             while plan.wants_more(len(later.warm), time.perf_counter() - start, last):
-                later.warm.append(again(presync=False))
-                last = later.warm[-1].wall
+                later.warm.append(sampler.sample(runs))
+                last = later.warm[-1].wall * runs
             watch.snapshot("after_warm")
             if plan.profile == "warm" and plan.runs != 0:
                 phase = "profiled"
                 with profiler:
-                    later.profiled = again()
+                    later.profiled = sampler.run(before="synchronize")
             if counter is not None:
                 phase = "counting"
                 with counter:
-                    later.counted = again()
+                    later.counted = sampler.run(before="synchronize")
     except (Exception, KeyboardInterrupt, SystemExit) as exc:
         later.error = exc
         number = {"warm-up": len(later.warmup) + 1, "warm": len(later.warm) + 1}.get(phase, "")

@@ -98,7 +98,7 @@ def _root(node):
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _executed_nodes(statement):
+def executed_nodes(statement):
     """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
     if isinstance(statement, _SCOPES):
         return
@@ -151,7 +151,7 @@ def in_place_changes(tree, namespace):
     """
     found, fresh = [], set()
     for statement in tree.body:
-        for node in _executed_nodes(statement):
+        for node in executed_nodes(statement):
             if isinstance(node, ast.AugAssign):
                 found += _augmented_change(node, namespace, fresh)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):

@@ -1,44 +1,45 @@
 """A test double of an asynchronous device, behind the backend interface.
 
-Not a mock of any framework: a worker thread is the device's stream. Launching a
-"kernel" (a sleep of real duration) returns at once, as a CUDA launch does; the
-stream runs kernels in order; ``synchronize`` waits until the stream is empty;
-an event records the time at which the stream reaches it. This makes
-"host ≪ wall" and device-clock timing real on a machine with no GPU.
+Not a mock of any framework: the device is a stream timeline on the real clock
+(``time.perf_counter``). Launching a "kernel" returns at once, as a CUDA launch does,
+and queues it: it starts when the stream is free and runs for exactly its duration;
+an event records the time at which the stream reaches it; ``synchronize`` blocks the
+host until the stream is empty and then pays ``sync_cost`` more, as a real
+synchronize's round trip does. This makes "host ≪ wall" and device-clock timing
+real on a machine with no GPU, down to microseconds (a sleeping thread could not
+run a 5 µs kernel: a sleep lasts 50 µs or more).
 """
 
-import queue
-import threading
 import time
 
 from ipython_cudatime.backends.base import Backend, DeviceTimer
 
+SPIN = 1e-3  # the last stretch of a wait is spun, not slept: a sleep overshoots by up to this
+
+
+def _wait_until(moment):
+    left = moment - time.perf_counter()
+    if left > SPIN:
+        time.sleep(left - SPIN)
+    while time.perf_counter() < moment:
+        pass
+
 
 class AsyncDeviceDouble:
     def __init__(self):
-        self._stream = queue.Queue()
-        self.kernels_run = 0
-        threading.Thread(target=self._work, daemon=True, name="async-device-double").start()
-
-    def _work(self):
-        while True:
-            kind, payload = self._stream.get()
-            if kind == "kernel":
-                time.sleep(payload)
-                self.kernels_run += 1
-            else:
-                payload.time = time.perf_counter()
-            self._stream.task_done()
+        self._free_at = 0.0  # when the stream will have run everything queued so far
+        self.sync_cost = 0.0  # seconds a synchronize costs even on an idle stream
 
     def launch(self, seconds):
         """Queue a kernel of ``seconds`` and return at once."""
-        self._stream.put(("kernel", seconds))
+        self._free_at = max(self._free_at, time.perf_counter()) + seconds
 
     def record(self, event):
-        self._stream.put(("event", event))
+        event.time = max(self._free_at, time.perf_counter())
 
     def synchronize(self):
-        self._stream.join()
+        _wait_until(self._free_at)
+        _wait_until(time.perf_counter() + self.sync_cost)
 
 
 class _Event:

@@ -35,7 +35,7 @@ def test_device_clock_preferred_when_every_warm_run_has_it():
 def test_to_dict_is_json_ready():
     r = make(dict(host=0.001, wall=0.4, cpu_user=0.2, cpu_sys=0.1), [0.3, 0.3], device="cuda:0 X")
     data = json.loads(json.dumps(r.to_dict()))
-    assert data["cold"] == {"host": 0.001, "wall": 0.4, "device": None, "cpu_user": 0.2, "cpu_sys": 0.1}
+    assert data["cold"] == {"host": 0.001, "wall": 0.4, "device": None, "cpu_user": 0.2, "cpu_sys": 0.1, "batch": 1}
     assert data["median"] == 0.3 and data["runs"] == 2 and data["clock"] == "wall"
     assert data["device"] == "cuda:0 X"
 

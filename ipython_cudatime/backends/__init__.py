@@ -66,6 +66,10 @@ class DeviceSet:
         for backend in self.backends:
             backend.synchronize(outputs)
 
+    def settle(self):
+        for backend in self.backends:
+            backend.settle()
+
     def timer(self):
         for backend in self.backends:
             timer = backend.timer()

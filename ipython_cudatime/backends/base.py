@@ -76,6 +76,10 @@ class Backend:
         """
         raise NotImplementedError
 
+    def settle(self):
+        """Before a run that skips the full ``synchronize`` (the previous run's final one drained
+        the device): wait for whatever that one could not see. Most backends: nothing."""
+
     def timer(self):
         """A DeviceTimer for the current stream, or None when there is no device clock."""
         return None

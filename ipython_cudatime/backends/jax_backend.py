@@ -3,7 +3,14 @@ global synchronize (jax#4335). So this backend waits on what the run produced: e
 array in the cell's value and in the names it bound, pytrees included; then, on GPUs and
 TPUs, it puts a tiny array on each device and waits for it, which drains their in-order
 queues. (On the CPU that drain waits for nothing, so it is skipped.)
+
+Before every run it also waits on every live JAX array (``jax.live_arrays()``): work an
+earlier cell queued, or that the last run left outside its outputs, would otherwise still
+be running when the run starts, and be billed to it. That drain is outside the timed span;
+it costs about 2-4 µs per live array (``benchmarks/overhead.py`` measures it).
 """
+
+import contextlib
 
 from .base import Backend
 
@@ -41,11 +48,21 @@ class JaxBackend(Backend):
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id}"
 
+    def settle(self):
+        live_arrays = getattr(self._jax, "live_arrays", None)  # JAX >= 0.4
+        if live_arrays is None or not self.active:
+            return
+        for array in live_arrays():
+            with contextlib.suppress(RuntimeError):  # deleted (donated) meanwhile: nothing to wait for
+                array.block_until_ready()
+
     def synchronize(self, outputs=None):
         if not self.active:
             return
         jax = self._jax
-        if outputs is not None:
+        if outputs is None:
+            self.settle()
+        else:
             produced = outputs()
             try:
                 leaves = jax.tree_util.tree_leaves(produced)

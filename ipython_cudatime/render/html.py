@@ -40,6 +40,7 @@ def details_html(result):
               if result.has_iqr else []),
             _row("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
             _row("warm runs", f"{result.runs} (after {len(result.warmup)} warm-up)"),
+            *([_row("each sample", result.batch_text())] if result.batch > 1 else []),
             _row("cold / warm", ratio_text(result.ratio)),
         ]
     rows += [

@@ -65,6 +65,8 @@ def _warm_line(result):
     """Median and spread: the IQR as "IQR 1.2 ms" (a width, not a ± half-width), or with
     fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
     runs = f"{result.runs} run{'s' if result.runs != 1 else ''}"
+    if result.batch > 1:
+        runs = f"{result.runs} samples of {result.batch:,} runs"
     extremes = f"min {fmt(result.min)}, max {fmt(result.max)}"
     if not result.has_iqr:
         return f"warm     : {fmt(result.median)} median over {runs} ({result.clock} clock; {extremes})"
@@ -83,6 +85,8 @@ def render_text(result):
     ]
     if result.median is not None:
         lines.append(_warm_line(result))
+        if result.batch > 1:
+            lines.append(f"samples  : {result.batch_text()}")
         lines.append(f"cold/warm: {ratio_text(result.ratio)}")
     else:
         lines.append("warm     : no warm runs")

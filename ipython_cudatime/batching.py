@@ -1,0 +1,97 @@
+"""Many runs of a tiny cell per sample, as ``timeit`` does: the cell's code inlined in a loop.
+
+A run of ``sum(range(40))`` takes about 300 ns. The harness's own cost per sample (two
+clock reads, the synchronize, calling the compiled cell) is as large or larger, and
+would be billed to every sample. ``timeit`` and torch's ``Timer`` compile the statement
+into the body of ``for _ in itertools.repeat(None, k)``, time the loop and divide by k;
+this does the same, so that a sample's fixed cost is spread over k runs.
+
+The loop is a function whose body is the cell, with every name the cell binds declared
+``global``: the runs read and write the user's namespace as an unbatched run does.
+Only cells whose runs do not depend on each other are batched (``independent``):
+between the runs of one sample nothing puts the cell's names back, as the runner does
+between samples. Nor is a cell batched that cannot be a function body (``return``,
+``yield``, ``await``, ``global``, ``nonlocal``, ``import *``, ``:=``), or that runs in a
+function's local scope.
+"""
+
+import ast
+import itertools
+
+from .state import executed_nodes, top_level_names
+
+_TEMPLATE = """
+def _cudatime_batch(_cudatime_k, _cudatime_repeat):
+    _cudatime_value = None
+    for _ in _cudatime_repeat(None, _cudatime_k):
+        pass
+    return _cudatime_value
+"""
+_NOT_IN_A_LOOP_FUNCTION = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
+# statements that bind their names whenever they run (a loop or a branch may not run at all)
+_ALWAYS_BINDS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                 ast.ClassDef)
+
+
+def _reads(statement):
+    """Names a statement reads (``x += 1`` reads x), nested scopes included: an over-estimate on purpose."""
+    reads = set()
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Load, ast.Del)):  # del needs the name
+            reads.add(node.id)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            reads.add(node.target.id)
+    return reads
+
+
+def independent(tree):
+    """Whether each run does the same work whatever the run before it left: no statement reads a
+    name the cell binds before a statement that always binds it has (``c = a @ b; c.sum()``
+    yes; ``x = x + 1`` or ``for ...: z = ...`` then ``z`` no)."""
+    bound, done = set(top_level_names(tree)), set()
+    for statement in tree.body:
+        if _reads(statement) & (bound - done):
+            return False
+        if isinstance(statement, _ALWAYS_BINDS):
+            done |= set(top_level_names(ast.Module([statement], [])))
+    return True
+
+
+def _batchable(tree):
+    if not tree.body or not independent(tree):
+        return False
+    if any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):
+        return False
+    return not any(isinstance(node, _NOT_IN_A_LOOP_FUNCTION) for statement in tree.body
+                   for node in executed_nodes(statement))
+
+
+def _loop_module(tree):
+    """``_TEMPLATE`` with the cell as the loop's body and its bound names declared global."""
+    module = ast.parse(_TEMPLATE)
+    function = module.body[0]
+    body = list(tree.body)
+    if isinstance(body[-1], ast.Expr):  # the final expression's value is the batch's value
+        body[-1] = ast.copy_location(ast.Assign([ast.Name("_cudatime_value", ast.Store())], body[-1].value),
+                                     body[-1])
+    function.body[1].body = body
+    names = top_level_names(tree)
+    if names:
+        function.body.insert(0, ast.Global(names))
+    return ast.fix_missing_locations(module)
+
+
+def compile_batch(tree, compile_module, namespace):
+    """``batch(k)``: run the cell ``k`` times in ``namespace`` (the user's globals) and return the
+    last run's value; or None when the cell is not batched. ``tree`` is the cell's transformed
+    module AST, ``compile_module(module)`` compiles a module AST as the shell does."""
+    if not _batchable(tree):
+        return None
+    try:
+        code = compile_module(_loop_module(tree))
+    except SyntaxError:  # e.g. ``from m import *``, which a function body may not hold
+        return None
+    scratch = {}
+    exec(code, namespace, scratch)  # defines the function, whose globals are the user's namespace
+    loop = scratch["_cudatime_batch"]
+    return lambda k: loop(k, itertools.repeat)
