@@ -23,6 +23,12 @@ each row states where they must agree:
 Without a GPU the sizes shrink, the GPU-only harnesses and the reference kernel are reported
 as absent, and the bands are not applied (the CPU here is shared and noisy).
 
+Without a GPU it also times tiny cells (CPU mode): ``pass``, ``sum(range(40))``,
+``[i*i for i in range(300)]`` and a 256×256 matmul, typed as a user types them (``%cudatime``
+in a cell, so that a short run is batched k per sample) against ``torch.utils.benchmark.Timer``
+with ``num_threads=torch.get_num_threads()``. The goals: each within 10% of Timer's median,
+``pass`` under 20 ns. They are printed, met or not, never failed on (a shared CPU is noisy).
+
     .venv/bin/python benchmarks/accuracy.py [--quick] [--json PATH] [--markdown PATH]
 
 Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band.
@@ -198,7 +204,44 @@ def run(quick=False, extra_harnesses=None):
     return {"cuda": CUDA, "device": device, "torch": torch.__version__,
             "clocks": {"%cudatime": "its own choice per row (column clock)",
                        **{name: clock for name, (clock, _) in harnesses.items()}},
-            "rows": measure_rows(ip, harnesses, quick)}
+            "rows": measure_rows(ip, harnesses, quick), "tiny": [] if CUDA else tiny_rows(ip, quick)}
+
+
+TINY = ("pass", "sum(range(40))", "[i*i for i in range(300)]", "m @ m")
+TINY_BAND = 0.10  # %cudatime within 10% of Timer's median...
+PASS_GOAL = 20e-9  # ... and `pass` below 20 ns
+
+
+def tiny_rows(ip, quick):
+    """Tiny CPU cells: %cudatime (in a cell: the user's namespace, so short runs are batched)
+    against torch's Timer on all threads, in this one process."""
+    from torch.utils import benchmark
+
+    ip.run_cell("m = torch.randn(256, 256)")
+    rows = []
+    for stmt in TINY:
+        ip.run_cell(f"_tiny = %cudatime -o -q -b {0.3 if quick else 1.0} {stmt}")
+        result = ip.user_ns.pop("_tiny")
+        timer = benchmark.Timer(stmt, globals=ip.user_ns, num_threads=torch.get_num_threads())
+        reference = timer.blocked_autorange(min_run_time=0.3 if quick else 1.0).median
+        ratio = result.median / reference
+        goal = result.median < PASS_GOAL if stmt == "pass" else abs(ratio - 1) <= TINY_BAND
+        rows.append({"stmt": stmt, "cudatime": result.median, "batch": result.batch, "timer": reference,
+                     "ratio": ratio, "goal_met": goal})
+    return rows
+
+
+def tiny_markdown(rows):
+    lines = ["", "## Tiny cells (CPU)", "",
+             "`%cudatime` typed in a cell (short runs batched k per sample) against `torch.utils.benchmark.Timer` "
+             f"(all {torch.get_num_threads()} threads), one process. Goals: within {TINY_BAND:.0%} of Timer; "
+             f"`pass` under {fmt(PASS_GOAL)}.", "",
+             "| statement | %cudatime | each sample | Timer | ratio | goal |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        goal = "met" if row["goal_met"] else "not met"
+        lines.append(f"| `{row['stmt']}` | {fmt(row['cudatime'])} | {row['batch']:,} run{'s' if row['batch'] != 1 else ''} | {fmt(row['timer'])} | "
+                     f"{row['ratio']:.2f}× | {goal} |")
+    return lines
 
 
 def text_cell(got, reference):
@@ -223,6 +266,8 @@ def markdown(figures):
         cells = [text_cell(row["times"].get(name, {"absent": "—"}), reference) for name in names]
         lines.append(f"| {row['workload']} | {row['clock']} | " + " | ".join(cells) + f" | {row['band']} |")
     lines += ["", "Harness clocks: " + "; ".join(f"{name}: {clock}" for name, clock in figures["clocks"].items()) + "."]
+    if figures.get("tiny"):
+        lines += tiny_markdown(figures["tiny"])
     return "\n".join(lines) + "\n"
 
 

@@ -16,6 +16,8 @@ The overhead of %cudatime per run is its per-run time minus %timeit's best per
 loop. %cudatime runs before torch is imported, so that no device backend is
 active and it times on the CPU. ``timed_run`` is also timed alone, on the CPU
 fallback, with an empty callable: the raw per-run cost of its three clocks.
+With JAX installed, the drain before every run (``JaxBackend.settle``: every live JAX
+array waited on, outside the timed span) is timed with 0, 1,000 and 10,000 live arrays.
 Figures are printed, not checked.
 
 Run from the repository root:
@@ -79,6 +81,28 @@ def time_timed_run(calls):
     }
 
 
+def time_jax_drain(counts, repeat):
+    """Milliseconds of the pre-run JAX drain with ``count`` live arrays, for each count (median)."""
+    try:
+        import jax
+    except ImportError:
+        return {}
+    from ipython_cudatime.backends.jax_backend import JaxBackend
+
+    backend, figures = JaxBackend(jax), {}
+    for count in counts:
+        live = [jax.numpy.full(4, float(i)) for i in range(count)]
+        jax.block_until_ready(live)
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            backend.settle()
+            times.append((time.perf_counter() - t0) * 1e3)
+        figures[count] = statistics.median(times)
+        del live
+    return figures
+
+
 def torch_installed():
     try:
         import torch  # noqa: F401
@@ -106,6 +130,7 @@ def main():
         row["overhead_median"] = row["cudatime_median"] - row["timeit_best"]
         row["overhead_elapsed"] = row["cudatime_elapsed"] - row["timeit_best"]
     raw = time_timed_run(calls)
+    drain = time_jax_drain((0, 1000) if args.quick else (0, 1000, 10_000), repeat)
 
     lines = [
         ("%timeit best per loop", "timeit_best"),
@@ -134,12 +159,16 @@ def main():
     print(f"  timed_run {raw['timed_run_call']:.3f}, bare call {raw['bare_call']:.3f}, "
           f"reported wall median {raw['timed_run_wall_median']:.3f}")
 
+    if drain:
+        print("\nJAX drain before each run (every live array waited on; untimed), ms: "
+              + ", ".join(f"{count:,} live arrays {ms:.3f}" for count, ms in drain.items()))
+
     worst = max(figures[stmt]["overhead_elapsed"] for stmt in STATEMENTS)
     verdict = "met" if worst <= GOAL_US else "not met"
     print(f"\ngoal: at most {GOAL_US:g} µs of overhead per run on the CPU clock: {verdict} ({worst:.2f} µs)")
 
     if args.json:
-        data = {"device": device, "runs": runs, "statements": figures, "timed_run": raw,
+        data = {"device": device, "runs": runs, "statements": figures, "timed_run": raw, "jax_drain_ms": drain,
                 "goal_us": GOAL_US, "worst_overhead_us": worst, "goal_met": worst <= GOAL_US}
         with open(args.json, "w") as out:
             json.dump(data, out, indent=2)

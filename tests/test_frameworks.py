@@ -169,3 +169,18 @@ def test_jax_survives_values_it_cannot_flatten(jax_ns):
     ip, _ = jax_ns
     cell = run(ip, "%cudatime -n 2 d = {1: 2, 'a': 3}")  # mixed keys: JAX cannot sort them
     assert cell.error is None and ip.user_ns["d"] == {1: 2, "a": 3}
+
+
+def test_jax_work_queued_by_an_earlier_cell_is_drained_before_the_cold_run(jax_ns):
+    """Notebook 01's contamination: a product dispatched by the previous cell is still running
+    when the next cell's cold run starts, and would be billed to it. The cold run here only
+    asks whether that product is done: with the drain before every run, it always is."""
+    ip, _ = jax_ns
+    ip.run_cell("earlier = jnp.dot(x, x)\nin_flight = not earlier.is_ready()")
+    assert ip.user_ns["in_flight"]  # the contamination is real: the product was still running
+    cell = run(ip, "%cudatime -n 0 done = earlier.is_ready()")
+    assert cell.error is None and ip.user_ns["done"] is True
+    ip.run_cell("(x + 1).block_until_ready()\nearlier = jnp.dot(x, x)")  # x + 1 compiled: its cold run is short
+    run(ip, "_r = %cudatime -o -q -n 2 -w 0 y = x + 1")  # its cold run starts after the product, not during it
+    r = ip.user_ns["_r"]
+    assert r.cold.wall < 0.5 * reference_seconds(ip.user_ns["jax"], ip.user_ns["x"], repeat=3)
