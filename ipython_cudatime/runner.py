@@ -152,12 +152,13 @@ def _per_run(run, runs):
 
 
 def _batch_sizes():
-    """1, 2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them."""
+    """2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them."""
     for power in itertools.count():
         for step in (1, 2, 5):
             if step * 10**power > MAX_BATCH:
                 return
-            yield step * 10**power
+            if step * 10**power > 1:
+                yield step * 10**power
 
 
 class Sampler:
@@ -190,7 +191,7 @@ class Sampler:
         goal = BATCH_TARGET * harness.wall
         if self.batch is None or last >= goal:
             return 1
-        for runs in itertools.islice(_batch_sizes(), 1, None):
+        for runs in _batch_sizes():
             trials.append(self.sample(runs))
             if trials[-1].wall * runs >= goal:
                 break

@@ -127,6 +127,26 @@ def test_side_stream_kernel_is_caught_by_the_wall_clock(cuda_ns):
         assert one.wall > product * 0.8  # the wall clock waited for the product
 
 
+def test_a_tiny_kernel_is_batched_and_read_on_the_device_clock(cuda_ns):
+    """A few-µs kernel next to a synchronize of 10-30 µs: runs are batched k per sample, the
+    device clock is the answer, and it agrees with CUDA events around 1,000 back-to-back launches."""
+    cuda_ns.run_cell("t = torch.ones(16, device='cuda')\n(t + 1).sum().item()")
+    run(cuda_ns, "_r = %cudatime -o -q u = t + 1")
+    r = cuda_ns.user_ns.pop("_r")
+    assert r.harness.device is not None and r.batch > 1 and r.clock == "device", r
+    t = cuda_ns.user_ns["t"]
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    references = []
+    for _ in range(5):
+        start.record()
+        for _ in range(1000):
+            t + 1
+        stop.record()
+        torch.cuda.synchronize()
+        references.append(start.elapsed_time(stop) / 1e3 / 1000)
+    assert r.median == pytest.approx(sorted(references)[2], rel=0.25)  # no synchronize in the answer
+
+
 def test_profile_on_cuda_counts_kernels_and_busy_fraction(cuda_ns):
     cuda_ns.run_cell("small = torch.randn(64, device='cuda')")
     loop = cuda_ns.run_line_magic("cudatime", "-o -q -n 3 -p for _ in range(2000): small.mul_(1.0)").profile
