@@ -92,6 +92,9 @@ the budget is spent: at least {MIN_RUNS} when they fit in one more budget, at
 least 1 always, at most {MAX_RUNS}. A 1 ms cell thus runs about 1,000 times in
 one second; a cell slower than the budget is run twice in all (cold + one warm
 run): a 30 s cell costs 60 s, never minutes more. Use -n to choose yourself.
+A run shorter than 100 times the harness's own cost (measured each call on
+null runs) is timed as timeit does, k runs per sample in one loop, and the
+report says "each sample: k runs"; -n N always means N runs of one each.
 
 %cudatime_compare [labels...] shows recorded results side by side (--clear
 empties the record); %cudatime_auto on|off times every following cell once,

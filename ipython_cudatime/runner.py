@@ -212,9 +212,10 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     returned with the exception in ``Measurement.error``. ``repeats`` (see
     ``Repeats``) is told about every run, and may cut the plan to the cold run.
 
-    After the cold run, null runs measure the harness's own cost (``calibrate``); warm
-    runs shorter than BATCH_TARGET times it are timed k at a time through ``batch(k)``
-    (see ``batching``; None: the cell cannot be batched), and each sample says so.
+    After the cold run, null runs measure the harness's own cost (``calibrate``); without
+    a fixed count (``-n``: exactly N runs), warm runs shorter than BATCH_TARGET times it
+    are timed k at a time through ``batch(k)`` (see ``batching``; None: the cell cannot
+    be batched), and each sample says so.
 
     ``watch`` (see ``explain.ColdWatch``) is read before the cold run, after it and
     after the warm runs, and names the cold run's causes. ``profiler`` (see
@@ -234,10 +235,8 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
         _drain(devices)
         raise
     watch.snapshot("after_cold")
-    if not repeats.after_cold():  # it changes objects in place: never k runs where one was asked for
-        batch = None
-        if plan.runs is None:
-            plan, counter = plan.once(), None
+    if not repeats.after_cold() and plan.runs is None:
+        plan, counter = plan.once(), None
     harness = calibrate(devices, outputs)
     try:
         later = _later_runs(Sampler(fn, devices, repeats, outputs, batch), plan, watch, profiler, counter,
@@ -281,7 +280,7 @@ def _later_runs(sampler, plan, watch, profiler, counter, cold, harness):
                 later.warmup.append(sampler.run())
             last = later.warmup[-1].wall if later.warmup else cold.wall
             shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
-            runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs != 0 else 1
+            runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs is None else 1  # -n: N runs
             phase = "warm"
             if runs > 1:  # the last try: a sample of ``runs`` runs
                 last = later.warmup[-1].wall * runs

@@ -3,15 +3,11 @@
 import pytest
 from conftest import run
 
-# Each call sleeps 1 ms: far longer than the harness's own cost, so each sample is one run
-# (a shorter cell would be batched, and the third call would come inside one sample).
 FAIL_ON_THIRD = """
-import time
 calls = 0
 def flaky(exc):
     global calls
     calls += 1
-    time.sleep(0.001)
     if calls == 3:
         raise exc
 """
