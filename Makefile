@@ -16,7 +16,7 @@ PIP_QUIET := -q --disable-pip-version-check
 GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
 GPU_IMAGE := torch==2.11.0 numpy matplotlib pandas pytest
 
-.PHONY: demo test test-current test-colab browser-deps bench screenshots clean gpu-wheels gpu-dry-run
+.PHONY: demo test test-current test-colab browser-deps bench screenshots clean notebooks gpu-wheels gpu-dry-run
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
@@ -72,6 +72,10 @@ gpu-wheels:
 gpu-dry-run: .venv-gpu/.installed
 	@ls .whl/*.whl >/dev/null 2>&1 || scripts/gpu-wheels
 	scripts/gpu-dry-run .venv-gpu/bin/python
+
+# The teaching notebooks, built from notebooks/src/*.py (jupytext) and executed on this machine.
+notebooks: .venv/.installed
+	.venv/bin/python scripts/build-notebooks.py
 
 clean:
 	rm -rf .venv .venv-colab .venv-gpu .gpu-dry-run

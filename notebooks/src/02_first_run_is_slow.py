@@ -1,0 +1,251 @@
+# %% [markdown]
+# # The first run is slow: what does it pay for, and what can you avoid?
+#
+# **The question** (TensorFlow eager mode, 2018). Ten 1000×1000 matrix products, timed with `time.time()`:
+#
+# ```python
+# import tensorflow as tf
+# tf.enable_eager_execution()
+# import time
+#
+# def time_matmul(x):
+#   start = time.time()
+#   for loop in range(10):
+#     tf.matmul(x, x)
+#   result = time.time()-start
+#   print("10 loops: {:0.2f}ms".format(1000*result))
+#
+# print("On GPU:")
+# if tf.test.is_gpu_available():
+#   with tf.device("GPU:0"):
+#     x = tf.random_uniform([1000, 1000])
+#     assert x.device.endswith("GPU:0")
+#     time_matmul(x)
+#
+# print("On CPU:")
+# with tf.device("CPU:0"):
+#   x = tf.random_uniform([1000, 1000])
+#   assert x.device.endswith("CPU:0")
+#   time_matmul(x)
+# ```
+#
+# | run | GPU | CPU |
+# |---|---|---|
+# | first | **443.04 ms** | 100.01 ms |
+# | later | **1.00 ms** | 103.01 ms |
+#
+# *"Why is the first run on the GPU slow? How can I make it fast?"* An answer three years later (TensorFlow 2.9.1 on a GTX 1050) found the same: run #0 took 273.66 ms, and runs #1 to #9 about 0.36 ms each. It guessed "data movement".
+#
+# This notebook goes in four steps. You **predict**, we **observe** the question's own code, we **explain** what a first run pays for, and you **practise**. How to drive the tool comes in a short section at the end, and `torch.compile`, the largest first-run cost you control in PyTorch, comes in an appendix.
+#
+# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+
+# %% [markdown] tags=["predict"]
+# ## 1. Predict
+#
+# > **Predict.** Two questions, before you run anything.
+#
+# 1. The later GPU runs did ten products of 1000×1000 in 1.00 ms. Each product is 2×10⁹ floating-point operations (a multiply and an add for each of 10⁹ terms), so ten are 2×10¹⁰. A GTX 1050 peaks at about 1.9×10¹² FP32 FLOP/s [1]. **What is the least time ten products can take on it? So what were 1.00 ms and 0.36 ms?**
+# 2. The question's code called `tf.test.is_gpu_available()` and created `x` on the GPU *before* it started the timer. **Which one-time costs had it therefore already paid before run #0, and which were left for run #0?**
+
+# %% [markdown]
+# ## 2. Observe: the question's code
+#
+# The answer's spelling for TensorFlow 2 (`tf.random.uniform`; eager mode is the default), with one more line: the loop runs four times. It runs on the GPU where there is one, else on the CPU.
+
+# %% tags=["tf-setup"]
+import os
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's C++ start-up messages
+import tensorflow as tf
+
+from ipython_cudatime.units import format_seconds
+
+GPUS = tf.config.list_physical_devices("GPU")
+for gpu in GPUS:
+    tf.config.experimental.set_memory_growth(gpu, True)  # do not reserve the whole GPU
+if not GPUS:  # one thread: on a small shared CPU, idle TensorFlow threads spin and slow everything else
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+DEVICE = "GPU:0" if GPUS else "CPU:0"
+print(f"TensorFlow {tf.__version__}, running on {DEVICE}")
+
+
+# %% tags=["seed"]
+def time_matmul(run, x):
+    start = time.time()
+    for loop in range(10):
+        tf.matmul(x, x)
+    result = time.time() - start
+    print(f"Run #{run}: 10 loops: {1000 * result:0.2f}ms")
+
+
+with tf.device(DEVICE):
+    x = tf.random.uniform([1000, 1000])
+    assert x.device.endswith(DEVICE)
+    for run in range(4):
+        time_matmul(run, x)
+
+
+# %% [markdown] tags=["reveal"]
+# **The check.** 2×10¹⁰ FLOP in 1.00 ms is 2×10¹³ FLOP/s, ten times a GTX 1050's peak. The answer's 0.36 ms would be 5.6×10¹³ FLOP/s, 29 times its peak. At 1.9×10¹² FLOP/s, ten products need at least **10.5 ms**. So on the GPU, runs #1 to #9 timed **ten enqueues**: nothing in the loop waits for a result (notebook 01 shows this trap in detail).
+#
+# On a CPU, TensorFlow's eager operations finish before they return, so CPU numbers are real. Above, run #0 is slower than the others on this machine too: the first `tf.matmul` pays one-time setup on any device.
+#
+# Now the same loop, synchronized. `y.numpy()` copies the last product to the host, so it waits for it. The products run in order on one stream, so when the last one is done, all ten are.
+
+# %% tags=["seed-synchronized"]
+def time_matmul_synchronized(run, x):
+    start = time.time()
+    for loop in range(10):
+        y = tf.matmul(x, x)
+    y.numpy()  # added: wait for the products, not only for their enqueueing
+    result = time.time() - start
+    print(f"Run #{run}: 10 loops: {1000 * result:0.2f}ms")
+
+
+with tf.device(DEVICE):
+    for run in range(4):
+        time_matmul_synchronized(run, x)
+
+
+# %% [markdown]
+# `%cudatime` does the waiting for TensorFlow too, with `tf.test.experimental.sync_devices()` (TensorFlow 2.12 or later, eager mode). Here the setup was paid above, so the cold run is no slower than the warm runs:
+
+# %% tags=["cudatime"]
+# %cudatime -n 10 -v r y = tf.matmul(x, x)
+
+# %% [markdown] tags=["explain"]
+# ## 3. Explain: what did run #0 pay for?
+#
+# A first run pays **one-time setup** that later runs reuse. Which setup depends on what ran before the timer. In the question, `tf.test.is_gpu_available()` had already created the GPU device, and `tf.random_uniform` had already allocated memory on it. What was left for run #0:
+#
+# | one-time cost | when it is paid | in the question |
+# |---|---|---|
+# | CUDA context, TensorFlow's GPU device and its BFC memory allocator | the first use of the GPU | paid by `tf.test.is_gpu_available()`, before the timer |
+# | memory for `x` | creating `x` | paid by `tf.random_uniform`, before the timer |
+# | the cuBLAS handle | created lazily, when the first operation asks for BLAS support [2] | **in run #0** |
+# | MatMul's kernel for these dtypes on this device: looked up, instantiated and cached | the first call of the operation | **in run #0** |
+# | cuDNN | convolutions only: a matrix product never loads it | never |
+# | "data movement", the answer's guess | `x` was created on the GPU (the `assert` checks it) | nothing to move |
+#
+# So the 443 ms was mostly the lazily created cuBLAS handle and MatMul's first-call setup. CUDA also loads kernels lazily on their first launch, which run #0 pays too.
+#
+# PyTorch pays the same kinds of costs, and `%cudatime` names each one it finds in `r.cold_causes` (on a GPU; a CPU has no context, pool or handle to find):
+#
+# | cause (`cause.name`) | what happens | paid once per | can you avoid it? |
+# |---|---|---|---|
+# | CUDA context created | the driver initializes and creates a context on the device | process and device | no: pay it before timing (warm up), and keep the process alive |
+# | memory pool grew | the caching allocator calls `cudaMalloc` for new segments; later runs reuse the cached blocks | new peak of memory use | yes: reuse buffers, keep shapes stable, don't call `torch.cuda.empty_cache()` in a loop |
+# | cuBLAS handle and workspace created | the first matrix product on a thread and device creates a handle and its workspace: 8.1 MiB by default, 32 MiB on Hopper [3] | thread and device | no: "call something that needs cuBLAS before timing" |
+# | torch.compile compilation | dynamo traces the function and its backend compiles it | function and guard set (shapes, dtypes) | partly: keep shapes stable, reuse the compiled function (see the appendix) |
+# | cuDNN autotuning | with `cudnn.benchmark = True`, the first convolution of each shape tries several algorithms | shape | keep shapes fixed |
+
+# %% [markdown] tags=["remember"]
+# > **Remember**
+# >
+# > * A first run pays **one-time setup**: a context, an allocator, library handles, kernels loaded or compiled. Later runs reuse it.
+# > * You cannot make that setup fast, but you can **move** it: warm up before you time or serve, and keep the process alive.
+# > * Compare only **synchronized** times. The question's "1.00 ms" was ten enqueues.
+
+# %% [markdown] tags=["gpu-table"]
+# ## What a GPU shows
+#
+# | measurement | the question (GPU unnamed, TensorFlow 1.x) | the answer (GTX 1050, TensorFlow 2.9.1) | this project's GPU run |
+# |---|---|---|---|
+# | run #0, ten products, unsynchronized | 443.04 ms | 273.66 ms | not measured yet |
+# | later runs, unsynchronized | 1.00 ms | 0.35–0.41 ms | not measured yet |
+# | the CPU, each run | 100.01 ms, then 103.01 ms | 43.46–56.89 ms | (the CPU is the outputs below) |
+# | later runs, synchronized | not measured | not measured | not measured yet |
+#
+# This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
+
+# %% [markdown] tags=["exercise"]
+# ## 4. Practise
+#
+# **Exercise 1.** Make run #0 fast. Change the question's code so that run #0 takes as long as the later runs. What did your change cost, and where did that cost go?
+#
+# <details><summary>Solution</summary>
+#
+# Call `tf.matmul(x, x)` once, and wait for it (`.numpy()`), before the timed loop: a **warm-up**. Run #0 is then as fast as the others. The one-time setup (the cuBLAS handle, MatMul's kernel) still costs the same. It has only moved out of the timed part, into the warm-up. In a server or a training job you pay it once at start-up, so keep the process alive rather than starting a new one per request.
+# </details>
+#
+# **Exercise 2.** The answer ran the question's loop ten times and saw run #1 take 0.37 ms, run #0 273.66 ms. It concluded that run #0 moved the data into the right place. Design a test of that guess with the tools in this notebook, then predict its result.
+#
+# <details><summary>Solution</summary>
+#
+# If run #0 moved `x`, a *new* tensor created on the GPU would make the next run slow again, and an existing one would not. Create `x2 = tf.random.uniform([1000, 1000])` on the same device after the warm runs, and time `time_matmul_synchronized(0, x2)`: it is as fast as the other warm runs. Nothing is moved. (The `assert x.device.endswith("GPU:0")` had already shown that `x` was on the GPU.) What run #0 paid was per *operation* and per *device*, not per tensor. A new operation, such as `tf.linalg.inv`, pays its own first call.
+# </details>
+
+# %% [markdown] tags=["mechanics"]
+# ## Tool mechanics
+#
+# * `r.cold_causes` lists what `%cudatime` found the cold run paying for. Each is a record with `name`, `seconds` (or None when it cannot be measured) and `detail`. The report prints them on its `why` lines.
+# * `r.cold_time` is the cold run; `r.median` the warm median; `r.ratio` the first divided by the second.
+# * `%cudatime` checks cheaply, before and after the cold run: the CUDA context, the memory pool, the cuBLAS handle, `torch.compile` and JAX compilation, cuDNN autotuning. It names only what it found. TensorFlow's own setup is not checked.
+
+# %% tags=["show-causes"]
+def show_causes(result):
+    """The cold run against the warm median, and what the cold run paid for."""
+    print(f"cold {format_seconds(result.cold_time)}, warm median {format_seconds(result.median)}: "
+          f"cold/warm = {result.ratio:.1f}×")
+    for cause in result.cold_causes:
+        seconds = f" ({format_seconds(cause.seconds)})" if cause.seconds else ""
+        print(f"- {cause.name}{seconds}: {cause.detail}")
+    if not result.cold_causes:
+        print("- nothing found by the checks")
+
+
+show_causes(r)
+
+# %% [markdown]
+# ## Appendix: `torch.compile`, a first-run cost you control
+#
+# The question never used `torch.compile`, but it is the largest first-run cost in today's PyTorch. `torch.compile` traces a function the first time it is called (TorchDynamo) and hands the graph to a backend. The default backend, `inductor`, generates and compiles kernels, which takes seconds. `backend="eager"` runs only the tracing and the guard machinery, then executes the captured graph with ordinary PyTorch operators. It compiles in a fraction of a second on a CPU, which is enough to see the effect.
+
+# %% tags=["compile-setup"]
+import torch
+
+
+def mlp(x, w1, w2):
+    return torch.nn.functional.gelu(x @ w1) @ w2
+
+
+compiled = torch.compile(mlp, backend="eager")
+torch_device = "cuda" if torch.cuda.is_available() else "cpu"
+M = 1024 if torch_device == "cuda" else 512
+w1, w2, xt = (torch.randn(M, M, device=torch_device) for _ in range(3))
+
+# %% tags=["compile-first"]
+# %cudatime -n 20 -v comp y = compiled(xt, w1, w2)
+
+# %% [markdown]
+# The report names `torch.compile compilation` and how long it took: the cold run is explained.
+#
+# **Predict:** the next cell calls the compiled function with half as many rows. Will it compile again?
+
+# %% tags=["compile-new-shape"]
+x_half = torch.randn(M // 2, M, device=torch_device)
+# %cudatime -n 20 -v recompiled y = compiled(x_half, w1, w2)
+
+# %% [markdown]
+# Yes. Dynamo installs **guards** on what it assumed while tracing: the input shapes, dtypes and devices. A call that fails a guard compiles again. After that first failure, dynamo marks the changed dimension as dynamic ("automatic dynamic shapes"), so a third size reuses that graph.
+#
+# Dynamo's cache lives in the process. `torch._dynamo.reset()` empties it, as a new process (a restarted kernel, a new job) would, and the next call pays compilation again. With the `inductor` backend, an on-disk cache shortens that repeat in a later process; the tracing itself is always redone.
+
+# %% tags=["compile-reset"]
+torch._dynamo.reset()
+# %cudatime -n 20 -v again y = compiled(xt, w1, w2)
+
+# %% tags=["compile-table"]
+for label, result in [("first call", comp), ("new shape", recompiled), ("after reset", again)]:
+    compile_seconds = sum(c.seconds or 0 for c in result.cold_causes if c.name == "torch.compile compilation")
+    print(f"{label:<12} cold/warm {result.ratio:6.1f}×   compiled for {format_seconds(compile_seconds)}")
+
+# %% [markdown] tags=["sources"]
+# ## Sources
+#
+# 1. GeForce GTX 1050: 640 CUDA cores × 2 FLOP per fused multiply-add × 1.455 GHz boost clock ≈ 1.9×10¹² FP32 FLOP/s. <https://www.nvidia.com/en-us/geforce/graphics-cards/geforce-gtx-1050/specifications/>
+# 2. TensorFlow's StreamExecutor creates its BLAS support, and with it the cuBLAS handle, on the first request for it (`StreamExecutor::AsBlas`), not when the device is created.
+# 3. PyTorch source, `aten/src/ATen/cuda/CublasHandlePool.cpp`: a default workspace of 4096 KiB × 2 + 16 KiB × 8 ≈ 8.1 MiB (the `CUBLAS_WORKSPACE_CONFIG` default `:4096:2:16:8`), and 32 MiB on Hopper (sm90; recent versions also on Blackwell). <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/cuda/CublasHandlePool.cpp>

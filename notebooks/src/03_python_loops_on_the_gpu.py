@@ -1,0 +1,240 @@
+# %% [markdown]
+# # Python loops on the GPU: why was the GPU slower than the CPU?
+#
+# **The question** (from the book *Dive into Deep Learning*). A multi-channel 2-D cross-correlation written as Python loops, against the same 1×1 convolution written as one matrix product:
+#
+# ```python
+# def corr2d(X, K):
+#     """2-D cross-correlation"""
+#     h, w = K.shape
+#     Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
+#     for i in range(Y.shape[0]):
+#         for j in range(Y.shape[1]):
+#             Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+#     return Y
+#
+# def corr2d_multi_in(X, K):
+#     return sum(corr2d(x, k) for x, k in zip(X, K))
+#
+# def corr2d_multi_in_out(X, K):
+#     return torch.stack([corr2d_multi_in(X, k) for k in K], 0)
+#
+# def corr2d_multi_in_out_1x1(X, K):
+#     c_i, h, w = X.shape
+#     c_o = K.shape[0]
+#     X = X.reshape((c_i, h * w))
+#     K = K.reshape((c_o, c_i))
+#     Y = torch.matmul(K, X)
+#     return Y.reshape((c_o, h, w))
+# ```
+#
+# The user timed both with `time.time()` on a GPU, with `X` of shape (3, 1920, 1080) and `K` of shape (2, 3, 1, 1):
+#
+# * the matrix product, 100 times: **164.34 ms**;
+# * the loop, 100 times: no result after "half a day"; once: still no result;
+# * the loop once on a smaller `X`, (3, 192, 108): **7757.1 ms on the GPU**, and **1930.15 ms on the CPU**.
+#
+# *"The CPU is faster than the GPU! Are GPUs bad at ordinary `for` loops?"*
+#
+# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+
+# %% [markdown] tags=["answer"]
+# ## The answer first
+#
+# **Not at loops as such: at this loop.** Each output element costs the GPU a fixed toll, and the work per element is a single multiply-add. The question's own numbers show it. With `X` of shape (3, 192, 108) and 2 output channels, `corr2d` updates 2 × 3 × 192 × 108 = 124,416 elements:
+#
+# * on the GPU, 7757.1 ms ÷ 124,416 = **62 µs per element**;
+# * on the CPU, 1930.15 ms ÷ 124,416 = **15.5 µs per element**.
+#
+# For each element, `corr2d` does four things:
+#
+# 1. `X[i:i + h, j:j + w]` is two slices. Slices are **views**: new metadata, no kernel, no copy.
+# 2. `... * K` is one kernel launch.
+# 3. `.sum()` is another kernel launch.
+# 4. `Y[i, j] = ...` selects a view of `Y` and copies one number into it. `Y` was made by `torch.zeros(...)` **without `device=`**, so it lives in CPU memory. The copy goes from the GPU to the host, and it **waits until the GPU has finished** the two kernels.
+#
+# So each element pays two launches plus a full round trip between the CPU and the GPU, about 62 µs. The GPU sits idle almost all that time. On the CPU there are no launches and no round trips, only PyTorch's per-operation overhead: 15.5 µs. The loop is bound by **latency and synchronization**, not by arithmetic.
+
+# %% [markdown] tags=["predict"]
+# ## How long is "half a day"?
+#
+# > **Predict:** the user's first attempt ran the loop on the full (3, 1920, 1080) input. At 62 µs per element, how long does one call take? And the 100 calls the user asked for?
+
+# %% tags=["half-day"]
+per_element = 7757.1e-3 / (2 * 3 * 192 * 108)  # the question's GPU measurement, per element
+elements = 2 * 3 * 1920 * 1080  # the full input: 2 output channels × 3 input channels × pixels
+one_call = per_element * elements
+print(f"{per_element * 1e6:.0f} µs per element × {elements:,} elements = {one_call / 60:.0f} minutes per call")
+print(f"100 calls: {100 * one_call / 3600:.1f} hours")
+
+# %% [markdown]
+# That is the user's "half a day": about **13 minutes per call**, and **21.5 hours** for the 100 calls. The smaller input has 100 times fewer pixels, which is why it finished in 7.8 s.
+#
+# **What about the timer bug?** After the second loop, the question's code printed `endTime1 - startTime1`, the *first* timer, again. But that loop never finished, so the line never printed anything. The 7757.1 ms and 1930.15 ms came from the third and fourth timers, which were read correctly. The bug changed no reported number.
+#
+# The 164.34 ms is another story. Those 100 matrix products were only queued when `time.time()` was read, because nothing waited for them (notebook 01). That figure also included the first product's one-time cuBLAS setup. It is not the time of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
+
+# %% [markdown]
+# ## Observe: the question's code, measured
+#
+# The question's functions, unchanged, in a file-like cell. Sizes shrink so that the notebook runs in seconds: the loop's input is (3, 48, 27) on a GPU (a sixteenth of the question's pixels) and (3, 24, 12) on a CPU.
+
+# %% tags=["setup"]
+import torch
+
+from ipython_cudatime.units import format_seconds
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+SMALL = (3, 48, 27) if device == "cuda" else (3, 24, 12)  # the loop's input
+
+
+def try_gpu(i=0):
+    """Return gpu(i) if it exists, otherwise cpu()."""
+    if torch.cuda.device_count() >= i + 1:
+        return torch.device(f"cuda:{i}")
+    return torch.device("cpu")
+
+
+def corr2d(X, K):
+    """2-D cross-correlation."""
+    h, w = K.shape
+    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
+    for i in range(Y.shape[0]):
+        for j in range(Y.shape[1]):
+            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+    return Y
+
+
+def corr2d_multi_in(X, K):
+    # iterate over dimension 0 (the channels) of X and K, then add the results up
+    return sum(corr2d(x, k) for x, k in zip(X, K))
+
+
+def corr2d_multi_in_out(X, K):
+    # iterate over dimension 0 of K, correlating the whole input X each time, then stack the results
+    return torch.stack([corr2d_multi_in(X, k) for k in K], 0)
+
+
+X = torch.normal(0, 1, SMALL, device=try_gpu())
+K = torch.normal(0, 1, (2, 3, 1, 1), device=try_gpu())
+ELEMENTS = K.shape[0] * X.numel()  # output channels × input channels × pixels
+print(f"device: {try_gpu()}; X {tuple(X.shape)}: {ELEMENTS:,} element updates per call")
+
+# %% [markdown]
+# `%cudatime -p` adds one extra run under `torch.profiler`, after the timed runs, which it does not affect. It counts what one run did: **device kernels** on a GPU, or **operator calls** on a CPU (there are no kernels there). Then it gives a verdict. `-n 3` makes three warm runs; `-l loop` records the result for `%cudatime_compare` at the end.
+
+# %% tags=["loop"]
+# %cudatime -p -n 3 -l loop -v loop Y = corr2d_multi_in_out(X, K)
+
+# %% tags=["per-element"]
+print(f"here: {format_seconds(loop.median / ELEMENTS)} per element update, "
+      f"{loop.profile.kernel_count / ELEMENTS:.1f} {loop.profile.counted.split(' (')[0]} per element")
+print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
+
+
+# %% [markdown] tags=["remember"]
+# > **Remember**
+# >
+# > * A GPU pays a fixed cost per kernel launch (microseconds), and a copy to the host waits for all work queued before it. Work of one multiply per launch leaves the GPU idle.
+# > * Slices and selects are views: they launch nothing. Arithmetic and copies launch kernels.
+# > * Divide the time by the number of iterations. A cost per element of tens of µs means launches and waits, not arithmetic.
+
+# %% [markdown] tags=["gpu-table"]
+# ## What a GPU shows
+#
+# | measurement | the question (GPU unnamed) | this project's GPU run |
+# |---|---|---|
+# | 1×1 convolution as a matrix product, 100 times on (3, 1920, 1080), unsynchronized | 164.34 ms | not measured yet |
+# | the loop once on (3, 192, 108), GPU | 7757.1 ms: 62 µs per element | not measured yet |
+# | the loop once on (3, 192, 108), CPU | 1930.15 ms: 15.5 µs per element | (a CPU: see the outputs above) |
+# | `%cudatime -p` verdict for the loop | not measured | not measured yet |
+#
+# This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
+
+# %% [markdown] tags=["exercise"]
+# ## Practise: make it fast, one step at a time
+#
+# Do each step in a new cell, and measure it with `%cudatime -p` before you read on.
+#
+# **Step 1.** Make `Y` on `X`'s device. Predict first: on a GPU, what does this remove from each element's cost, and what remains? On a CPU, what changes?
+#
+# **Step 2.** Remove the Python loops: compute all output channels at once with a single PyTorch operation. Check that it gives the same result as the loop (`torch.allclose`), then measure it.
+#
+# <details><summary>Solution, step 1</summary>
+#
+# Change one line: `Y = torch.zeros(..., device=X.device)`. On a GPU, `Y[i, j] = ...` then copies on the device, and nothing waits for the GPU any more: the per-element round trip is gone. What remains is two kernel launches per element (the multiply and the sum) plus a device-to-device copy, so the verdict becomes *launch-bound*: many tiny kernels with the GPU idle between them. On a CPU, `Y` was already on `X`'s device, so nothing changes: the verdict stays *dispatch-bound*.
+#
+# ```python
+# def corr2d_on_device(X, K):
+#     h, w = K.shape
+#     Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1), device=X.device)  # the one change
+#     for i in range(Y.shape[0]):
+#         for j in range(Y.shape[1]):
+#             Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+#     return Y
+# ```
+# </details>
+#
+# <details><summary>Solution, step 2</summary>
+#
+# A cross-correlation of every input channel with every kernel, summed over input channels, is exactly what `torch.nn.functional.conv2d` computes (it does not flip the kernel). It takes a batch dimension, hence `X[None]` and `[0]`. For a 1×1 kernel it is the same as the question's `corr2d_multi_in_out_1x1`, a single matrix product.
+#
+# ```python
+# def corr2d_vectorized(X, K):
+#     return torch.nn.functional.conv2d(X[None], K)[0]
+# ```
+#
+# One operation, one kernel (or a few) for the whole input: the verdict for the loop's input becomes overhead-bound on either device, and at the question's full size, GPU-bound.
+# </details>
+
+# %% [markdown]
+# ### Check your answers
+#
+# The solutions, measured. The seed's two outer loops are written once more, with the 2-D correlation passed in, so that only `corr2d` changes.
+
+# %% tags=["step1"]
+def corr2d_on_device(X, K):
+    h, w = K.shape
+    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1), device=X.device)  # the one change
+    for i in range(Y.shape[0]):
+        for j in range(Y.shape[1]):
+            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+    return Y
+
+
+def multi_in_out(X, K, corr):
+    """The question's two outer loops, with the 2-D correlation `corr` passed in."""
+    return torch.stack([sum(corr(x, k) for x, k in zip(X, kernels)) for kernels in K], 0)
+
+
+print("same result:", torch.allclose(multi_in_out(X, K, corr2d_on_device).cpu(), Y.cpu(), atol=1e-5))
+
+
+# %% tags=["step1-time"]
+# %cudatime -p -n 3 -l on-device -v on_device Y1 = multi_in_out(X, K, corr2d_on_device)
+
+# %% tags=["step2"]
+def corr2d_vectorized(X, K):
+    return torch.nn.functional.conv2d(X[None], K)[0]
+
+
+print("same result:", torch.allclose(corr2d_vectorized(X, K).cpu(), Y.cpu(), atol=1e-5))
+
+# %% tags=["step2-time"]
+# %cudatime -p -l vectorized -v vectorized Y2 = corr2d_vectorized(X, K)
+
+# %% tags=["verdicts"]
+for name, result in [("the question's loop", loop), ("Y on the device", on_device), ("vectorized", vectorized)]:
+    print(f"{name:<20} {format_seconds(result.median):>9} per call, {result.profile.kernel_count:>6,} "
+          f"{result.profile.counted.split(' (')[0]}")
+    print(f"{'':<20} -> {result.profile.verdict}")
+print(f"\nthe vectorized version is {loop.median / vectorized.median:,.0f}× faster than the loop on {tuple(X.shape)}")
+
+# %% [markdown] tags=["mechanics"]
+# ## Tool mechanics
+#
+# * `-p` / `--profile`: one extra run under `torch.profiler`. `r.profile` has `kernel_count` (device kernels per run; on a CPU, operator calls, and `counted` says which), `kernel_time`, `busy_fraction` (GPU only), `top` (name, calls, seconds) and `verdict`.
+# * `-l NAME` records a result under a label; `%cudatime_compare` shows the recorded results side by side, with each warm median against the first's.
+
+# %% tags=["compare"]
+# %cudatime_compare

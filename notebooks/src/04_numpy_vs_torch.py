@@ -1,0 +1,263 @@
+# %% [markdown]
+# # NumPy vs PyTorch: matrix operations across sizes, measured fairly
+#
+# **The question**: an article benchmarks NumPy against PyTorch on five matrix operations (matrix product, transpose, broadcast, reduction, decomposition), on an Intel Xeon Gold 6248R (24 cores) and an NVIDIA A100. Its claims:
+#
+# 1. PyTorch on the CPU uses a better BLAS (MKL) and is "about 20% faster than NumPy" at matrix products;
+# 2. the GPU's advantage grows with size, to "more than 200×" above 2048×2048;
+# 3. "small matrices (< 512) may be slower on the GPU because of launch overhead";
+# 4. `a.T @ a` "triggers an inefficient transposed matrix-product kernel", so call `.contiguous()` first;
+# 5. a loop adding a bias row by row costs "1024 kernel launches", against one for a broadcast;
+# 6. decompositions gain less on a GPU.
+#
+# The method it describes is sound: 5 warm-up runs, 100 samples, the median, separate processes, and a check that both libraries give the same numbers. Its code is not. Its `time_op` helper takes the **mean of one 100-iteration loop**, in one process, and reads `time.perf_counter()` around `a @ a` **without synchronizing** the GPU. On a GPU that times enqueues (notebook 01). Its result tables are empty in the text we have.
+#
+# This notebook measures the claims with `%cudatime`, whose defaults are the method the article describes. You **predict** each result, we **observe** it, each table ends with a **verdict** on the article's claim, and you **practise** at the end.
+#
+# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+
+# %% [markdown]
+# ## Setup
+#
+# Three libraries: `numpy`, `torch-cpu` and `torch-gpu`. The last exists only where there is a GPU. Without one, the sweeps below report "no GPU here" at its points, and the tables leave it out. The inputs are made once, from one seed, so that every library multiplies the very same numbers, and the timed cells do nothing but the operation.
+
+# %% tags=["setup"]
+import numpy as np
+import torch
+
+from ipython_cudatime.units import format_seconds
+
+GPU = torch.cuda.is_available()
+SIZES = [256, 512, 1024, 2048, 4096]
+LIBS = ["numpy", "torch-cpu"] + (["torch-gpu"] if GPU else [])
+
+rng = np.random.default_rng(0)
+ARRAYS = {n: rng.random((n, n), dtype=np.float32) for n in SIZES}
+BIASES = {n: rng.random(n, dtype=np.float32) for n in SIZES}
+SVD_INPUTS = {n: rng.random((n, n)) for n in (128, 256, 512)}  # float64, as NumPy's default
+DEVICES = {"torch-cpu": "cpu", "torch-gpu": "cuda"}
+
+
+def pick(n, lib, inputs=ARRAYS):
+    """The n×n input as a NumPy array, or as a torch tensor on the library's device."""
+    if lib == "numpy":
+        return inputs[n]
+    if lib == "torch-gpu" and not GPU:
+        raise RuntimeError("no GPU here (on Colab: Runtime > Change runtime type > GPU)")
+    return torch.from_numpy(inputs[n]).to(DEVICES[lib])
+
+
+def medians(sweep):
+    """{(n, lib): warm median} for the points that ran."""
+    return {(p["n"], p["lib"]): r.median for p, r in sweep.rows if r is not None}
+
+
+def table(sweep, work, unit):
+    """Per size: each library's warm median and its rate (work per second)."""
+    times = medians(sweep)
+    print(f"{'n':>5}" + "".join(f"  {lib:>20}" for lib in LIBS))
+    for n in SIZES:
+        cells = [f"{format_seconds(times[n, lib])} = {work(n) / times[n, lib]:7,.1f} {unit}" for lib in LIBS]
+        print(f"{n:>5}" + "".join(f"  {cell:>20}" for cell in cells))
+
+
+def verdict(text):
+    print(f"\nVerdict: {text}")
+
+
+print(f"libraries: {', '.join(LIBS)}; sizes {SIZES}")
+
+# %% [markdown] tags=["predict"]
+# ## 1. Matrix product (GEMM)
+#
+# > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 32 FP32 FLOP per cycle (two AVX-512 FMA units) × 3.0–4.0 GHz, about 2.3–3×10¹² [2]. What speed-up can a large product reach, at most?
+#
+# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `-b 0.3` gives each point 0.3 s of warm runs (at least one: a 4096 product on two CPU cores takes seconds, and is then run twice).
+
+# %% tags=["gemm"]
+# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check -v gemm a = pick(n, lib)
+a @ a
+
+# %% tags=["gemm-table"]
+table(gemm, work=lambda n: 2 * n**3 / 1e9, unit="GFLOP/s")
+times = medians(gemm)
+large = [n for n in SIZES if n >= 1024]
+torch_gain = np.median([times[n, "numpy"] / times[n, "torch-cpu"] for n in large]) - 1
+verdict(f"the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024, torch is "
+        f"{abs(torch_gain):.0%} {'faster' if torch_gain > 0 else 'slower'}: "
+        + ("the claim holds on this machine." if torch_gain > 0.1 else "the claim does not hold on this machine.")
+        + " Which is faster depends on the BLAS each library was built with.")
+if GPU:
+    speedup = times[4096, "torch-cpu"] / times[4096, "torch-gpu"]
+    small = times[256, "torch-cpu"] / times[256, "torch-gpu"]
+    verdict(f"the article: the GPU is more than 200× faster above 2048. Here, at 4096: {speedup:,.0f}×. "
+            f"At 256 the GPU is {small:,.1f}× {'faster' if small > 1 else 'slower'} (the article: slower below 512).")
+else:
+    verdict("no GPU here: the GPU claims are in 'What a GPU shows' below.")
+
+# %% [markdown]
+# **Explain.** At the largest sizes the product is pure arithmetic, and whichever BLAS reaches more of the hardware's FLOP/s wins. Both libraries call one; the difference between them is that library's, and it can go either way.
+#
+# The GPU's advantage is bounded by the ratio of peak rates. For an A100 against that Xeon, that is 19.5 ÷ (2.3 to 3), about **5–10×** in FP32. PyTorch does not use TF32 for FP32 matrix products unless you ask (the default since 1.12 [3]), so the A100's TF32 rate does not apply. A measured ">200×" is therefore not a GPU speed-up. It is what the article's own unsynchronized `time_op` would produce: on a GPU, it times the enqueues (notebook 01's lesson).
+
+# %% [markdown]
+# ## 2. The transposed product: does `.contiguous()` help?
+#
+# The article says `b = a.T; c = b @ a` triggers an inefficient kernel, and `b = a.T.contiguous()` fixes it.
+#
+# > **Predict.** `a.T` is a view: the same memory, read with swapped strides. A BLAS matrix product takes a flag per operand that says "use this matrix transposed" [4]. What will `.contiguous()` change?
+
+# %% tags=["layout"]
+# %%cudatime -b 0.3 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
+(a.T if layout == "view" else a.T.contiguous()) @ a
+
+# %% tags=["layout-table"]
+times = {(p["lib"], p["layout"]): r.median for p, r in layout.rows if r is not None}
+for lib in LIBS[1:]:
+    view, copy = times[lib, "view"], times[lib, "contiguous"]
+    print(f"{lib:>9}: a.T @ a {format_seconds(view)}, a.T.contiguous() @ a {format_seconds(copy)} "
+          f"({copy / view:.2f}× the view's time)")
+verdict("the article: .contiguous() avoids an inefficient kernel. "
+        + ("Here it is no faster: the BLAS reads a.T through its transpose flag, and .contiguous() only adds a copy."
+           if all(times[lib, "contiguous"] >= 0.95 * times[lib, "view"] for lib in LIBS[1:])
+           else "Here .contiguous() was faster at some point: look at the numbers above."))
+
+# %% [markdown]
+# ## 3. Broadcast add, and the memory it moves
+#
+# A bias of shape `(n,)` added to every row of an `n×n` matrix. Broadcasting repeats the bias without copying it: one operation that reads n² numbers and writes n². That is **memory-bound**: the rate to look at is bytes per second, 2 × 4 × n² bytes per add.
+#
+# > **Predict.** The CPU's caches hold a few MiB; a 4096×4096 float32 matrix is 64 MiB. Will the CPU's rate stay the same across sizes?
+
+# %% tags=["broadcast"]
+# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check -v broadcast a, bias = pick(n, lib), pick(n, lib, BIASES)
+a + bias
+
+# %% tags=["broadcast-table"]
+table(broadcast, work=lambda n: 2 * 4 * n**2 / 1e9, unit="GB/s")
+rates = {n: 2 * 4 * n**2 / medians(broadcast)[n, "numpy"] / 1e9 for n in SIZES}
+verdict(f"the article's reasoning: memory-bound operations gain the ratio of memory bandwidths. On this CPU, "
+        f"NumPy moves {rates[256]:.1f} GB/s at 256 (0.5 MiB: fits in a cache) and {rates[4096]:.1f} GB/s at 4096 "
+        "(128 MiB: from memory). "
+        + ("The rate falls once the data outgrow the caches, so the bandwidth ratio holds only beyond them."
+           if rates[4096] < 0.7 * rates[256] else
+           "The rate did not fall here; on most CPUs it falls once the data outgrow the caches."))
+
+# %% [markdown]
+# ## 4. A loop of rows, or one broadcast
+#
+# The article's "inefficient" version adds the bias row by row, "1024 kernel launches", against a single broadcast. Here both produce a new tensor, so that repeated runs start from the same data.
+
+# %% tags=["loop-setup"]
+device = "cuda" if GPU else "cpu"
+data = torch.rand(1024, 64, device=device)
+bias = torch.rand(64, device=device)
+
+# %% tags=["loop"]
+# %%cudatime -b 0.5 --sweep way=loop,broadcast --check -v bias_add
+if way == "loop":
+    out = torch.empty_like(data)
+    for i in range(len(data)):
+        out[i] = data[i] + bias
+else:
+    out = data + bias
+out
+
+# %% tags=["loop-verdict"]
+times = {p["way"]: r.median for p, r in bias_add.rows}
+verdict(f"the article: a loop costs 1024 launches, a broadcast one. Here the loop takes "
+        f"{format_seconds(times['loop'])}, the broadcast {format_seconds(times['broadcast'])}: "
+        f"{times['loop'] / times['broadcast']:,.0f}× (on a CPU, 1024 operator dispatches instead of launches).")
+
+# %% [markdown]
+# ## 5. Decomposition: singular values
+#
+# The singular values are unique (singular vectors and QR factors are defined only up to signs), so `--check` can compare them. They are computed in float64, as NumPy does by default. On a GPU, `torch.linalg.svdvals` calls cuSOLVER's `gesvdj` (Jacobi) and falls back to `gesvd` when that does not converge, and it synchronizes the device with the CPU [5]. A decomposition is a long chain of dependent steps, with less parallel work than a matrix product, and consumer GPUs are slow at float64: this is where a GPU gains least.
+
+# %% tags=["svd"]
+# %%cudatime -b 0.3 --sweep n=128,256,512 --sweep lib=numpy,torch-cpu,torch-gpu --check -v svd a = pick(n, lib, SVD_INPUTS)
+np.linalg.svd(a, compute_uv=False) if lib == "numpy" else torch.linalg.svdvals(a)
+
+# %% tags=["svd-verdict"]
+times = medians(svd)
+if GPU:
+    verdict(f"the article: decompositions gain less on a GPU. Here, at 512: "
+            f"{times[512, 'torch-cpu'] / times[512, 'torch-gpu']:,.1f}× for the SVD, against "
+            f"{medians(gemm)[4096, 'torch-cpu'] / medians(gemm)[4096, 'torch-gpu']:,.0f}× for the product at 4096.")
+else:
+    verdict("no GPU here, so no GPU gain to compare; on this CPU, NumPy and torch call a LAPACK "
+            f"and take {format_seconds(times[512, 'numpy'])} and {format_seconds(times[512, 'torch-cpu'])} at 512.")
+
+# %% [markdown] tags=["remember"]
+# > **Remember**
+# >
+# > * A fair comparison needs synchronized runs, the cold run kept apart, the median of many runs, and a check that both libraries computed the same thing. `%%cudatime --sweep ... --check` does all four.
+# > * Before you believe a speed-up, compare it with the ratio of the two devices' peak rates. A speed-up beyond that ratio means the timer is wrong.
+# > * `a.T` is free at any size, and a matrix product reads it through a transpose flag. Time the operation that moves the data.
+
+# %% [markdown] tags=["gpu-table"]
+# ## What a GPU shows
+#
+# | claim (the article: A100 against a Xeon Gold 6248R) | what the specifications allow | this project's GPU run |
+# |---|---|---|
+# | torch on the CPU is about 20% faster than NumPy | depends on each library's BLAS; see the first table above for this CPU | not measured yet |
+# | GPU more than 200× faster above 2048 (FP32 GEMM) | about 5–10×: 19.5 ÷ 2.3–3 TFLOP/s | not measured yet |
+# | small matrices (< 512) slower on the GPU | plausible: a 256 product takes tens of µs on a CPU, a few µs of launch on a GPU | not measured yet |
+# | memory-bound operations gain the bandwidth ratio | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
+# | decompositions gain less | yes: dependent steps, and cuSOLVER synchronizes | not measured yet |
+#
+# This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
+
+# %% [markdown] tags=["exercise"]
+# ## Practise
+#
+# **Exercise 1.** The article's "efficient" broadcast is:
+#
+# ```python
+# bias = torch.rand(64, 1, device='cuda')
+# data += bias  # data has shape (1024, 64)
+# ```
+#
+# Predict what happens, then try it in a new cell (with `device` instead of `'cuda'`).
+#
+# <details><summary>Solution</summary>
+#
+# It raises a `RuntimeError`. Broadcasting aligns shapes from the right: `(1024, 64)` against `(64, 1)` compares 64 with 1 (fine: the 1 is repeated) and then 1024 with 64, which differ and neither is 1. A bias for every row needs shape `(64,)` or `(1, 64)`. A benchmark that had run its own code would have caught this.
+# </details>
+#
+# **Exercise 2.** The article's `time_op` helper:
+#
+# ```python
+# def time_op(self, op, name):
+#     for _ in range(5):
+#         op()
+#     start = time.perf_counter()
+#     for _ in range(100):
+#         op()
+#     elapsed = (time.perf_counter() - start) / 100
+#     return name, elapsed * 1000
+# ```
+#
+# Name two changes that make it correct on a GPU, and one that makes its number more robust.
+#
+# <details><summary>Solution</summary>
+#
+# On a GPU: call `torch.cuda.synchronize()` after the warm-up loop, so that the warm-up's queued work is not billed to the timed loop, and again before reading the clock at the end, so that the clock stops when the work is done. More robust: time each run on its own and take the **median** rather than the mean of one loop, so that one slow run (another process, a clock change) does not move the result. `%cudatime` does all three.
+# </details>
+
+# %% [markdown] tags=["mechanics"]
+# ## Tool mechanics
+#
+# * `%%cudatime --sweep NAME=V1,V2 ...` times the cell once per value; repeat `--sweep` for a grid. Code after the options on the first line is setup, run once per point, untimed.
+# * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
+# * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
+# * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
+
+# %% [markdown] tags=["sources"]
+# ## Sources
+#
+# 1. NVIDIA A100 datasheet: 19.5 TFLOP/s FP32, 156 TFLOP/s TF32 (Tensor Cores), 1.6 TB/s memory bandwidth (40 GB). <https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet.pdf>
+# 2. Intel Xeon Gold 6248R: 24 cores, 3.0 GHz base, 4.0 GHz maximum turbo, two AVX-512 FMA units per core, six DDR4-2933 channels. <https://www.intel.com/content/www/us/en/products/sku/199351/intel-xeon-gold-6248r-processor-35-75m-cache-3-00-ghz/specifications.html>
+# 3. PyTorch, *CUDA semantics*, "TensorFloat-32 (TF32) on Ampere (and later) devices": `torch.backends.cuda.matmul.allow_tf32` defaults to False since PyTorch 1.12. <https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices>
+# 4. cuBLAS, `cublasSgemm`: the `transa` and `transb` arguments select op(A) = A or Aᵀ. <https://docs.nvidia.com/cuda/cublas/#cublas-t-gemm>
+# 5. `torch.linalg.svd`: on CUDA, the default driver is `gesvdj`, falling back to `gesvd` when it does not converge; `torch.linalg.svdvals` synchronizes a CUDA device with the CPU. <https://pytorch.org/docs/stable/generated/torch.linalg.svd.html>

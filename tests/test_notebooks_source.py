@@ -1,0 +1,139 @@
+"""The teaching notebooks as committed: built from their source, structured as lessons, and true.
+
+notebooks/src/*.py (jupytext percent format) is the source; scripts/build-notebooks.py builds and
+executes notebooks/*.ipynb from it. These tests need no kernel: they read the committed files, so
+they run in every environment (tests/test_notebooks_teaching.py executes the notebooks).
+"""
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("jupytext")
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
+NAMES = [path.stem for path in SOURCES]
+
+# Claims an earlier version of the notebooks made, each with what is true instead. None may come back.
+WRONG_CLAIMS = {
+    r"measured the product at about 470": "the 469-492 ms were measured on Colab's GPU, not on the RTX 2070",
+    r"`\.cpu\(\)`, `\.numpy\(\)`": "`.numpy()` on a CUDA tensor raises: `.cpu()` comes first",
+    r"copies that made `?a`? and `?b`?": "`randn(device=...)` makes them with kernels on the device, not copies",
+    r"PyTorch keeps a \**queue": "the queue is the CUDA stream's, kept by the driver, not PyTorch's",
+    r"JAX dispatches asynchronously on every backend": "JAX's CPU dispatch is asynchronous from 0.4.32, for expensive computations",
+    r"longer than the dispatch": "the JAX cold run was contaminated by the previous cell's product (130× was about 70×)",
+    r"443 ms was that setup|loads cuBLAS and cuDNN": "the seed paid context and allocator before its timer, and a matmul never loads cuDNN",
+    r"a workspace of a few MiB": "PyTorch's default cuBLAS workspace is 8.1 MiB, and 32 MiB on Hopper",
+    r"each operator (also )?launches a kernel": "slices and selects are views and launch nothing",
+    r"9 µs per call": "the seed's GPU loop cost 62 µs per element: two launches and a full round trip",
+    r"by two orders of magnitude": "an A100 against a 24-core Xeon allows about 5-10× in FP32",
+    r"its method is sound": "the article's described method is sound; its code (one loop's mean, unsynchronized) is not",
+    r"gain roughly the ratio of memory bandwidths": "only once the data exceed the CPU's caches",
+    r"MAGMA": "torch's CUDA SVD uses cuSOLVER's gesvdj, falling back to gesvd",
+    r"may still be a little slower": "trivial CPU cold runs were 17-52× the warm run, not a little slower",
+}
+
+
+def _build_script():
+    spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "scripts" / "build-notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def committed(name):
+    return nbformat.read(str(ROOT / "notebooks" / f"{name}.ipynb"), as_version=4)
+
+
+def tagged(nb, tag):
+    return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
+
+
+def outputs_text(nb):
+    """Every output of every code cell, as text (plain, HTML and streams)."""
+    parts = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            parts.append(output.get("text", ""))
+            parts.extend(value for value in output.get("data", {}).values() if isinstance(value, str))
+    return "\n".join(parts)
+
+
+def test_there_are_four_notebooks():
+    assert NAMES == ["01_the_349ms_puzzle", "02_first_run_is_slow", "03_python_loops_on_the_gpu",
+                     "04_numpy_vs_torch"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebook_matches_its_source_and_keeps_its_outputs(name):
+    """Rebuild with `python scripts/build-notebooks.py NAME` after editing notebooks/src/NAME.py."""
+    built, saved = _build_script().build(name), committed(name)
+    shape = [(c.id, c.cell_type, c.source, c.metadata.get("tags", [])) for c in built.cells]
+    assert [(c.id, c.cell_type, c.source, c.metadata.get("tags", [])) for c in saved.cells] == shape
+    code = [c for c in saved.cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), "executed: run scripts/build-notebooks.py"
+    assert any(c.outputs for c in code)
+    assert saved.metadata["outputs_from"]  # the device the outputs came from ("CPU only (no GPU)" here)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_badge_and_install_cell_point_to_the_repository(name):
+    url = _build_script().repository()
+    assert url.startswith("https://github.com/")
+    nb = committed(name)
+    colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
+    assert nb.cells[0].source.startswith("[![Open In Colab]")
+    assert f"]({colab}/blob/main/notebooks/{name}.ipynb)" in nb.cells[0].source
+    [install] = tagged(nb, "install")
+    assert f"%pip install -q git+{url}" in install.source and "%load_ext ipython_cudatime" in install.source
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_notebook_is_a_lesson(name):
+    """Predict, observe, explain, practise: a prediction, a remember box, an exercise with its solution."""
+    nb = committed(name)
+    assert any("**Predict" in c.source for c in tagged(nb, "predict"))
+    [remember] = tagged(nb, "remember")
+    assert remember.source.startswith("> **Remember**")
+    exercises = tagged(nb, "exercise")
+    assert exercises and all("<details><summary>Solution" in c.source for c in exercises)
+    [mechanics] = tagged(nb, "mechanics")
+    assert mechanics.source.startswith("## Tool mechanics")
+    [table] = tagged(nb, "gpu-table")
+    assert "not measured yet" in table.source and "docs/gpu-results.md" in table.source
+
+
+def test_notebook_01_draws_the_timeline():
+    [cell] = [c for c in tagged(committed(NAMES[0]), "timeline") if c.cell_type == "code"]
+    assert any("image/png" in output.get("data", {}) for output in cell.outputs)
+    for clock in ("%time stops", "%cudatime stops", "torch.cuda.synchronize()"):
+        assert clock in cell.source
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sources_use_the_library_helpers(name):
+    source = (ROOT / "notebooks" / "src" / f"{name}.py").read_text()
+    assert "def fmt(" not in source
+    if "format_seconds(" in source:
+        assert "from ipython_cudatime.units import format_seconds" in source
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_saved_outputs_have_no_noise_warning_and_no_unexplained_cold_run(name):
+    text = outputs_text(committed(name))
+    assert "noisy" not in text, "a noise warning in the saved outputs: rebuild on a quieter machine"
+    assert "unexplained" not in text, "an unexplained cold run in the saved outputs"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_known_wrong_claims_never_come_back(name):
+    texts = [(ROOT / "notebooks" / "src" / f"{name}.py").read_text(),
+             "\n".join(cell.source for cell in committed(name).cells)]
+    for pattern, truth in WRONG_CLAIMS.items():
+        for text in texts:
+            match = re.search(pattern.replace(" ", r"\s+"), text, re.IGNORECASE)  # across line breaks too
+            assert match is None, f"{name} says {match.group(0)!r}, but {truth}"
