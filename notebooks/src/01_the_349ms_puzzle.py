@@ -47,7 +47,8 @@ else:  # no GPU: the same trap with JAX, whose CPU dispatch is asynchronous too
     lib, N = jnp, 2_000
     ac = jax.random.normal(jax.random.key(0), (N, N))
     bc = jax.random.normal(jax.random.key(1), (N, N))
-    ac.block_until_ready(), bc.block_until_ready()  # drained: no earlier work is billed to a later cell
+    ac.block_until_ready()  # drained: no earlier work is billed to a later cell
+    bc.block_until_ready()
     where = f"the CPU (JAX {jax.__version__})"
 FLOP = 2 * N**3  # a multiply and an add for each of the N³ terms
 print(f"{lib.__name__}.matmul on {where}: {N:,}×{N:,}, {FLOP:.1e} FLOP per product")
@@ -79,7 +80,7 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 #
 # The `print` line then took the product's real time, because it needed the value of `cc[0, 0]` and had to wait for it. Nobody timed that line.
 #
-# Here, too, the second `%time` above printed far less than a product takes (on a CPU, the first one also paid JAX's compilation of `matmul` for this shape). The next cell measures the product properly.
+# Here, too, the second `%time` above printed far less than a product takes. (The first one also paid one-time setup: cuBLAS's on a GPU; on a CPU, JAX compiling `matmul` for this shape.) The next cell measures the product properly.
 
 # %% [markdown]
 # ## 3. Measure it right: `%cudatime`
@@ -154,7 +155,7 @@ plt.show()
 # * `.cpu()`, so also `cc.cpu().numpy()` (`.numpy()` alone raises an error on a CUDA tensor [4]);
 # * `torch.cuda.synchronize()`, which waits for all the device's work (the green line).
 #
-# In the question, the `print` on the next line did the waiting, and nobody timed it. JAX behaves the same way on every device: `lib.matmul` returns a future at once [5].
+# In the question, the `print` on the next line did the waiting, and nobody timed it. JAX's arrays are futures too: on a GPU `jnp.matmul` returns at once, and on a CPU it does for expensive computations like this one [1, 5].
 #
 # The estimate in the upper panel: a good FP32 matrix product reaches 75–85% of the GPU's peak, so about 320–360 ms on an RTX 2070. Nobody measured the product on that GPU, and the figure draws 340 ms.
 
@@ -168,7 +169,7 @@ plt.show()
 # %% [markdown]
 # ## 5. And the 349 ms?
 #
-# The first `%time` paid for something the second did not. PyTorch creates its cuBLAS handle lazily, on the first operation that needs cuBLAS, and allocates the handle's workspace with it [6]. cuBLAS also loads its kernels on first use. That setup runs on the host, so `%time` waited for it, then queued the product, and then returned.
+# The first `%time` paid for something the second did not. PyTorch creates its cuBLAS handle lazily, on the first operation that needs cuBLAS, and allocates the handle's workspace with it [6]. Recent CUDA versions also load kernels lazily, on their first launch. That setup runs on the host, so `%time` waited for it, then queued the product, and then returned.
 #
 # Was 349 ms *only* setup plus queueing? `%time` cannot tell.
 #

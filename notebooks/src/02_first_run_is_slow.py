@@ -130,7 +130,7 @@ with tf.device(DEVICE):
 # | cuDNN | convolutions only: a matrix product never loads it | never |
 # | "data movement", the answer's guess | `x` was created on the GPU (the `assert` checks it) | nothing to move |
 #
-# So the 443 ms was mostly the lazily created cuBLAS handle and MatMul's first-call setup. CUDA also loads kernels lazily on their first launch, which run #0 pays too.
+# So the 443 ms was mostly the lazily created cuBLAS handle and MatMul's first-call setup. Recent CUDA versions (lazy module loading, the default since CUDA 12.2) also load each kernel on its first launch, which a run #0 pays too.
 #
 # PyTorch pays the same kinds of costs, and `%cudatime` names each one it finds in `r.cold_causes` (on a GPU; a CPU has no context, pool or handle to find):
 #
@@ -214,6 +214,8 @@ def mlp(x, w1, w2):
 
 compiled = torch.compile(mlp, backend="eager")
 torch_device = "cuda" if torch.cuda.is_available() else "cpu"
+if torch_device == "cpu":  # one thread: on a small shared CPU, threads wait for each other at every step
+    torch.set_num_threads(1)
 M = 1024 if torch_device == "cuda" else 512
 w1, w2, xt = (torch.randn(M, M, device=torch_device) for _ in range(3))
 

@@ -85,6 +85,8 @@ import torch
 from ipython_cudatime.units import format_seconds
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
+if device == "cpu":  # one thread: these operations are tiny, and on a shared CPU threads wait for each other
+    torch.set_num_threads(1)
 SMALL = (3, 48, 27) if device == "cuda" else (3, 24, 12)  # the loop's input
 
 
@@ -162,7 +164,7 @@ print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
 #
 # <details><summary>Solution, step 1</summary>
 #
-# Change one line: `Y = torch.zeros(..., device=X.device)`. On a GPU, `Y[i, j] = ...` then copies on the device, and nothing waits for the GPU any more: the per-element round trip is gone. What remains is two kernel launches per element (the multiply and the sum) plus a device-to-device copy, so the verdict becomes *launch-bound*: many tiny kernels with the GPU idle between them. On a CPU, `Y` was already on `X`'s device, so nothing changes: the verdict stays *dispatch-bound*.
+# Change one line: `Y = torch.zeros(..., device=X.device)`. On a GPU, `Y[i, j] = ...` then copies on the device, and nothing waits for the GPU any more: the per-element round trip is gone. What remains is three kernel launches per element (the multiply, the sum, and the copy into `Y`), so the verdict becomes *launch-bound*: many tiny kernels with the GPU idle between them. On a CPU, `Y` was already on `X`'s device, so nothing changes: the verdict stays *dispatch-bound*.
 #
 # ```python
 # def corr2d_on_device(X, K):
@@ -184,7 +186,7 @@ print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
 #     return torch.nn.functional.conv2d(X[None], K)[0]
 # ```
 #
-# One operation, one kernel (or a few) for the whole input: the verdict for the loop's input becomes overhead-bound on either device, and at the question's full size, GPU-bound.
+# One operation for the whole input: a handful of kernels (on a CPU, of operator calls) instead of thousands, each with real work to do.
 # </details>
 
 # %% [markdown]

@@ -127,7 +127,7 @@ verdict("the article: .contiguous() avoids an inefficient kernel. "
 #
 # A bias of shape `(n,)` added to every row of an `n×n` matrix. Broadcasting repeats the bias without copying it: one operation that reads n² numbers and writes n². That is **memory-bound**: the rate to look at is bytes per second, 2 × 4 × n² bytes per add.
 #
-# > **Predict.** The CPU's caches hold a few MiB; a 4096×4096 float32 matrix is 64 MiB. Will the CPU's rate stay the same across sizes?
+# > **Predict.** A CPU's caches hold from a few MiB to a few tens of MiB; a 4096×4096 float32 matrix is 64 MiB. Will the CPU's rate stay the same across sizes?
 
 # %% tags=["broadcast"]
 # %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check -v broadcast a, bias = pick(n, lib), pick(n, lib, BIASES)
@@ -202,7 +202,7 @@ else:
 # |---|---|---|
 # | torch on the CPU is about 20% faster than NumPy | depends on each library's BLAS; see the first table above for this CPU | not measured yet |
 # | GPU more than 200× faster above 2048 (FP32 GEMM) | about 5–10×: 19.5 ÷ 2.3–3 TFLOP/s | not measured yet |
-# | small matrices (< 512) slower on the GPU | plausible: a 256 product takes tens of µs on a CPU, a few µs of launch on a GPU | not measured yet |
+# | small matrices (< 512) slower on the GPU | open: a 256×256 product is 3.4×10⁷ FLOP, tens of µs on that Xeon, while a GPU pays µs to tens of µs of launch and synchronization; only a synchronized measurement can tell | not measured yet |
 # | memory-bound operations gain the bandwidth ratio | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
 # | decompositions gain less | yes: dependent steps, and cuSOLVER synchronizes | not measured yet |
 #
