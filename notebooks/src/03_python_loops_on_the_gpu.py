@@ -77,7 +77,7 @@ print(f"100 calls: {100 * one_call / 3600:.1f} hours")
 # %% [markdown]
 # ## Observe: the question's code, measured
 #
-# The question's functions, unchanged, in a file-like cell. Sizes shrink so that the notebook runs in seconds: the loop's input is (3, 48, 27) on a GPU (a sixteenth of the question's pixels) and (3, 24, 12) on a CPU.
+# The question's functions, unchanged, in one cell. Sizes shrink so that the notebook runs in seconds: the loop's input is (3, 48, 27) on a GPU (a sixteenth of the question's pixels) and (3, 24, 12) on a CPU.
 
 # %% tags=["setup"]
 import torch
