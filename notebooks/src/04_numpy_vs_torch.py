@@ -52,13 +52,20 @@ def medians(sweep):
     return {(p["n"], p["lib"]): r.median for p, r in sweep.rows if r is not None}
 
 
-def table(sweep, work, unit):
-    """Per size: each library's warm median and its rate (work per second)."""
-    times = medians(sweep)
+def rate(params, result, rate_name, work):
+    """Work per second: --roofline's count for PyTorch, by hand (`work(n)`) for NumPy, which it cannot see."""
+    if params["lib"] == "numpy":
+        return work(params["n"]) / result.median
+    return getattr(result.roofline, rate_name)
+
+
+def table(sweep, rate_name, work, unit):
+    """Per size: each library's warm median and its rate, in units of 10⁹ per second."""
+    cells = {(p["n"], p["lib"]): f"{format_seconds(r.median)} = {rate(p, r, rate_name, work) / 1e9:7,.1f} {unit}"
+             for p, r in sweep.rows if r is not None}
     print(f"{'n':>5}" + "".join(f"  {lib:>20}" for lib in LIBS))
     for n in SIZES:
-        cells = [f"{format_seconds(times[n, lib])} = {work(n) / times[n, lib]:7,.1f} {unit}" for lib in LIBS]
-        print(f"{n:>5}" + "".join(f"  {cell:>20}" for cell in cells))
+        print(f"{n:>5}" + "".join(f"  {cells[n, lib]:>20}" for lib in LIBS))
 
 
 def verdict(text):
@@ -72,14 +79,14 @@ print(f"libraries: {', '.join(LIBS)}; sizes {SIZES}")
 #
 # > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 32 FP32 FLOP per cycle (two AVX-512 FMA units) × 3.0–4.0 GHz, about 2.3–3×10¹² [2]. What speed-up can a large product reach, at most?
 #
-# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `-b 0.3` gives each point 0.3 s of warm runs (at least one: a 4096 product on two CPU cores takes seconds, and is then run twice).
+# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-b 0.3` gives each point 0.3 s of warm runs (at least one: a 4096 product on two CPU cores takes seconds, and is then run twice).
 
 # %% tags=["gemm"]
-# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check -v gemm a = pick(n, lib)
+# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
 a @ a
 
 # %% tags=["gemm-table"]
-table(gemm, work=lambda n: 2 * n**3 / 1e9, unit="GFLOP/s")
+table(gemm, "flop_rate", work=lambda n: 2 * n**3, unit="GFLOP/s")
 times = medians(gemm)
 large = [n for n in SIZES if n >= 1024]
 torch_gain = np.median([times[n, "numpy"] / times[n, "torch-cpu"] for n in large]) - 1
@@ -125,17 +132,17 @@ verdict("the article: .contiguous() avoids an inefficient kernel. "
 # %% [markdown]
 # ## 3. Broadcast add, and the memory it moves
 #
-# A bias of shape `(n,)` added to every row of an `n×n` matrix. Broadcasting repeats the bias without copying it: one operation that reads n² numbers and writes n². That is **memory-bound**: the rate to look at is bytes per second, 2 × 4 × n² bytes per add.
+# A bias of shape `(n,)` added to every row of an `n×n` matrix. Broadcasting repeats the bias without copying it: one operation that reads n² numbers and writes n². That is **memory-bound**: the rate to look at is bytes per second, 4 × (2n² + n) bytes per add (read the matrix and the bias, write the result).
 #
 # > **Predict.** A CPU's caches hold from a few MiB to a few tens of MiB; a 4096×4096 float32 matrix is 64 MiB. Will the CPU's rate stay the same across sizes?
 
 # %% tags=["broadcast"]
-# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check -v broadcast a, bias = pick(n, lib), pick(n, lib, BIASES)
+# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v broadcast a, bias = pick(n, lib), pick(n, lib, BIASES)
 a + bias
 
 # %% tags=["broadcast-table"]
-table(broadcast, work=lambda n: 2 * 4 * n**2 / 1e9, unit="GB/s")
-rates = {n: 2 * 4 * n**2 / medians(broadcast)[n, "numpy"] / 1e9 for n in SIZES}
+table(broadcast, "byte_rate", work=lambda n: 4 * (2 * n**2 + n), unit="GB/s")
+rates = {n: 4 * (2 * n**2 + n) / medians(broadcast)[n, "numpy"] / 1e9 for n in SIZES}
 verdict(f"the article's reasoning: memory-bound operations gain the ratio of memory bandwidths. On this CPU, "
         f"NumPy moves {rates[256]:.1f} GB/s at 256 (0.5 MiB: fits in a cache) and {rates[4096]:.1f} GB/s at 4096 "
         "(128 MiB: from memory). "
