@@ -105,7 +105,7 @@ product = r.median  # synchronized: until the device had finished
 print(f"%time would say   : {format_seconds(enqueue)}  (handing the product over)")
 print(f"the product takes : {format_seconds(product)}  (synchronized)")
 print(f"the product is {product / enqueue:,.0f}× longer than handing it over")
-print(f"achieved: {FLOP / product / 1e9:,.0f} GFLOP/s")
+print(f"achieved: {FLOP / product / 1e9:,.0f} GFLOP/s")  # by hand: --roofline counts PyTorch's ops, not JAX's
 
 
 # %% [markdown] tags=["timeline-intro"]
@@ -246,6 +246,7 @@ for run in range(3):
 # * `-n N` makes N warm runs. `-n 0` times the cold run only: that is `%time` with synchronization.
 # * `-v NAME` keeps the result object in `NAME`.
 # * A result's fields: `r.cold.host`, `r.cold.wall`, `r.cold.device` (seconds, or None without a device clock); `r.warm`, the warm runs; `r.median`, `r.iqr`, `r.runs`; `r.clock`, the clock the statistics use; `r.cold_causes`, what the cold run paid for.
+# * `--roofline` adds a run that counts PyTorch's FLOPs and bytes, and gives `r.roofline.flop_rate`, against the GPU's peak where it knows the GPU. It sees PyTorch's operations only, so the rate above is computed by hand, for JAX too.
 # * `%cudatime?` prints every option.
 #
 # `-n 0`, for instance:

@@ -259,6 +259,7 @@ else:
 # * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
 # * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
 # * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
+# * `--roofline` adds a counting run per point: `r.roofline.flop_rate` and `r.roofline.byte_rate` for PyTorch's operations (NumPy's are not seen), and, on a GPU it knows, the fraction of the device's peak.
 
 # %% [markdown] tags=["sources"]
 # ## Sources
