@@ -110,10 +110,10 @@ with tf.device(DEVICE):
         time_matmul_synchronized(run, x)
 
 # %% [markdown]
-# `%cudatime` does the waiting for TensorFlow too, with `tf.test.experimental.sync_devices()` (TensorFlow 2.12 or later, eager mode). Here it times the question's loop of ten products, five times. The setup was paid above, so the cold run is no slower than the warm runs:
+# `%cudatime` does the waiting for TensorFlow too, with `tf.test.experimental.sync_devices()` (TensorFlow 2.12 or later, eager mode). Here it times the question's loop of ten products, nine times. The setup was paid above, so the cold run is no slower than the warm runs:
 
 # %% tags=["cudatime"]
-# %%cudatime -n 5 -v r
+# %%cudatime -n 9 -v r
 for loop in range(10):
     y = tf.matmul(x, x)
 

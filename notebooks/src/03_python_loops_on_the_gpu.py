@@ -123,10 +123,10 @@ ELEMENTS = K.shape[0] * X.numel()  # output channels × input channels × pixels
 print(f"device: {try_gpu()}; X {tuple(X.shape)}: {ELEMENTS:,} element updates per call")
 
 # %% [markdown]
-# `%cudatime -p` adds one extra run under `torch.profiler`, after the timed runs, which it does not affect. It counts what one run did: **device kernels** on a GPU, or **operator calls** on a CPU (there are no kernels there). Then it gives a verdict. `-n 5` makes five warm runs; `-l loop` records the result for `%cudatime_compare` at the end.
+# `%cudatime -p` adds one extra run under `torch.profiler`, after the timed runs, which it does not affect. It counts what one run did: **device kernels** on a GPU, or **operator calls** on a CPU (there are no kernels there). Then it gives a verdict. `-n 9` makes nine warm runs; `-l loop` records the result for `%cudatime_compare` at the end.
 
 # %% tags=["loop"]
-# %cudatime -p -n 5 -l loop -v loop Y = corr2d_multi_in_out(X, K)
+# %cudatime -p -n 9 -l loop -v loop Y = corr2d_multi_in_out(X, K)
 
 # %% tags=["per-element"]
 print(f"here: {format_seconds(loop.median / ELEMENTS)} per element update, "
@@ -213,7 +213,7 @@ print("same result:", torch.allclose(multi_in_out(X, K, corr2d_on_device).cpu(),
 
 
 # %% tags=["step1-time"]
-# %cudatime -p -n 5 -l on-device -v on_device Y1 = multi_in_out(X, K, corr2d_on_device)
+# %cudatime -p -n 9 -l on-device -v on_device Y1 = multi_in_out(X, K, corr2d_on_device)
 
 # %% tags=["step2"]
 def corr2d_vectorized(X, K):
@@ -227,7 +227,7 @@ X_full = torch.normal(0, 1, (3, 1920, 1080), device=try_gpu())  # the question's
 # One call on the loop's small input would take microseconds. So the vectorized version is timed as the question timed its matrix product: 100 calls on the **full** input. The steps are then compared per element update.
 
 # %% tags=["step2-time"]
-# %%cudatime -p -n 5 -v vectorized
+# %%cudatime -p -n 9 -v vectorized
 for i in range(100):
     Y2 = corr2d_vectorized(X_full, K)
 
