@@ -16,7 +16,7 @@ PIP_QUIET := -q --disable-pip-version-check
 GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
 GPU_IMAGE := torch==2.11.0 numpy matplotlib pandas pytest
 
-.PHONY: demo test test-current test-colab browser-deps bench screenshots clean notebooks gpu-wheels gpu-dry-run
+.PHONY: demo test test-current test-colab browser-deps bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
@@ -48,6 +48,10 @@ test-colab: browser-deps
 	  echo "== Colab-like environment: $$(.venv-colab/bin/python -c 'import sys, IPython, ipywidgets; print("Python", sys.version.split()[0], "IPython", IPython.__version__, "ipywidgets", ipywidgets.__version__)')" && \
 	  .venv-colab/bin/python -m pytest -p no:cacheprovider -m "not install"; \
 	fi
+
+# Rewrite the stored reports (tests/expected/) from what the code prints now; review the diff.
+expected: .venv/.installed
+	EXPECTTEST_ACCEPT=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_reports.py tests/test_clocks.py
 
 bench: .venv/.installed
 	.venv/bin/python benchmarks/overhead.py

@@ -36,7 +36,7 @@ from common import arguments
 from IPython.testing.globalipapp import start_ipython
 
 from ipython_cudatime.backends import DeviceSet
-from ipython_cudatime.runner import timed_run
+from ipython_cudatime.runner import Clock, timed_run
 
 STATEMENTS = ["pass", "sum(range(40))"]
 GOAL_US = 15.0
@@ -67,9 +67,9 @@ def time_torch(stmt, runs, min_run_time):
 
 def time_timed_run(calls):
     """Per call: timed_run of an empty callable, the bare call, and the median wall clock it reports."""
-    devices, fn = DeviceSet([]), lambda: None
+    devices, fn, clock = DeviceSet([]), lambda: None, Clock()
     t0 = time.perf_counter()
-    walls = [timed_run(fn, devices)[0].wall for _ in range(calls)]
+    walls = [timed_run(fn, devices, clock)[0].wall for _ in range(calls)]
     t1 = time.perf_counter()
     for _ in range(calls):
         fn()

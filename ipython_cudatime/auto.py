@@ -5,17 +5,17 @@ the cell, so GPU work is counted. No cell is run twice: side effects happen once
 When the same cell is run again, the line shows its first time beside it.
 """
 
-import time
-
 from .backends import REGISTRY, DeviceSet
+from .runner import Clock
 from .units import format_seconds as fmt
 from .units import ratio_text
 
 
 class AutoTimer:
-    def __init__(self, shell, registry=REGISTRY):
+    def __init__(self, shell, registry=REGISTRY, clock=None):
         self.shell = shell
         self.registry = registry
+        self.clock = clock or Clock()
         self.enabled = False
         self.first = {}  # cell source -> its first synchronized time
         self._devices = self._start = None
@@ -33,15 +33,15 @@ class AutoTimer:
     def pre_run_cell(self, info=None):
         self._devices = DeviceSet.detect(self.registry)
         self._devices.synchronize()
-        self._start = time.perf_counter()
+        self._start = self.clock.now()
 
     def post_run_cell(self, result=None):
         if self._start is None:
             return
-        host = time.perf_counter() - self._start
+        host = self.clock.now() - self._start
         value = getattr(result, "result", None)
         self._devices.synchronize(lambda: [value])
-        wall = time.perf_counter() - self._start
+        wall = self.clock.now() - self._start
         self._start = None
         source = getattr(getattr(result, "info", None), "raw_cell", None)
         if source is None or source.lstrip().startswith("%cudatime_auto"):

@@ -30,7 +30,7 @@ from .batching import compile_batch
 from .compare import Comparison, check_values, grid, run_sweep
 from .display import publish, show
 from .explain import PROBES, ColdWatch, ProbeSet
-from .runner import Plan, measure
+from .runner import Clock, Plan, measure
 from .state import CellRepeats, NameSnapshot, top_level_names
 
 PACKAGE = __name__.rpartition(".")[0]
@@ -153,14 +153,16 @@ def _point_label(params):
 class CudaTimeMagics(Magics):
     """The magics and what they keep between cells. The seams are passed in, with defaults:
     ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
-    cold-run probes (``explain.PROBES``). Tests register an instance built with their own."""
+    cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``).
+    Tests register an instance built with their own."""
 
-    def __init__(self, shell, registry=REGISTRY, probes=PROBES):
+    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None):
         super().__init__(shell)
         self.registry = registry
         self.probes = ProbeSet(probes)
+        self.clock = clock or Clock()
         self.history = {}  # label -> CudaTimeResult, in the order recorded (-l)
-        self.auto = AutoTimer(shell, registry)
+        self.auto = AutoTimer(shell, registry, self.clock)
 
     @no_var_expand
     @needs_local_scope
@@ -201,7 +203,7 @@ class CudaTimeMagics(Magics):
         measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
                               repeats=repeats, watch=ColdWatch.detect(self.probes), profiler=profiler,
                               outputs=compiled.outputs(scope), counter=counter,
-                              batch=compiled.batch(shell.user_ns, where))
+                              batch=compiled.batch(shell.user_ns, where), clock=self.clock)
         note = _repeat_note(opts.runs, measurement.result, repeats.reasons)
         if note:
             measurement.result.notes.append(note)

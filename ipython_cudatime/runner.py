@@ -91,6 +91,19 @@ class Repeats:
         pass
 
 
+class Clock:
+    """Where the runner reads time; a seam: tests pass a fake clock, exact and never sleeping."""
+
+    def now(self):
+        """Seconds on the finest monotonic clock (``time.perf_counter``)."""
+        return time.perf_counter()
+
+    def cpu(self):
+        """(user, system) CPU seconds this process has used so far."""
+        times = os.times()
+        return times.user, times.system
+
+
 @dataclass
 class Measurement:
     """What ``measure`` hands back: the result, the cold run's value, and what stopped the warm runs."""
@@ -100,7 +113,7 @@ class Measurement:
     error: BaseException = None
 
 
-def timed_run(fn, devices, cpu_times=False, outputs=None, before="synchronize"):
+def timed_run(fn, devices, clock, cpu_times=False, outputs=None, before="synchronize"):
     """Run ``fn`` once between two synchronizations; return (Run, value).
 
     ``outputs(value)`` lists what the run produced, for backends that wait on results.
@@ -114,20 +127,20 @@ def timed_run(fn, devices, cpu_times=False, outputs=None, before="synchronize"):
     elif before == "settle":
         devices.settle()
     timer = devices.timer()
-    cpu0 = os.times() if cpu_times else None
+    cpu0 = clock.cpu() if cpu_times else None
     if timer is not None:
         timer.start()
-    t0 = time.perf_counter()
+    t0 = clock.now()
     value = fn()
-    t1 = time.perf_counter()
+    t1 = clock.now()
     if timer is not None:
         timer.stop()
     devices.synchronize(None if outputs is None else lambda: outputs(value))
-    t2 = time.perf_counter()
+    t2 = clock.now()
     device = timer.elapsed() if timer is not None else None
     if cpu0 is not None:
-        cpu1 = os.times()
-        return Run(t1 - t0, t2 - t0, device, cpu1.user - cpu0.user, cpu1.system - cpu0.system), value
+        (user0, sys0), (user1, sys1) = cpu0, clock.cpu()
+        return Run(t1 - t0, t2 - t0, device, user1 - user0, sys1 - sys0), value
     return Run(t1 - t0, t2 - t0, device), value
 
 
@@ -135,10 +148,10 @@ def _null():
     return None
 
 
-def calibrate(devices, outputs=None):
+def calibrate(devices, clock, outputs=None):
     """The harness's own cost: NULL_RUNS runs of nothing through ``timed_run`` on ``devices``,
     as a warm run goes (``outputs`` as the cell's), once per call."""
-    runs = [timed_run(_null, devices, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
+    runs = [timed_run(_null, devices, clock, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
     walls = [run.wall for run in runs]
     q1, _, q3 = statistics.quantiles(walls, n=4, method="inclusive")
     device = None if any(run.device is None for run in runs) else statistics.median(run.device for run in runs)
@@ -162,18 +175,27 @@ def _batch_sizes():
 
 
 class Sampler:
-    """Timed runs of one cell after the cold run, each after ``repeats.reset()``.
+    """The runs of one cell, each timed on ``clock``: the cold run, then later runs, each after
+    ``repeats.reset()``.
 
     ``batch(k)``, when the cell can be batched (see ``batching``), runs it k times in
     one call; a sample of k runs is then timed as one and reported per run.
     """
 
-    def __init__(self, fn, devices, repeats, outputs=None, batch=None):
-        self.fn, self.devices, self.repeats, self.outputs, self.batch = fn, devices, repeats, outputs, batch
+    def __init__(self, fn, devices, repeats, clock, outputs=None, batch=None):
+        self.fn, self.devices, self.repeats, self.clock = fn, devices, repeats, clock
+        self.outputs, self.batch = outputs, batch
+
+    def _timed(self, fn, **kwargs):
+        return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
+
+    def cold(self):
+        """The first run, with the process's CPU times as ``%time`` prints them; (Run, value)."""
+        return self._timed(self.fn, cpu_times=True)
 
     def run(self, before="settle"):
         self.repeats.reset()
-        return timed_run(self.fn, self.devices, outputs=self.outputs, before=before)[0]
+        return self._timed(self.fn, before=before)[0]
 
     def sample(self, runs):
         """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""
@@ -181,7 +203,7 @@ class Sampler:
             return self.run()
         self.repeats.reset()
         batch = self.batch
-        run, _ = timed_run(lambda: batch(runs), self.devices, outputs=self.outputs, before="settle")
+        run, _ = self._timed(lambda: batch(runs), before="settle")
         return _per_run(run, runs)
 
     def batch_size(self, last, harness, trials):
@@ -204,7 +226,8 @@ def _drain(devices):
         devices.synchronize()
 
 
-def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None):
+def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None,
+            clock=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -223,84 +246,111 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``).
     ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
     after those (``--roofline``), whose time stays out of the statistics.
+    ``clock`` (``Clock``, the default) is what every run and the budget are read on.
     """
-    repeats = repeats or Repeats()
-    watch = watch or _NoWatch()
+    repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
+    sampler = Sampler(fn, devices, repeats, clock, outputs, batch)
     repeats.begin()
+    cold, value = _cold_run(sampler, plan, watch, profiler)
+    if not repeats.after_cold() and plan.runs is None:
+        plan, counter = plan.once(), None
+    harness = calibrate(devices, clock, outputs)
+    try:
+        later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness)
+    finally:
+        repeats.end()
+    if later.error is not None:
+        _drain(devices)
+    return Measurement(_assemble(devices, watch, profiler, counter, later, harness), value, later.error)
+
+
+def _cold_run(sampler, plan, watch, profiler):
+    """The first run, between the watch's first two snapshots; (Run, value). Its error is the
+    user's and propagates, once the devices are drained."""
     watch.snapshot("before")
     try:
         with profiler if plan.profile == "cold" else contextlib.nullcontext():
-            cold, value = timed_run(fn, devices, cpu_times=True, outputs=outputs)
+            ran = sampler.cold()
     except BaseException:
-        _drain(devices)
+        _drain(sampler.devices)
         raise
     watch.snapshot("after_cold")
-    if not repeats.after_cold() and plan.runs is None:
-        plan, counter = plan.once(), None
-    harness = calibrate(devices, outputs)
-    try:
-        later = _later_runs(Sampler(fn, devices, repeats, outputs, batch), plan, watch, profiler, counter,
-                            cold, harness)
-    finally:
-        repeats.end()
-    result = CudaTimeResult(cold=cold, warmup=later.warmup, warm=later.warm, device=devices.describe(),
-                            synchronized=devices.names, notes=devices.notes(), stopped=later.stopped,
-                            cold_causes=watch.causes(), memory=watch.memory(), harness=harness)
-    if later.error is not None:
-        _drain(devices)
-    if plan.profile == "cold":
-        result.profile = profiler.summary(cold, cold=True)
-    elif later.profiled is not None:
-        result.profile = profiler.summary(later.profiled)
-    if later.counted is not None:
-        result.roofline = counter.summary(later.counted, result.median)
-    return Measurement(result, value, later.error)
+    return ran
 
 
 @dataclass
 class _Later:
     """The runs after the cold run, and what stopped them."""
 
+    plan: Plan
+    cold: Run
     warmup: list = dataclasses.field(default_factory=list)
     warm: list = dataclasses.field(default_factory=list)
     profiled: object = None
     counted: object = None
+    phase: str = "warm-up"
     error: BaseException = None
     stopped: str = None
 
+    def stop(self, error):
+        """Keep ``error`` and say which run it stopped: "ValueError in warm run 3"."""
+        self.error = error
+        number = {"warm-up": len(self.warmup) + 1, "warm": len(self.warm) + 1}.get(self.phase, "")
+        self.stopped = f"{type(error).__name__} in {self.phase} run {number}".rstrip()
+
 
 def _later_runs(sampler, plan, watch, profiler, counter, cold, harness):
-    """Warm-up runs (with the tries that size a batch), warm samples, then the profiled and
-    counting runs, each after ``repeats.reset()``; an error stops them."""
-    later, phase = _Later(), "warm-up"
-    start = time.perf_counter()
+    """The warm loop, the watch's last snapshot, then the profiled and counting runs; an
+    error stops them."""
+    later = _Later(plan, cold)
     try:
         with sampler.repeats.quiet():
-            for _ in range(plan.warmup_count(cold.wall)):
-                later.warmup.append(sampler.run())
-            last = later.warmup[-1].wall if later.warmup else cold.wall
-            shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
-            runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs is None else 1  # -n: N runs
-            phase = "warm"
-            if runs > 1:  # the last try: a sample of ``runs`` runs
-                last = later.warmup[-1].wall * runs
-            while plan.wants_more(len(later.warm), time.perf_counter() - start, last):
-                later.warm.append(sampler.sample(runs))
-                last = later.warm[-1].wall * runs
+            _warm_loop(sampler, later, harness)
             watch.snapshot("after_warm")
             if plan.profile == "warm" and plan.runs != 0:
-                phase = "profiled"
+                later.phase = "profiled"
                 with profiler:
                     later.profiled = sampler.run(before="synchronize")
             if counter is not None:
-                phase = "counting"
+                later.phase = "counting"
                 with counter:
                     later.counted = sampler.run(before="synchronize")
     except (Exception, KeyboardInterrupt, SystemExit) as exc:
-        later.error = exc
-        number = {"warm-up": len(later.warmup) + 1, "warm": len(later.warm) + 1}.get(phase, "")
-        later.stopped = f"{type(exc).__name__} in {phase} run {number}".rstrip()
+        later.stop(exc)
     return later
+
+
+def _warm_loop(sampler, later, harness):
+    """Warm-up runs (with the tries that size a batch), then warm samples until the plan has
+    enough, on the budget counted from the end of the cold run."""
+    plan, cold, clock = later.plan, later.cold, sampler.clock
+    start = clock.now()
+    for _ in range(plan.warmup_count(cold.wall)):
+        later.warmup.append(sampler.run())
+    last = later.warmup[-1].wall if later.warmup else cold.wall
+    shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
+    runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs is None else 1  # -n: N runs
+    later.phase = "warm"
+    if runs > 1:  # the last try: a sample of ``runs`` runs
+        last = later.warmup[-1].wall * runs
+    while plan.wants_more(len(later.warm), clock.now() - start, last):
+        later.warm.append(sampler.sample(runs))
+        last = later.warm[-1].wall * runs
+
+
+def _assemble(devices, watch, profiler, counter, later, harness):
+    """The result: the runs, what the devices and the watch say, the profile and the roofline."""
+    cold = later.cold
+    result = CudaTimeResult(cold=cold, warmup=later.warmup, warm=later.warm, device=devices.describe(),
+                            synchronized=devices.names, notes=devices.notes(), stopped=later.stopped,
+                            cold_causes=watch.causes(), memory=watch.memory(), harness=harness)
+    if later.plan.profile == "cold":
+        result.profile = profiler.summary(cold, cold=True)
+    elif later.profiled is not None:
+        result.profile = profiler.summary(later.profiled)
+    if later.counted is not None:
+        result.roofline = counter.summary(later.counted, result.median)
+    return result
 
 
 class _NoWatch:

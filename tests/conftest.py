@@ -119,6 +119,30 @@ def registry_without(*modules):
     return tuple(entry for entry in REGISTRY if entry[0] not in modules)
 
 
+def _fake_time(ip, seams, with_device):
+    import fake_device
+
+    clock = fake_device.FakeClock()
+    device = fake_device.FakeDevice(clock)
+    seams(registry=(("fake_device", device),) if with_device else (), probes=(), clock=clock)
+    ip.user_ns.update(gpu=device, host=clock)
+    return device
+
+
+@pytest.fixture
+def fake_gpu(ip, seams):
+    """The fake clock and the fake device (``fake_device``) as the magics' clock and only backend,
+    with no cold-run probes: every duration is exact and nothing sleeps. A cell queues device
+    work with ``gpu.launch(seconds)`` and does host work with ``host.advance(seconds)``."""
+    return _fake_time(ip, seams, with_device=True)
+
+
+@pytest.fixture
+def fake_cpu(ip, seams):
+    """The fake clock with no backend at all: a CPU-only cell, ``host.advance(seconds)``."""
+    return _fake_time(ip, seams, with_device=False).clock
+
+
 @pytest.fixture
 def async_device(seams):
     """The asynchronous device double, registered as the only backend."""

@@ -12,7 +12,7 @@ from ipython_cudatime import display
 from ipython_cudatime.backends import DeviceSet
 from ipython_cudatime.batching import compile_batch, independent
 from ipython_cudatime.result import CudaTimeResult, Harness, Run
-from ipython_cudatime.runner import BATCH_TARGET, NULL_RUNS, calibrate
+from ipython_cudatime.runner import BATCH_TARGET, NULL_RUNS, Clock, calibrate
 
 
 def timed(ip, line):
@@ -52,7 +52,7 @@ def test_a_batch_runs_the_cell_k_times_in_the_users_namespace():
 
 
 def test_harness_is_measured_with_null_runs_through_the_same_path():
-    harness = calibrate(DeviceSet([]))
+    harness = calibrate(DeviceSet([]), Clock())
     assert isinstance(harness, Harness) and harness.wall > 0 and harness.jitter >= 0 and harness.device is None
     assert NULL_RUNS >= 10  # enough for quartiles
 

@@ -135,14 +135,6 @@ def test_jax_compilation_is_named_as_a_cold_cause(ip):
     assert cause.seconds > 0
 
 
-@pytest.mark.timing
-def test_a_slow_cold_run_with_no_cause_is_said_plainly(ip):
-    ip.run_cell("import time\nseen = []\ndef once():\n    if not seen:\n        seen.append(1)\n        time.sleep(0.05)")
-    r = timed(ip, "-n 3 once()")
-    assert r.cold_causes == []
-    assert "none of the checks (device context, memory pool, cuBLAS, compilation) explains it" in str(r)
-
-
 def test_cuda_causes_from_allocator_and_context_states():
     """The CUDA branch of the probe, fed the states a first matrix product produces."""
     probe = TorchProbe(torch)

@@ -95,17 +95,20 @@ def test_jax_says_when_there_was_nothing_to_wait_on(jax_ns):
     assert "JAX has no global synchronize" in cell.displayed[0]
 
 
-@pytest.mark.timing
 def test_several_frameworks_at_once(jax_ns, seams):
+    """The fake device (with the clock the runner reads) beside the real JAX backend: both
+    are synchronized and named, and the clock comes from the one with a device timer."""
     ip, _ = jax_ns
-    import async_device_double
+    import fake_device
 
-    seams(registry=(("async_device_double", async_device_double.DoubleBackend), ("jax", JaxBackend)))
-    ip.user_ns["gpu"] = async_device_double.DEVICE
-    r = ip.run_line_magic("cudatime", "-o -q -n 2 gpu.launch(0.1); y = x[:8, :8] * 2")
-    assert r.synchronized == ["async double", "jax cpu:0"]
-    assert r.clock == "device"  # from the backend that has a device timer
-    assert "synchronized: async double, jax cpu:0" in str(r)
+    clock = fake_device.FakeClock()
+    gpu = fake_device.FakeDevice(clock)
+    seams(registry=(("fake_device", gpu), ("jax", JaxBackend)), clock=clock)
+    ip.user_ns["gpu"] = gpu
+    r = ip.run_line_magic("cudatime", "-o -q -n 2 gpu.launch(1 / 16); y = jnp.dot(x, x)")
+    assert r.synchronized == ["fake device", "jax cpu:0"]
+    assert r.clock == "device" and r.median == 1 / 16
+    assert "synchronized: fake device, jax cpu:0" in str(r)
 
 
 def test_backends_never_import_their_framework():

@@ -11,15 +11,17 @@ def result_of(ip, line):
     return ip.run_line_magic("cudatime", "-o -q " + line)
 
 
-@pytest.mark.timing
-def test_cold_run_is_never_in_the_statistics(ip):
+# Durations below are powers of two: sums of them are exact, so run counts are too.
+
+
+def test_cold_run_is_never_in_the_statistics(ip, fake_cpu):
     ip.user_ns["calls"] = 0
-    # The first call sleeps 50 ms, every later one returns at once.
-    ip.run_cell("import time\ndef f():\n    global calls\n    calls += 1\n    if calls == 1: time.sleep(0.05)")
+    # The first call does 1/16 s of work, every later one 1/1024 s.
+    ip.run_cell("def f():\n    global calls\n    calls += 1\n    host.advance(1 / 16 if calls == 1 else 1 / 1024)")
     r = result_of(ip, "-n 5 f()")
-    assert r.cold.wall >= 0.05
-    assert len(r.warm) == 5 and max(r.samples) < 0.05
-    assert r.ratio > 3
+    assert r.cold.wall == 1 / 16
+    assert len(r.warm) == 5 and r.samples == [1 / 1024] * 5
+    assert r.ratio == 64
 
 
 def test_warmup_runs_are_kept_apart(ip):
@@ -34,18 +36,25 @@ def test_runs_zero_times_the_cold_run_only(ip):
     assert r.cold.cpu_user is not None and r.cold.cpu_sys is not None
 
 
-def test_default_budget_fills_about_a_second_with_a_fast_cell(ip, seams):
-    seams(registry=())  # no framework's synchronize in the way
-    r = result_of(ip, "-b 0.2 pass")
+def test_warm_runs_fill_the_budget(ip, fake_cpu):
+    """One warm-up run, then warm runs until the budget (counted from the end of the cold run) is spent."""
+    r = result_of(ip, "-b 0.25 host.advance(1 / 64)")
     assert len(r.warmup) == 1
-    assert MIN_RUNS <= len(r.warm) <= MAX_RUNS
-    assert len(r.warm) == MAX_RUNS  # `pass` is far faster than 0.2 s / 1000
+    assert len(r.warm) == 15  # 1 warm-up + 15 warm runs of 1/64 s fill 0.25 s
 
 
-@pytest.mark.timing
-def test_slow_cell_is_repeated_once_only(ip):
-    ip.run_cell("import time")
-    r = result_of(ip, "-b 0.05 time.sleep(0.08)")
+def test_a_cell_taking_no_time_stops_at_the_run_cap(ip, fake_cpu):
+    r = result_of(ip, "pass")
+    assert len(r.warm) == MAX_RUNS
+
+
+def test_a_slow_cell_still_gets_min_runs_when_they_fit(ip, fake_cpu):
+    r = result_of(ip, "-b 1 host.advance(0.375)")
+    assert (len(r.warmup), len(r.warm)) == (1, MIN_RUNS)  # 0.375 s more per run: 3 runs end at 1.5 s
+
+
+def test_slow_cell_is_repeated_once_only(ip, fake_cpu):
+    r = result_of(ip, "-b 0.0625 host.advance(0.125)")
     assert (len(r.warmup), len(r.warm)) == (0, 1)
 
 
