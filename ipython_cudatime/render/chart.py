@@ -8,6 +8,7 @@ per bar, so 1,000 runs draw fast;
 the legend is HTML (``legend_html``), which is cheaper than matplotlib's.
 """
 
+import functools
 import io
 
 from ..units import format_seconds
@@ -57,30 +58,31 @@ def _draw_bars(axes, kinds, lows, highs, alpha):
         start = end
 
 
-_AXES = []  # one Agg figure and its axes, reused: see _axes()
-
-
-def _axes():
-    """The module's one chart axes, emptied of the previous chart's data.
+@functools.cache
+def _chart_axes():
+    """The process's one chart axes, made on first use and reused by every chart.
 
     Reusing one figure keeps one Agg renderer and the axes' tick artists, which is
     most of the drawing cost, and keeps matplotlib's text-layout cache (keyed by
     renderer) from filling anew on every chart. It is never registered with
     pyplot, so no figure is ever "open"; only the last chart's data stays in it.
     """
-    if not _AXES:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-        figure = Figure(figsize=CHART_INCHES, dpi=CHART_DPI)
-        FigureCanvasAgg(figure)
-        figure.subplots_adjust(left=0.11, right=0.98, top=0.95, bottom=0.18)
-        axes = figure.add_subplot()
-        axes.set_xlabel("run, in order", fontsize=8)
-        axes.tick_params(labelsize=7)
-        axes.spines[["top", "right"]].set_visible(False)
-        _AXES.append(axes)
-    axes = _AXES[0]
+    figure = Figure(figsize=CHART_INCHES, dpi=CHART_DPI)
+    FigureCanvasAgg(figure)
+    figure.subplots_adjust(left=0.11, right=0.98, top=0.95, bottom=0.18)
+    axes = figure.add_subplot()
+    axes.set_xlabel("run, in order", fontsize=8)
+    axes.tick_params(labelsize=7)
+    axes.spines[["top", "right"]].set_visible(False)
+    return axes
+
+
+def _axes():
+    """The chart axes, emptied of the previous chart's data."""
+    axes = _chart_axes()
     for artist in [*axes.collections, *axes.lines, *axes.artists]:
         artist.remove()
     return axes
