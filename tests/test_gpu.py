@@ -184,7 +184,7 @@ def test_cupy_alone_is_synchronized_and_timed_by_its_own_backend():
                        "(m @ m).sum()", "-n 5 m @ m")
     assert r["loaded"] == ["cupy"]
     assert r["synchronized"] == ["cupy cuda:0"]
-    assert r["clock"] == "device"  # CupyEventTimer, with no torch to lend its events
+    assert r["clock"] == "device"  # the event timer on CuPy's events, with no torch to lend its own
     for one in r["warm"]:
         assert one["host"] < one["wall"] / 2
         assert one["wall"] / 2 < one["device"] <= one["wall"] * 1.01

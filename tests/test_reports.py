@@ -51,3 +51,12 @@ def test_comparison_report(ip, fake_gpu):
 
 def test_cpu_only_report(ip, fake_cpu):
     assert_expected(shown(ip, "%cudatime -n 3 host.advance(1 / 512)"), "cpu_only")
+
+
+def test_chart_data_is_every_run_in_order(ip, fake_gpu):
+    """The bars the chart draws: (kind, host, total) per run, total on the statistics clock."""
+    from ipython_cudatime.render.chart import _bars
+
+    r = ip.run_line_magic("cudatime", "-o -q -n 2 -w 1 host.advance(1 / 1024); gpu.launch(1 / 64)")
+    run = (1 / 1024, 1 / 1024 + 1 / 64)
+    assert list(_bars(r)) == [("cold", *run), ("warm-up", *run), ("warm", *run), ("warm", *run)]
