@@ -10,13 +10,18 @@ TORCH := torch==2.13.0
 # pandas stays optional for the package; the tests check SweepResult.to_pandas with it.
 FRAMEWORKS := jax tensorflow-cpu pandas
 PIP_QUIET := -q --disable-pip-version-check
+# Live frontends for tests/test_frontends.py, each in its own venv: JupyterLab and Notebook 7
+# (one server serves both) with ipywidgets 8; classic Notebook 6.5 with Colab's ipywidgets 7.7.1.
+FRONTEND_PINS := 'jupyterlab==4.6.*' 'notebook==7.6.*' 'ipywidgets>=8,<9' ipykernel
+CLASSIC_PYTHON ?= $(PYTHON)
+CLASSIC_PINS := notebook==6.5.7 ipywidgets==7.7.1 ipython==7.34.0 ipykernel==6.17.1 traitlets==5.7.1 jupyter_client==7.4.9
 
 # The GPU machine's image: Python 3.12 with torch 2.11 (a CUDA build, run here on the CPU),
 # numpy, matplotlib, pandas and pytest; scripts/gpu-dry-run rehearses the GPU check with it.
 GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
 GPU_IMAGE := torch==2.11.0 numpy matplotlib pandas pytest
 
-.PHONY: demo test test-current test-colab browser-deps bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
+.PHONY: demo test test-current test-colab browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
@@ -28,6 +33,18 @@ GPU_IMAGE := torch==2.11.0 numpy matplotlib pandas pytest
 	.venv-colab/bin/pip install $(PIP_QUIET) -e '.[test]' $(COLAB_PINS)
 	touch $@
 
+.venv-frontends/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv .venv-frontends
+	.venv-frontends/bin/pip install $(PIP_QUIET) -e . $(FRONTEND_PINS)
+	touch $@
+
+.venv-classic/.installed: pyproject.toml Makefile
+	$(CLASSIC_PYTHON) -m venv .venv-classic
+	.venv-classic/bin/pip install $(PIP_QUIET) -e . $(CLASSIC_PINS)
+	touch $@
+
+frontends: .venv-frontends/.installed .venv-classic/.installed
+
 demo: .venv/.installed
 	.venv/bin/ipython --no-banner --colors=NoColor demo/demo.ipy
 
@@ -37,7 +54,7 @@ test: test-current test-colab
 browser-deps:
 	scripts/install-browser-deps
 
-test-current: .venv/.installed browser-deps
+test-current: .venv/.installed browser-deps frontends
 	.venv/bin/python -m pytest
 
 test-colab: browser-deps
@@ -46,7 +63,7 @@ test-colab: browser-deps
 	else \
 	  $(MAKE) --no-print-directory .venv-colab/.installed && \
 	  echo "== Colab-like environment: $$(.venv-colab/bin/python -c 'import sys, IPython, ipywidgets; print("Python", sys.version.split()[0], "IPython", IPython.__version__, "ipywidgets", ipywidgets.__version__)')" && \
-	  .venv-colab/bin/python -m pytest -p no:cacheprovider -m "not install"; \
+	  .venv-colab/bin/python -m pytest -p no:cacheprovider -m "not install and not frontends"; \
 	fi
 
 # Rewrite the stored reports (tests/expected/) from what the code prints now; review the diff.
@@ -59,7 +76,7 @@ bench: .venv/.installed
 	.venv/bin/python benchmarks/roofline.py
 
 # README's pictures, from a real run rendered in headless Chromium.
-screenshots: .venv/.installed browser-deps
+screenshots: .venv/.installed browser-deps frontends
 	.venv/bin/python scripts/screenshots.py
 
 # The wheels the GPU machine lacks (IPython, ipywidgets, the Jupyter client), in .whl/.
@@ -82,4 +99,4 @@ notebooks: .venv/.installed
 	.venv/bin/python scripts/build-notebooks.py
 
 clean:
-	rm -rf .venv .venv-colab .venv-gpu .gpu-dry-run
+	rm -rf .venv .venv-colab .venv-gpu .gpu-dry-run .venv-frontends .venv-classic

@@ -1,6 +1,6 @@
 """Display overhead: from the end of the last run to the display bundle being ready.
 
-Times ``ipython_cudatime.display.bundle`` (run chart as PNG, HTML report, widget)
+Times ``ipython_cudatime.display.bundle`` (run chart as SVG, HTML report)
 for results of 10, 100 and 1,000 warm runs, after one untimed call that pays
 matplotlib's import. Also the chart alone and the text report alone. Figures are
 printed, not checked; the goal is at most 150 ms on a 2-core machine.
@@ -14,7 +14,7 @@ import random
 from common import arguments, median_ms
 
 from ipython_cudatime.display import bundle
-from ipython_cudatime.render.chart import chart_png
+from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.result import CudaTimeResult, Run
 
 GOAL_MS = 150.0
@@ -34,12 +34,12 @@ def main():
 
     bundle(synthetic(10))  # pays matplotlib's import and font cache once
     figures = {}
-    print(f"median of {repeat} calls, ms      text   chart  bundle (chart + HTML + widget)")
+    print(f"median of {repeat} calls, ms      text   chart  bundle (SVG chart + HTML)")
     for runs in (10, 100, 1000):
         result = synthetic(runs)
         row = {
             "text": median_ms(lambda: str(result), repeat),
-            "chart": median_ms(lambda: chart_png(result), repeat),
+            "chart": median_ms(lambda: chart_svg(result), repeat),
             "bundle": median_ms(lambda: bundle(result), repeat),
         }
         figures[runs] = row

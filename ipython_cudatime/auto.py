@@ -7,6 +7,7 @@ When the same cell is run again, the line shows its first time beside it.
 
 from .backends import REGISTRY, DeviceSet
 from .runner import Clock
+from .display import publish_line
 from .units import format_seconds as fmt
 from .units import ratio_text
 
@@ -46,7 +47,7 @@ class AutoTimer:
         source = getattr(getattr(result, "info", None), "raw_cell", None)
         if source is None or source.lstrip().startswith("%cudatime_auto"):
             return
-        print(self.summary(source, host, wall))
+        publish_line(self.summary(source, host, wall), self.shell)
 
     def summary(self, source, host, wall):
         synced = ", ".join(self._devices.names) or "no device"

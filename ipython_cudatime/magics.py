@@ -28,8 +28,9 @@ from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet
 from .batching import compile_batch
 from .compare import Comparison, check_values, grid, run_sweep
-from .display import publish, show
+from .display import frontend, publish, show
 from .explain import PROBES, ColdWatch, ProbeSet
+from .progress import live_progress
 from .runner import Clock, Plan, measure
 from .state import CellRepeats, NameSnapshot, top_level_names
 
@@ -178,11 +179,13 @@ class CudaTimeMagics(Magics):
             raise UsageError(f"nothing to time: the {'cell' if cell is not None else 'statement'} is empty; {HELP}")
         compiled = CompiledCell(self.shell, source)
         run_setup = CompiledCell(self.shell, setup).runner(self.shell.user_ns, where) if setup else None
-        if opts.sweeps:
-            value, error = self._sweep(opts, compiled, where, run_setup)
-        else:
-            value, error = self._time(opts, compiled, where, run_setup)
-            value = None if _ends_with_semicolon(source) and not opts.output else value
+        points = len(grid(opts.sweeps)) if opts.sweeps else 1
+        with live_progress(self.shell, opts, frontend(self.shell) == "notebook", points) as live:
+            if opts.sweeps:
+                value, error = self._sweep(opts, compiled, where, run_setup, live)
+            else:
+                value, error = self._time(opts, compiled, where, run_setup, live)
+                value = None if _ends_with_semicolon(source) and not opts.output else value
         if error is None:
             return value
         tb = _user_traceback(error.__traceback__)
@@ -192,8 +195,9 @@ class CudaTimeMagics(Magics):
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, opts, compiled, where):
-        """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run."""
+    def _measure(self, opts, compiled, where, live):
+        """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
+        ``live`` (``progress.LiveProgress``) hears of each run."""
         shell = self.shell
         scope = shell.user_ns if where is None else where
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
@@ -203,18 +207,18 @@ class CudaTimeMagics(Magics):
         measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
                               repeats=repeats, watch=ColdWatch.detect(self.probes), profiler=profiler,
                               outputs=compiled.outputs(scope), counter=counter,
-                              batch=compiled.batch(shell.user_ns, where), clock=self.clock)
+                              batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live)
         note = _repeat_note(opts.runs, measurement.result, repeats.reasons)
         if note:
             measurement.result.notes.append(note)
         return measurement
 
-    def _time(self, opts, compiled, where, run_setup):
+    def _time(self, opts, compiled, where, run_setup, live):
         """Setup, then the runs; return (value, error): the report is shown before any error is raised."""
         try:
             if run_setup is not None:
                 run_setup()
-            measurement = self._measure(opts, compiled, where)
+            measurement = self._measure(opts, compiled, where, live)
         except BaseException as exc:  # setup or the cold run failed: nothing to report
             return None, exc
         result, error = measurement.result, measurement.error
@@ -222,7 +226,7 @@ class CudaTimeMagics(Magics):
             result.notes.append(OOM_HINT)
         self._keep(opts, result)
         if not opts.quiet:
-            show(result, self.shell, opts.text)
+            show(result, self.shell, opts.text, live)
         return (result if opts.output else measurement.value), error
 
     def _keep(self, opts, result):
@@ -232,7 +236,7 @@ class CudaTimeMagics(Magics):
         if opts.label:
             self.history[opts.label] = result
 
-    def _sweep(self, opts, compiled, where, run_setup):
+    def _sweep(self, opts, compiled, where, run_setup, live):
         """Time the cell at every point of the --sweep grid; return (SweepResult or None, error).
 
         Before each point the cell's names are put back as they were, the swept names
@@ -244,11 +248,12 @@ class CudaTimeMagics(Magics):
         cell_state = NameSnapshot(scope, compiled.bound)
 
         def time_point(params):
+            live.next_point(_point_label(params))
             cell_state.restore()
             scope.update(params)
             if run_setup is not None:
                 run_setup()
-            measurement = self._measure(opts, compiled, where)
+            measurement = self._measure(opts, compiled, where, live)
             if measurement.error is not None:
                 raise measurement.error
             return measurement.result, measurement.value
@@ -266,7 +271,7 @@ class CudaTimeMagics(Magics):
                 if point.result is not None:
                     self.history[f"{opts.label}[{_point_label(point.params)}]"] = point.result
         if not opts.quiet:
-            publish(sweep, self.shell, opts.text)
+            publish(sweep, self.shell, opts.text, live)
         return (sweep if opts.output else None), sweep.error
 
     cudatime.__doc__ = cli.USAGE

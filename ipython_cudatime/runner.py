@@ -226,8 +226,21 @@ def _drain(devices):
         devices.synchronize()
 
 
+class Progress:
+    """The seam through which ``measure`` reports between runs, never inside a timed span.
+
+    ``ran(phase, done, warm)``: ``phase`` is "cold", "warm-up" or "warm"; ``done`` counts
+    the runs of that phase; ``warm`` is the list of warm samples so far (read, never kept).
+    An implementation (``progress.LiveProgress``) must return quickly: it is called after
+    every run. This default does nothing.
+    """
+
+    def ran(self, phase, done, warm):
+        pass
+
+
 def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None,
-            clock=None):
+            clock=None, progress=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -247,16 +260,19 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
     after those (``--roofline``), whose time stays out of the statistics.
     ``clock`` (``Clock``, the default) is what every run and the budget are read on.
+    ``progress`` (see ``Progress``) hears of each run as it ends.
     """
     repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
+    progress = progress or Progress()
     sampler = Sampler(fn, devices, repeats, clock, outputs, batch)
     repeats.begin()
     cold, value = _cold_run(sampler, plan, watch, profiler)
+    progress.ran("cold", 1, [])
     if not repeats.after_cold() and plan.runs is None:
         plan, counter = plan.once(), None
     harness = calibrate(devices, clock, outputs)
     try:
-        later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness)
+        later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress)
     finally:
         repeats.end()
     if later.error is not None:
@@ -299,13 +315,13 @@ class _Later:
         self.stopped = f"{type(error).__name__} in {self.phase} run {number}".rstrip()
 
 
-def _later_runs(sampler, plan, watch, profiler, counter, cold, harness):
+def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress):
     """The warm loop, the watch's last snapshot, then the profiled and counting runs; an
     error stops them."""
     later = _Later(plan, cold)
     try:
         with sampler.repeats.quiet():
-            _warm_loop(sampler, later, harness)
+            _warm_loop(sampler, later, harness, progress)
             watch.snapshot("after_warm")
             if plan.profile == "warm" and plan.runs != 0:
                 later.phase = "profiled"
@@ -320,13 +336,14 @@ def _later_runs(sampler, plan, watch, profiler, counter, cold, harness):
     return later
 
 
-def _warm_loop(sampler, later, harness):
+def _warm_loop(sampler, later, harness, progress):
     """Warm-up runs (with the tries that size a batch), then warm samples until the plan has
-    enough, on the budget counted from the end of the cold run."""
+    enough, on the budget counted from the end of the cold run; ``progress`` hears of each."""
     plan, cold, clock = later.plan, later.cold, sampler.clock
     start = clock.now()
     for _ in range(plan.warmup_count(cold.wall)):
         later.warmup.append(sampler.run())
+        progress.ran("warm-up", len(later.warmup), later.warm)
     last = later.warmup[-1].wall if later.warmup else cold.wall
     shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
     runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs is None else 1  # -n: N runs
@@ -336,6 +353,7 @@ def _warm_loop(sampler, later, harness):
     while plan.wants_more(len(later.warm), clock.now() - start, last):
         later.warm.append(sampler.sample(runs))
         last = later.warm[-1].wall * runs
+        progress.ran("warm", len(later.warm), later.warm)
 
 
 def _assemble(devices, watch, profiler, counter, later, harness):

@@ -1,12 +1,16 @@
-"""`make screenshots`: the README's pictures, from a real run.
+"""`make screenshots`: the README's pictures, from real runs.
 
 1. A notebook that times a torch.compile'd layer (its cold run compiles) is executed on a real kernel, exported
-   with its widget state and rendered offline in headless Chromium: docs/screenshots/widget.png.
+   and rendered offline in headless Chromium: docs/screenshots/report.png.
 2. The same work timed in terminal IPython; its text report is shown in a
    terminal-style page and rendered the same way: docs/screenshots/text.png.
+3. The live-frontend tests (tests/test_frontends.py) run with CUDATIME_SCREENSHOTS set: JupyterLab in
+   its light and dark themes, the progress view while a cell runs, and Notebook 7 at 760 px.
 """
 
 import html
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +31,7 @@ CELL = "%%cudatime -n 30 -p\ny = layer(a)"
 TERMINAL_PAGE = """<html><body style="margin:0;background:#1e1e1e">
 <pre style="color:#e0e0e0;font:14px/1.35 'DejaVu Sans Mono',monospace;padding:16px;margin:0;display:inline-block">{}</pre>
 </body></html>"""
+LIVE = ("lab-light.png", "lab-dark.png", "lab-progress.png", "notebook7-760px.png")  # kept for the README
 
 
 def crop(path, margin=12):
@@ -39,14 +44,14 @@ def crop(path, margin=12):
               min(bottom + margin, rgb.height))).save(path)
 
 
-def widget_screenshot(tmp):
+def report_screenshot(tmp):
     nb = browser.execute_notebook(new_notebook(cells=[new_code_cell(SETUP), new_code_cell(CELL)]), tmp)
-    nbformat.write(nb, str(tmp / "widget.ipynb"))
-    page_html = browser.export_html(tmp / "widget.ipynb", tmp / "widget.html", exclude_input=True)
-    page = browser.render(page_html, OUT / "widget.png")
-    if page["errors"] or page["widget_views"] != 1:
-        sys.exit(f"the widget did not render: {page['errors']}")
-    crop(OUT / "widget.png")
+    nbformat.write(nb, str(tmp / "report.ipynb"))
+    page_html = browser.export_html(tmp / "report.ipynb", tmp / "report.html", exclude_input=True)
+    page = browser.render(page_html, OUT / "report.png")
+    if page["errors"]:
+        sys.exit(f"the report did not render: {page['errors']}")
+    crop(OUT / "report.png")
 
 
 def text_screenshot(tmp):
@@ -61,15 +66,26 @@ def text_screenshot(tmp):
     crop(OUT / "text.png")
 
 
+def live_screenshots(tmp):
+    """Run the live-frontend tests with their screenshots kept, then keep the README's."""
+    env = {**os.environ, "CUDATIME_SCREENSHOTS": str(tmp), "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_frontends.py"),
+                    "-k", "lab or notebook7"], check=True, cwd=ROOT, env=env)
+    for name in LIVE:
+        shutil.copy(tmp / name, OUT / name)
+        crop(OUT / name)
+
+
 def main():
     reason = browser.browser_skip_reason()
     if reason:
         sys.exit(f"cannot take screenshots: {reason}")
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        widget_screenshot(Path(tmp))
+        report_screenshot(Path(tmp))
         text_screenshot(Path(tmp))
-    print(f"wrote {OUT / 'widget.png'} and {OUT / 'text.png'}")
+        live_screenshots(Path(tmp))
+    print(f"wrote {', '.join(['report.png', 'text.png', *LIVE])} in {OUT}")
 
 
 if __name__ == "__main__":

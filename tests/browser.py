@@ -5,6 +5,7 @@ Not a test module: tests import it. ``scripts/install-browser-deps`` installs wh
 used only to drive that system Chromium (it never downloads a browser).
 """
 
+import contextlib
 import copy
 import os
 import tempfile
@@ -49,25 +50,30 @@ def browser_skip_reason():
     return None
 
 
-def execute_notebook(nb, cwd):
-    """Run ``nb`` in place, storing widget state, on a kernel of *this* interpreter.
-
-    The kernelspec is written to a private directory so that no ``python3`` kernelspec
-    installed elsewhere (user, system, another venv) can pick a different Python.
-    """
+@contextlib.contextmanager
+def this_python_kernel(manager_class):
+    """A ``manager_class`` (jupyter_client KernelManager or AsyncKernelManager) for a kernel of
+    *this* interpreter. The kernelspec is written to a private directory so that no ``python3``
+    kernelspec installed elsewhere (user, system, another venv) can pick a different Python."""
     from ipykernel.kernelspec import write_kernel_spec
     from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-    from nbclient import NotebookClient
 
     with tempfile.TemporaryDirectory() as specs:
         # The env entry quiets debugpy's frozen-modules warning on Python >= 3.11 (ipykernel 6).
         write_kernel_spec(os.path.join(specs, "this-python"),
                           overrides={"env": {"PYDEVD_DISABLE_FILE_VALIDATION": "1"}})
-        km = AsyncKernelManager(
+        yield manager_class(
             kernel_name="this-python",
             kernel_spec_manager=KernelSpecManager(kernel_dirs=[specs], ensure_native_kernel=False),
         )
+
+
+def execute_notebook(nb, cwd):
+    """Run ``nb`` in place, storing widget state, on a kernel of *this* interpreter."""
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+
+    with this_python_kernel(AsyncKernelManager) as km:
         client = NotebookClient(
             nb, km=km, store_widget_state=True, timeout=120,
             resources={"metadata": {"path": str(cwd)}},

@@ -92,7 +92,7 @@ def test_device_sweep_shows_the_speedup_against_the_first_device():
 def test_sweep_display_has_a_table_and_a_chart(ip):
     sweep = sweep_of(ip, "--sweep n=10,100,1000", "sum(range(n))")
     html = sweep.bundle()["text/html"]
-    assert "data:image/png;base64," in html and "<table" in html and "n=1000" in html
+    assert "data:image/svg+xml;base64," in html and "<table" in html and "n=1000" in html
 
 
 def test_setup_runs_per_sweep_point_after_binding(ip):

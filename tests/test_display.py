@@ -1,14 +1,22 @@
-"""Choosing the display, and the chart leaving nothing behind (no kernel needed)."""
+"""What a notebook keeps: a static bundle whose HTML survives an untrusted reopen, and the chart
+leaving nothing behind (no kernel needed)."""
 
+import base64
 import gc
-import sys
+import re
+from html.parser import HTMLParser
 
 from conftest import run
 
 from ipython_cudatime import display
-from ipython_cudatime.render.chart import chart_png
-from ipython_cudatime.render.widget import WIDGET_MIME
+from ipython_cudatime.compare import Point, SweepResult
+from ipython_cudatime.render.chart import chart_svg
+from ipython_cudatime.render.comparison import sweep_html
+from ipython_cudatime.render.image import FONT_PX, REPORT_PX
 from ipython_cudatime.result import CudaTimeResult, Run
+
+# What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
+KEPT_TAGS = {"div", "span", "table", "tr", "th", "td", "details", "summary", "img", "b", "ul", "li", "br"}
 
 
 def sample(runs=20):
@@ -17,38 +25,87 @@ def sample(runs=20):
                           device="cuda:0 test", synchronized=["torch cuda"])
 
 
-def test_frontend_detection_and_override(ip, monkeypatch):
+class Tags(HTMLParser):
+    def __init__(self, html):
+        super().__init__()
+        self.tags, self.attrs = [], []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+
+
+def test_frontend_detection_and_a_static_bundle(ip, monkeypatch):
     assert display.frontend(ip) == "terminal"  # no kernel behind this shell
     monkeypatch.setattr(display, "FRONTEND", "notebook")
     assert display.frontend(ip) == "notebook"
     cell = run(ip, "%cudatime -n 2 1")
     [data] = [out.data for out in cell.outputs]
-    assert set(data) == {"text/plain", "text/html", WIDGET_MIME}
+    assert set(data) == {"text/plain", "text/html"}  # no widget: nothing that a reopened notebook loses
     cell = run(ip, "%cudatime --text -n 2 1")
     assert [set(out.data) for out in cell.outputs] == [{"text/plain"}]
 
 
-def test_without_ipywidgets_the_bundle_is_html_and_text(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # `import ipywidgets` now fails
-    data = display.bundle(sample())
-    assert set(data) == {"text/plain", "text/html"}
-    assert "data:image/png;base64," in data["text/html"]
+def test_report_uses_only_what_an_untrusted_notebook_keeps():
+    html = display.bundle(sample())["text/html"]
+    parsed = Tags(html)
+    assert set(parsed.tags) <= KEPT_TAGS, set(parsed.tags) - KEPT_TAGS
+    for banned in ("<svg", "<style", "var(", "currentColor", "<script", "class='jp-"):
+        assert banned not in html
+    assert {name for name, _ in parsed.attrs} <= {"class", "style", "alt", "src", "title"}
+    sources = [value for name, value in parsed.attrs if name == "src"]
+    assert len(sources) == 1 and sources[0].startswith("data:image/svg+xml;base64,")
+    # collapsible sections with their own marker (classic hides the browser's)
+    assert parsed.tags.count("details") == parsed.tags.count("summary") >= 1
+    assert re.findall(r"<summary style='display:block[^']*'>▸ ", html)
+    # one width for the whole report; no fixed line height
+    assert f"max-width:{REPORT_PX}px" in html.split(">")[0] and "line-height:1.4" in html.split(">")[0]
 
 
-def test_chart_is_a_png_and_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
-    png = chart_png(sample())
-    assert png.startswith(b"\x89PNG")
+def test_chart_is_svg_with_text_as_paths_on_a_transparent_background():
+    svg = chart_svg(sample()).decode()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    assert "<text" not in svg  # glyphs as paths: no font needed on the reader's machine
+    assert "fill: #ffffff" not in svg and "fill:#ffffff" not in svg  # transparent, not a white block
+    assert f'width="{REPORT_PX * 0.75:g}pt"' in svg  # shows REPORT_PX CSS pixels wide at natural size
+    assert FONT_PX * 400 / REPORT_PX >= 10  # text >= 10 px in a 400 px output area (a 500 px panel)
+
+
+def test_per_run_numbers_are_in_the_details_table():
+    result = sample(25)
+    html = display.bundle(result)["text/html"]
+    details = html[html.index("cudatime-section-details"):]
+    assert details.count("<tr>") >= 2 + 3  # cold, warm-up; 25 warm runs in rows of ten
+    assert "21–25" in details and "title=" not in html.split("cudatime-section")[0]  # no tooltips for runs
+
+
+def test_empty_columns_are_hidden():
+    ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
+    html = sweep_html(SweepResult([Point({"n": 1}, ok), Point({"n": 2}, ok)]))
+    assert "speed-up" not in html and "error" not in html
+    html = sweep_html(SweepResult([Point({"n": 1}, ok), Point({"n": 2}, None, "ValueError: boom")]))
+    assert "<th" in html and ">error<" in html and "speed-up" not in html
+
+
+def test_chart_is_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
     calls = []
     from matplotlib.axes import Axes
 
     original = Axes.set_yscale
     monkeypatch.setattr(Axes, "set_yscale", lambda self, value, **kw: (calls.append(value), original(self, value, **kw)))
-    chart_png(sample())  # cold 0.39 s vs median ~0.05 s: linear
+    chart_svg(sample())  # cold 0.39 s vs median ~0.05 s: linear
     big = sample()
     big.cold = Run(0.001, 20.0, 19.9, 0.1, 0.1)
     big.__dict__.pop("clock", None), big.__dict__.pop("samples", None)
-    chart_png(big)
+    chart_svg(big)
     assert calls == ["linear", "log"]
+
+
+def test_thousand_runs_stay_a_small_image():
+    html = display.bundle(sample(1000))["text/html"]
+    [source] = re.findall(r"src='data:image/svg\+xml;base64,([^']+)'", html)
+    assert len(base64.b64decode(source)) < 80_000  # bars are one embedded raster, text stays vector
 
 
 def test_no_figures_left_open_or_alive_after_a_hundred_charts():
@@ -62,9 +119,9 @@ def test_no_figures_left_open_or_alive_after_a_hundred_charts():
         return sum(isinstance(o, Figure) for o in gc.get_objects())
 
     result = sample(100)
-    chart_png(result)  # the first chart makes the one figure every chart reuses
+    chart_svg(result)  # the module's one reused figure exists from the first chart on
     before = figures()
     for _ in range(100):
-        chart_png(result)
+        chart_svg(result)
     assert _pylab_helpers.Gcf.get_num_fig_managers() == 0
     assert figures() <= before

@@ -44,10 +44,10 @@ def test_reprs():
     r = make(dict(host=0.001, wall=0.4, cpu_user=0.2, cpu_sys=0.1), [0.3, 0.3])
     assert repr(r).startswith("<CudaTimeResult cold 400 ms, warm median 300 ms over 2 runs")
     assert "\n" not in repr(r)  # the Out value of a bare `%cudatime -o`: one line, the report is shown apart
-    bundle = display.bundle(r, widgets=False)
+    bundle = display.bundle(r)
     assert bundle["text/plain"] == str(r)
     assert "<table" in bundle["text/html"] and "300 ms" in bundle["text/html"]
-    assert "data:image/png;base64," in bundle["text/html"]  # the run chart, inline
+    assert "data:image/svg+xml;base64," in bundle["text/html"]  # the run chart, inline
 
 
 def test_text_report_starts_like_time_and_compares_cold_and_warm():
@@ -112,7 +112,7 @@ def test_microsecond_jitter_is_not_called_one_time_setup():
 def test_zero_warm_median_has_no_ratio_and_still_renders():
     r = CudaTimeResult(cold=Run(0.001, 0.001, 0.0), warm=[Run(0.0, 0.0, 0.0), Run(0.0, 0.0, 0.0)])
     assert r.ratio is None
-    assert "cold/warm: n/a" in str(r) and "n/a" in display.bundle(r, widgets=False)["text/html"]
+    assert "cold/warm: n/a" in str(r) and "n/a" in display.bundle(r)["text/html"]
 
 
 def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():

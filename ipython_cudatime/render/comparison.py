@@ -1,16 +1,18 @@
 """Several results side by side: a sweep's points, or labelled results (``%cudatime_compare``).
 
-Text (the truth), and HTML with an inline chart: warm median (and cold) against the
-swept value, or grouped cold/warm bars per label.
+Text (the truth), and an HTML report with a chart (an SVG ``<img>``, see ``image``): warm
+median (and cold) against the swept value, or grouped cold/warm bars per label.
 """
 
-import base64
-import io
 from html import escape
 
 from ..units import format_seconds as fmt
 from ..units import plain, ratio_text
+from .html import report_html, table_html
+from .image import COLOURS, FONT_PT, MUTED, SERIES, figure, img_tag, svg_bytes
 from .roofline import RATE_HEADER, rate_cells
+
+CHART_HEIGHT_PX = 260
 
 
 def _params(params):
@@ -74,39 +76,31 @@ def sweep_text(sweep):
     return plain("\n".join(lines))
 
 
-def _table_html(header, rows):
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table class='cudatime-table'><tr>{head}</tr>{body}</table>"
-
-
-def _png(figure):
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return f"<img alt='cudatime chart' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'/>"
-
-
 def _figure():
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    fig, axes = figure(CHART_HEIGHT_PX)
+    fig.subplots_adjust(left=0.16, right=0.98, top=0.94, bottom=0.2)
+    axes.set_prop_cycle(color=SERIES)
+    return fig, axes
 
-    figure = Figure(figsize=(6.0, 2.8), dpi=100)
-    FigureCanvasAgg(figure)
-    figure.subplots_adjust(left=0.13, right=0.97, top=0.92, bottom=0.2)
-    return figure, figure.add_subplot()
+
+def _finish(fig, axes, alt):
+    """Common axes text, legend in the chart's muted colour, then the ``<img>``."""
+    from matplotlib.ticker import FuncFormatter
+
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
+    axes.legend(fontsize=FONT_PT, frameon=False, labelcolor=MUTED)
+    return img_tag(svg_bytes(fig), alt)
 
 
 def sweep_chart(sweep):
     """Warm median (solid) and cold (dashed) against the first numeric swept value, one line per
     combination of the other values; log-log when the values span decades."""
-    from matplotlib.ticker import FuncFormatter
-
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
     numeric = [n for n in sweep.names if all(isinstance(p.params[n], (int, float)) for p in done)]
     x_name = numeric[0] if numeric else None
-    figure, axes = _figure()
+    fig, axes = _figure()
     series = {}
     for index, point in enumerate(done):
         key = _params({k: v for k, v in point.params.items() if k != x_name}) or "median"
@@ -114,26 +108,22 @@ def sweep_chart(sweep):
     for key, points in series.items():
         xs = [x for x, _ in points]
         line, = axes.plot(xs, [r.median for _, r in points], marker="o", label=key)
-        axes.plot(xs, [r.cold_time for _, r in points], linestyle="--", color=line.get_color(), alpha=0.6)
+        axes.plot(xs, [r.cold_time for _, r in points], linestyle="--", color=line.get_color())
     if x_name:
         values = [p.params[x_name] for p in done]
         if min(values) > 0 and max(values) / min(values) >= 10:
             axes.set_xscale("log")
             axes.set_yscale("log")
-        axes.set_xlabel(x_name, fontsize=8)
+        axes.set_xlabel(x_name, fontsize=FONT_PT)
     else:
-        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], fontsize=7, rotation=15)
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
-    axes.set_ylabel("warm median (solid), cold (dashed)", fontsize=8)
-    axes.tick_params(labelsize=7)
-    axes.legend(fontsize=7, frameon=False)
-    return _png(figure)
+        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15)
+    axes.set_ylabel("median (solid), cold (dashed)", fontsize=FONT_PT)
+    return _finish(fig, axes, "cudatime: warm median and cold run per sweep point")
 
 
 def sweep_html(sweep):
-    extras = "".join(f"<p>{escape(line)}</p>" for line in (_check_line(sweep.check), sweep.stopped) if line)
-    return ("<div class='cudatime-sweep'>" + sweep_chart(sweep)
-            + _table_html(*_sweep_table(sweep)) + extras + "</div>")
+    extras = [f"<div>{escape(line)}</div>" for line in (_check_line(sweep.check), sweep.stopped) if line]
+    return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
 def _ratio(value):
@@ -162,24 +152,19 @@ def compare_text(history):
 
 def compare_chart(history):
     """Grouped bars: cold and warm median per label, log scale when they span decades."""
-    from matplotlib.ticker import FuncFormatter
-
-    figure, axes = _figure()
+    fig, axes = _figure()
     labels = list(history)
     xs = range(len(labels))
     cold = [history[label].cold_time for label in labels]
     warm = [history[label].median or history[label].cold_time for label in labels]
-    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color="#d62728", label="cold run")
-    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color="#1f77b4", label="warm median")
+    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"], label="cold run")
+    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"], label="warm median")
     if max(cold + warm) / min(cold + warm) >= 20:
         axes.set_yscale("log")
-    axes.set_xticks(list(xs), labels, fontsize=8)
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
-    axes.tick_params(labelsize=7)
-    axes.legend(fontsize=7, frameon=False)
-    return _png(figure)
+    axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0)
+    return _finish(fig, axes, "cudatime: cold run and warm median per label")
 
 
 def compare_html(history):
-    return ("<div class='cudatime-compare'>" + compare_chart(history)
-            + _table_html(*_compare_table(history)) + "</div>")
+    return report_html([compare_chart(history), table_html(*_compare_table(history))],
+                       "cudatime-compare")

@@ -1,17 +1,24 @@
-"""The HTML report: a one-line answer, the run chart inline, the statistics table, the findings.
+"""The HTML report: a one-line answer, the run chart, the findings, the run breakdown, and
+collapsible sections ("Why", "Profile", "Details").
 
-Its parts are also the widget's parts, so both always say the same thing.
+It is the lasting output in a notebook, so it is built only from what every frontend keeps
+when a notebook is reopened untrusted (see ``image``): ``div``/``span``/``table`` with
+classes, ``<details>``, inline styles with literal values and the chart as an ``<img>``.
+Text and background colours are left to the frontend (so both follow its theme), except
+where an element sets both. Another section is one more entry in ``SECTIONS``.
 """
 
-import base64
 from html import escape
 
+from ..explain.memory import memory_sentence
 from ..explain.memory import memory_sentence
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import ratio_text
-from .chart import legend_html
+from .image import COLOURS, REPORT_PX
 from .roofline import roofline_html
+
+CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"  # one table style for every report
 
 
 def header_html(result):
@@ -24,51 +31,94 @@ def header_html(result):
     return f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>"
 
 
-def _row(label, value):
-    return (f"<tr><th style='text-align:left;padding-right:1em'>{escape(label)}</th>"
-            f"<td style='text-align:left'>{escape(value)}</td></tr>")
+def table_html(header, rows, cls="cudatime-table"):
+    """A compact table of text cells; a column empty in every row is left out."""
+    rows = [tuple(row) for row in rows]
+    keep = [i for i in range(len(header)) if any(row[i] != "" for row in rows)] if rows else range(len(header))
+    head = "".join(f"<th style='{CELL}'>{escape(header[i])}</th>" for i in keep)
+    body = "".join("<tr>" + "".join(f"<td style='{CELL}'>{escape(str(row[i]))}</td>" for i in keep) + "</tr>"
+                   for row in rows)
+    return f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'><tr>{head}</tr>{body}</table>"
 
 
-def details_html(result):
-    """The statistics table, the device and the cold run's three clocks."""
-    cold = result.cold
-    rows = []
-    if result.median is not None:
-        rows += [
-            _row("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
-            *([_row("IQR", fmt(result.iqr)), _row("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}")]
-              if result.has_iqr else []),
-            _row("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
-            _row("warm runs", f"{result.runs} (after {len(result.warmup)} warm-up)"),
-            *([_row("each sample", result.batch_text())] if result.batch > 1 else []),
-            _row("cold / warm", ratio_text(result.ratio)),
-        ]
-    rows += [
-        _row("runs", result.counts_text()),
-        _row("cold run: host", fmt(cold.host)),
-        _row("cold run: wall", fmt(cold.wall)),
-        _row("cold run: device", fmt(cold.device) if cold.device is not None else "no device clock"),
-        _row("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
-        _row("device", result.device),
-        _row("synchronized", ", ".join(result.synchronized) or "nothing"),
-        _row("device memory", memory_sentence(result.memory)),
-    ]
-    return "<table class='cudatime-details'>" + "".join(rows) + "</table>"
+def section_html(title, body, cls):
+    """A collapsed section. Classic Notebook hides the disclosure marker, so the summary is a
+    block (no marker anywhere) that carries its own ▸."""
+    if not body:
+        return ""
+    return (f"<details class='{cls}' style='margin:4px 0'><summary style='display:block;cursor:pointer'>"
+            f"▸ <b>{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>")
+
+
+def breakdown_html(result):
+    """How many runs of each kind, on which clock, and what was synchronized: one line."""
+    stopped = f" · stopped: {escape(result.stopped)}" if result.stopped else ""
+    synced = ", ".join(result.synchronized) or "nothing (no device framework active)"
+    return (f"<div class='cudatime-runs'>{escape(result.counts_text())} ({result.clock} clock) · "
+            f"synchronized: {escape(synced)}{stopped}</div>")
 
 
 def findings_html(result):
     items = "".join(f"<li>{escape(f.text)}</li>" for f in findings(result))
-    return f"<ul class='cudatime-findings'>{items}</ul>" if items else ""
+    return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
 
 
-def render_html(result, png=None):
-    """The whole report; ``png`` (chart bytes) is inlined as a data URI when given."""
-    chart = ""
-    if png is not None:
-        chart = (f"<img alt='cudatime runs' src='data:image/png;base64,{base64.b64encode(png).decode()}'/>"
-                 + legend_html(result))
-    return ("<div class='cudatime-report'>" + header_html(result) + chart + findings_html(result)
-            + why_html(result) + profile_html(result) + roofline_html(result) + details_html(result) + "</div>")
+def statistics_rows(result):
+    """(label, value) rows: warm statistics, then the cold run's clocks, then the device."""
+    cold = result.cold
+    rows = []
+    if result.median is not None:
+        rows += [
+            ("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
+            *([("IQR", fmt(result.iqr)), ("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}")]
+              if result.has_iqr else []),
+            ("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
+            ("warm runs", f"{result.runs} (after {len(result.warmup)} warm-up)"),
+            *([("each sample", result.batch_text())] if result.batch > 1 else []),
+            ("cold / warm", ratio_text(result.ratio)),
+        ]
+    rows += [
+        ("runs", result.counts_text()),
+        ("cold run: host", fmt(cold.host)),
+        ("cold run: wall", fmt(cold.wall)),
+        ("cold run: device", fmt(cold.device) if cold.device is not None else "no device clock"),
+        ("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
+        ("device", result.device),
+        ("synchronized", ", ".join(result.synchronized) or "nothing"),
+        ("device memory", memory_sentence(result.memory)),
+    ]
+    return rows
+
+
+def _clocks(kind, number, run):
+    return (kind, str(number), fmt(run.host), fmt(run.wall), "" if run.device is None else fmt(run.device))
+
+
+WARM_PER_ROW = 10  # warm runs per row of the per-run table
+
+
+def runs_html(result):
+    """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
+    on the statistics clock, ten to a row (1,000 runs stay a compact block)."""
+    first = [_clocks("cold", 1, result.cold)] + [_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
+    html = table_html(("run", "#", "host", "wall", "device"), first, "cudatime-first-runs")
+    samples = result.samples
+    if samples:
+        rows = [(f"{start + 1}–{min(start + WARM_PER_ROW, len(samples))}",
+                 *(fmt(s) for s in samples[start:start + WARM_PER_ROW]),
+                 *([""] * (WARM_PER_ROW - len(samples[start:start + WARM_PER_ROW]))))
+                for start in range(0, len(samples), WARM_PER_ROW)]
+        header = (f"warm ({result.clock})", *[""] * WARM_PER_ROW)
+        html += f"<div style='overflow-x:auto'>{table_html(header, rows, 'cudatime-warm-runs')}</div>"
+    return html
+
+
+def details_html(result):
+    """The statistics table, the device, the cold run's clocks, and every run's numbers."""
+    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th><td style='{CELL}'>{escape(value)}</td></tr>"
+                    for label, value in statistics_rows(result))
+    return (f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>"
+            + runs_html(result))
 
 
 def _percent(fraction):
@@ -76,16 +126,17 @@ def _percent(fraction):
 
 
 def _stacked_bar(parts, total, show=fmt):
-    """A one-line HTML bar: (label, amount, colour) segments of ``total``; ``show`` formats an amount
-    (seconds by default; ``_percent`` for fractions)."""
+    """A one-line HTML bar of (label, amount, colour) segments of ``total``; ``show`` formats an
+    amount (seconds by default; ``_percent`` for fractions). Each segment sets its text and
+    background colours together, so it reads the same in every theme."""
     cells = "".join(
         f"<div title='{escape(label)}: {show(amount)}' style='flex:{amount / total:.4f};background:{colour};"
-        f"color:white;font-size:75%;overflow:hidden;white-space:nowrap;padding:2px'>{escape(label)} {show(amount)}</div>"
+        f"color:#ffffff;font-size:75%;overflow:hidden;white-space:nowrap;padding:2px'>{escape(label)} {show(amount)}</div>"
         for label, amount, colour in parts if amount > 0)
-    return f"<div style='display:flex;width:100%;max-width:700px;margin:4px 0'>{cells}</div>"
+    return f"<div style='display:flex;width:100%;margin:4px 0'>{cells}</div>"
 
 
-CAUSE_COLOURS = ("#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
+CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
 
 
 def why_html(result):
@@ -97,11 +148,12 @@ def why_html(result):
     items = "".join(f"<li><b>{escape(c.name)}</b>{f' ({fmt(c.seconds)})' if c.seconds else ''}: {escape(c.detail)}</li>"
                     for c in result.cold_causes)
     measured = [c for c in result.cold_causes if c.explains and c.seconds]
-    parts = [("warm work", result.median or 0.0, "#1f77b4")]
+    parts = [("warm work", result.median or 0.0, COLOURS["warm"])]
     parts += [(c.name, c.seconds, CAUSE_COLOURS[i % len(CAUSE_COLOURS)]) for i, c in enumerate(measured)]
-    parts.append(("unexplained", remainder(measured, result.cold_time, result.median), "#7f7f7f"))
+    parts.append(("unexplained", remainder(measured, result.cold_time, result.median), "#808080"))
     return (f"<div class='cudatime-why'>cold run {fmt(result.cold_time)}:"
-            + _stacked_bar(parts, sum(seconds for _, seconds, _ in parts) or 1.0) + f"<ul>{items}</ul></div>")
+            + _stacked_bar(parts, sum(seconds for _, seconds, _ in parts) or 1.0)
+            + f"<ul style='margin:4px 0;padding-left:20px'>{items}</ul></div>")
 
 
 def profile_html(result):
@@ -111,12 +163,33 @@ def profile_html(result):
         return ""
     busy = ""
     if profile.busy_fraction is not None:
-        busy = _stacked_bar([("GPU busy", profile.busy_fraction, "#2ca02c"),
-                             ("idle", 1 - profile.busy_fraction, "#bbbbbb")], 1.0, show=_percent)
-    rows = "".join(f"<tr><td style='text-align:left'>{escape(name)}</td><td>{count:,}</td><td>{fmt(seconds)}</td></tr>"
-                   for name, count, seconds in profile.top)
+        busy = _stacked_bar([("GPU busy", profile.busy_fraction, "#3d9a4b"),
+                             ("idle", 1 - profile.busy_fraction, "#808080")], 1.0, show=_percent)
+    rows = [(name, f"{count:,}", fmt(seconds)) for name, count, seconds in profile.top]
     copies = f", {profile.copy_count:,} memcpy/memset" if profile.busy_fraction is not None else ""
-    kept = f"<br>trace kept in <code>{escape(profile.trace_file)}</code>" if profile.trace_file else ""
+    kept = f"<br>trace kept in <span style='font-family:monospace'>{escape(profile.trace_file)}</span>" if profile.trace_file else ""
     return (f"<div class='cudatime-profile'><b>{escape(profile.verdict)}</b><br>"
             f"{profile.kernel_count:,} {escape(profile.counted)}{copies} in {fmt(profile.window)}{kept}{busy}"
-            f"<table><tr><th style='text-align:left'>name</th><th>calls</th><th>total</th></tr>{rows}</table></div>")
+            + table_html(("name", "calls", "total"), rows) + "</div>")
+
+
+# (title, class, renderer): the collapsed sections, in order; a renderer returning "" leaves its section out.
+SECTIONS = (
+    ("Why the cold run was slow", "cudatime-section-why", why_html),
+    ("Profile", "cudatime-section-profile", profile_html),
+    ("Roofline", "cudatime-section-roofline", roofline_html),
+    ("Details", "cudatime-section-details", details_html),
+)
+
+
+def report_html(parts, cls):
+    """Every report's frame: one width, normal line height, the frontend's colours and font."""
+    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left'>"
+            + "".join(parts) + "</div>")
+
+
+def render_html(result, chart=""):
+    """The whole report; ``chart`` is the run chart's HTML (``chart.chart_html``), if drawn."""
+    sections = [section_html(title, render(result), cls) for title, cls, render in SECTIONS]
+    return report_html([header_html(result), chart, findings_html(result), breakdown_html(result), *sections],
+                       "cudatime-report")

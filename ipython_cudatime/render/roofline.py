@@ -2,7 +2,8 @@
 
 The chart is drawn by hand in SVG (no matplotlib): the device's roof (bandwidth × intensity
 up to the ridge, then the compute peak) and this cell as one point. It appears only where
-both peaks are known.
+both peaks are known, as an ``<img>`` (an untrusted notebook strips inline ``<svg>``; see
+``image``) in colours that read on light and dark themes.
 """
 
 import math
@@ -12,6 +13,7 @@ from ..explain.memory import memory_sentence
 from ..explain.roofline import BYTES_NOTE
 from ..units import format_seconds as fmt
 from ..units import format_si
+from .image import COLOURS, MUTED, img_tag
 
 UNCOUNTED_SHOWN = 5
 SVG_SIZE = (360, 220)
@@ -101,10 +103,10 @@ def roofline_svg(r):
     ticks += "".join(f"<text x='{left - 4}' y='{xy(x_lo, v)[1] + 3:.1f}' text-anchor='end'>"
                      f"{escape(format_si(v, 'FLOP/s'))}</text>" for v in _decades(y_lo, y_hi))
     return (f"<svg class='cudatime-roofline' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-            f"font-size='9' font-family='sans-serif'>"
-            f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' fill='none' stroke='#ccc'/>"
-            f"<polyline points='{roof}' fill='none' stroke='#1f77b4' stroke-width='2'/>"
-            f"<circle cx='{px:.1f}' cy='{py:.1f}' r='4' fill='#d62728'><title>this cell: "
+            f"font-size='9' font-family='sans-serif' fill='{MUTED}'>"
+            f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' fill='none' stroke='{MUTED}'/>"
+            f"<polyline points='{roof}' fill='none' stroke='{COLOURS['warm']}' stroke-width='2'/>"
+            f"<circle cx='{px:.1f}' cy='{py:.1f}' r='4' fill='{COLOURS['cold']}'><title>this cell: "
             f"{escape(format_si(r.flop_rate, 'FLOP/s'))} at {r.intensity:.3g} FLOP/B</title></circle>"
             f"{ticks}<text x='{left + plot_w / 2}' y='{height - 4}' text-anchor='middle'>"
             f"intensity (FLOP/byte), ridge {ridge:.3g}</text></svg>")
@@ -116,6 +118,8 @@ def roofline_html(result):
     if r is None:
         return ""
     uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(r))}</li>" if r.uncounted else ""
-    return (f"<div class='cudatime-roofline'><b>{escape(r.verdict)}</b><br>{roofline_svg(r)}"
+    svg = roofline_svg(r)
+    chart = img_tag(svg.encode(), "roofline: this cell against the device's peaks", SVG_SIZE[0]) if svg else ""
+    return (f"<div class='cudatime-roofline'><b>{escape(r.verdict)}</b><br>{chart}"
             f"<ul><li>one extra counting run ({fmt(r.wall)}, not in the statistics): {escape(_counted(r))}</li>"
             f"<li>{escape(_rates(r))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")

@@ -1,0 +1,198 @@
+"""Live progress while a measurement runs: what is happening during a slow cell or a sweep.
+
+A measurement that takes longer than ``SHOW_AFTER`` seconds gets a view: runs done out
+of planned (or the time budget used), the running median, the sweep point. The runner
+reports after each run (``runner.Progress``); the view refreshes at most every
+``MIN_INTERVAL`` seconds and never so often that refreshing costs more than
+``COST_SHARE`` of the time measured. It never runs inside a timed span.
+
+- In a notebook with ipywidgets: core widgets (FloatProgress, HTML), shown under a
+  display id that the final static report then replaces; the widgets are closed, so
+  nothing widget-based is left in the saved notebook.
+- Elsewhere (terminal, or no ipywidgets): one updating line on stderr when stderr is a
+  TTY, else nothing.
+"""
+
+import statistics
+import sys
+import time
+import uuid
+
+from .runner import Progress
+from .units import format_seconds as fmt
+
+SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
+MIN_INTERVAL = 0.2  # seconds between two refreshes, at least
+COST_SHARE = 0.01  # refreshing costs at most this share of the time measured
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class LiveProgress(Progress):
+    """Follows one ``%cudatime`` (all points of a sweep) and owns its progress view.
+
+    Use it as a context manager around the measurement; ``finish(data)`` publishes the
+    final bundle in place of the view, and leaving the context removes a view that no
+    report replaced (``-q``, ``-o``, an error).
+    """
+
+    def __init__(self, view, runs=None, budget=1.0, points=1):
+        self.view, self.runs, self.budget, self.points = view, runs, budget, points
+        self.point, self.label = -1, ""  # the sweep point being timed (``next_point``), from 0
+        self.started = time.perf_counter()
+        self._next = self.started + SHOW_AFTER
+        self._cold_ended = self.started
+
+    def next_point(self, label):
+        """The sweep moves on to its next point, described by ``label``."""
+        self.point, self.label = self.point + 1, label
+
+    def ran(self, phase, done, warm):
+        now = time.perf_counter()
+        if phase == "cold":
+            self._cold_ended = now
+        if now < self._next or self.view is None:
+            return
+        spent = now - self._cold_ended  # of the budget, which starts when the cold run ends
+        self.view.update(self._fraction(phase, done, spent), self._status(phase, done, warm, spent))
+        cost = time.perf_counter() - now
+        self._next = now + max(MIN_INTERVAL, cost / COST_SHARE)
+
+    def _fraction(self, phase, done, spent):
+        """The share of the whole measurement done: runs out of planned, or budget used."""
+        if phase == "cold":
+            within = 0.0
+        elif self.runs is not None:
+            within = done / self.runs if phase == "warm" and self.runs else 0.0
+        else:
+            within = spent / self.budget if self.budget else 1.0
+        return (max(self.point, 0) + min(max(within, 0.0), 1.0)) / self.points
+
+    def _status(self, phase, done, warm, spent):
+        if phase == "cold":
+            text = "cold run done"
+        elif phase == "warm-up":
+            text = f"warm-up run {done}"
+        elif self.runs is not None:
+            text = f"warm run {done} of {self.runs}"
+        else:
+            text = f"{done} warm sample{'s' if done != 1 else ''}, {fmt(spent)} of the {fmt(self.budget)} budget"
+        if warm:
+            text += f" · running median {fmt(statistics.median(r.wall if r.device is None else r.device for r in warm))}"
+        if self.points > 1:
+            text = f"point {self.point + 1} of {self.points} ({self.label}): {text}"
+        return f"cudatime: {text}"
+
+    def finish(self, data):
+        """Publish the final bundle, in place of the view when one is showing."""
+        view, self.view = self.view, None
+        if view is not None and view.shown:
+            view.replace(data)
+            return
+        from IPython.display import display
+
+        display(data, raw=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.view is not None:
+            self.view.close()
+            self.view = None
+
+
+class WidgetView:
+    """A FloatProgress and an HTML line, published under a display id through the shell's
+    own publisher (taken at creation, so the capture around warm runs does not swallow it).
+    The widgets are made at the first update: a fast cell never creates any."""
+
+    def __init__(self, shell):
+        self._publisher = shell.display_pub
+        self.display_id = uuid.uuid4().hex
+        self.widgets = None
+
+    @property
+    def shown(self):
+        return self.widgets is not None
+
+    def _publish(self, data, update):
+        self._publisher.publish(data, metadata={}, transient={"display_id": self.display_id}, update=update)
+
+    def update(self, fraction, status):
+        if self.widgets is None:
+            self._show()
+        box, bar, text = self.widgets
+        bar.value, text.value = fraction, status
+
+    def _show(self):
+        import ipywidgets
+
+        bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=ipywidgets.Layout(width="240px"))
+        text = ipywidgets.HTML("cudatime")
+        box = ipywidgets.HBox([bar, text])
+        self.widgets = (box, bar, text)
+        view = {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
+        self._publish({"text/plain": "cudatime: measuring", WIDGET_MIME: view}, False)
+
+    def replace(self, data):
+        """The final bundle takes the view's place; then the widgets go."""
+        self._publish(data, True)
+        self._close_widgets()
+
+    def close(self):
+        """No report follows: leave an empty output where the view was."""
+        if self.widgets is not None:
+            self._publish({"text/plain": ""}, True)
+            self._close_widgets()
+
+    def _close_widgets(self):
+        """Close every model made, layouts and styles too: a model left open stays in the
+        notebook's saved widget state."""
+        for widget in self.widgets or ():
+            for model in (widget, widget.layout, getattr(widget, "style", None)):
+                if model is not None:
+                    model.close()
+        self.widgets = None
+
+
+class LineView:
+    """One ``\\r``-updated line on a TTY stderr (taken at creation, before any capture)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.shown = False
+
+    def update(self, fraction, status):
+        self.stream.write(f"\r\x1b[K{status} [{100 * fraction:3.0f}%]")
+        self.stream.flush()
+        self.shown = True
+
+    def replace(self, data):
+        from IPython.display import display
+
+        self.close()
+        display(data, raw=True)
+
+    def close(self):
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def live_progress(shell, opts, notebook, points=1):
+    """The progress follower for one ``%cudatime`` (its parsed ``opts``): a widget view in a
+    notebook with ipywidgets, a stderr line on a TTY, or none (``-q``, or nowhere to show it)."""
+    view = None
+    if not opts.quiet:
+        view = _widget_view(shell) if notebook else None
+        if view is None and sys.stderr.isatty():
+            view = LineView(sys.stderr)
+    return LiveProgress(view, opts.runs, opts.budget, points)
+
+
+def _widget_view(shell):
+    """A widget view where ipywidgets is installed (found, not imported: that waits for a view)."""
+    from importlib.util import find_spec
+
+    return WidgetView(shell) if find_spec("ipywidgets") is not None else None

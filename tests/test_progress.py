@@ -1,0 +1,142 @@
+"""Live progress: a widget view in a real kernel replaced by the static report, a stderr line
+on a TTY, nothing elsewhere, and never inside a timed run."""
+
+import io
+import sys
+import time
+
+import pytest
+from conftest import run
+
+from ipython_cudatime import progress
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+class TTY(io.StringIO):
+    """A stand-in for a terminal's stderr: text that says it is a TTY."""
+
+    def isatty(self):
+        return True
+
+
+def iopub_of(code, timeout=120):
+    """Run ``code`` on a real kernel of this interpreter; return its iopub messages."""
+    from jupyter_client.manager import KernelManager
+
+    import browser
+
+    messages = []
+    with browser.this_python_kernel(KernelManager) as km:
+        km.start_kernel()
+        try:
+            kc = km.client()
+            kc.start_channels()
+            kc.wait_for_ready(timeout=60)
+            reply = kc.execute_interactive(code, output_hook=messages.append, timeout=timeout)
+            kc.stop_channels()
+        finally:
+            km.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return messages
+
+
+@pytest.fixture(scope="module")
+def long_cell():
+    pytest.importorskip("ipykernel")
+    return iopub_of("%load_ext ipython_cudatime\nimport time\n"
+                    "get_ipython().run_cell_magic('cudatime', '-n 6', 'time.sleep(0.15)')")
+
+
+def test_progress_view_is_replaced_by_the_report_through_its_display_id(long_cell):
+    shown = [m for m in long_cell if m["msg_type"] == "display_data"]
+    [view] = [m for m in shown if WIDGET_MIME in m["content"]["data"]]
+    display_id = view["content"]["transient"]["display_id"]
+    updates = [m for m in long_cell if m["msg_type"] == "update_display_data"]
+    assert [m["content"]["transient"]["display_id"] for m in updates] == [display_id]
+    final = updates[0]["content"]["data"]
+    assert set(final) == {"text/plain", "text/html"} and "warm median" in final["text/html"]
+    assert len(shown) == 1  # the report is the view's update, not a second output
+
+
+def test_every_progress_widget_is_closed(long_cell):
+    opened = {m["content"]["comm_id"] for m in long_cell if m["msg_type"] == "comm_open"}
+    closed = {m["content"]["comm_id"] for m in long_cell if m["msg_type"] == "comm_close"}
+    assert opened and opened <= closed
+
+
+def test_progress_says_runs_done_and_running_median(long_cell):
+    states = [m["content"]["data"].get("state", {}) for m in long_cell if m["msg_type"] in ("comm_open", "comm_msg")]
+    texts = [state["value"] for state in states if isinstance(state.get("value"), str) and "cudatime" in state["value"]]
+    assert any(" of 6" in text and "running median" in text for text in texts), texts
+
+
+def test_fast_cell_makes_no_widget():
+    pytest.importorskip("ipykernel")
+    messages = iopub_of("%load_ext ipython_cudatime\n%cudatime -n 3 sum(range(100))")
+    assert not [m for m in messages if m["msg_type"] == "comm_open"]
+    [report] = [m for m in messages if m["msg_type"] == "display_data"]
+    assert set(report["content"]["data"]) == {"text/plain", "text/html"}
+
+
+@pytest.mark.timing  # the view waits for half a second of runs
+def test_terminal_gets_one_updating_stderr_line_on_a_tty(ip, monkeypatch):
+    tty = TTY()
+    monkeypatch.setattr(sys, "stderr", tty)
+    ip.run_cell("import time")
+    ip.run_line_magic("cudatime", "-n 5 time.sleep(0.15)")
+    text = tty.getvalue()
+    assert "\n" not in text and "\r\x1b[K" in text and "warm run" in text and " of 5" in text
+    assert text.endswith("\r\x1b[K")  # cleared before the report is printed
+
+
+@pytest.mark.timing  # the view waits for half a second of runs
+def test_nothing_when_stderr_is_not_a_tty(ip, monkeypatch):
+    plain = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", plain)
+    cell = run(ip, "import time\n%cudatime -n 5 time.sleep(0.15)")
+    assert plain.getvalue() == "" and "cudatime:" not in cell.stderr
+
+
+@pytest.mark.timing  # the view waits for half a second of runs
+def test_sweep_progress_names_the_point(ip, monkeypatch):
+    tty = TTY()
+    monkeypatch.setattr(sys, "stderr", tty)
+    ip.run_cell("import time\n%cudatime -n 2 --sweep t=0.1,0.12 time.sleep(t)")
+    assert "point 2 of 2 (t=0.12)" in tty.getvalue()
+
+
+class Recorder:
+    """A progress view that records what it was told (a stand-in for the widgets)."""
+
+    shown = False
+
+    def __init__(self):
+        self.updates = []
+
+    def update(self, fraction, status):
+        self.updates.append((time.perf_counter(), fraction, status))
+        self.shown = True
+
+
+@pytest.mark.timing  # the view waits for half a second of runs
+def test_no_view_before_half_a_second_and_refreshes_throttled():
+    live = progress.LiveProgress(Recorder(), runs=1000)
+    started = live.started
+    warm = []
+    while time.perf_counter() - started < 1.2:  # 1.2 s of runs that each take ~1 ms
+        time.sleep(0.001)
+        warm.append(progress_run())
+        live.ran("warm", len(warm), warm)
+    times = [t for t, _, _ in live.view.updates]
+    assert times and times[0] - started >= progress.SHOW_AFTER
+    assert all(b - a >= progress.MIN_INTERVAL for a, b in zip(times, times[1:]))
+    assert len(times) <= 4 < len(warm)
+    fractions = [f for _, f, _ in live.view.updates]
+    assert fractions == sorted(fractions) and 0 < fractions[-1] <= 1
+
+
+def progress_run():
+    from ipython_cudatime.result import Run
+
+    return Run(0.001, 0.001)
