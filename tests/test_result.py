@@ -125,14 +125,14 @@ def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
     few = make(dict(host=0.01, wall=0.01), [0.004, 0.005, 0.006])
     [line] = [line for line in str(few).splitlines() if line.startswith("warm     :")]
     assert line == "warm     : 5 ms median over 3 runs (wall clock; min 4 ms, max 6 ms)"
-    html = display.bundle(few, widgets=False)["text/html"]
+    html = display.bundle(few)["text/html"]
     assert ">IQR<" not in html and ">min / max<" in html
     many = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
     [line] = [line for line in str(many).splitlines() if line.startswith("warm     :")]
     assert line.startswith(f"warm     : 45.5 ms median, IQR {format_seconds(many.iqr)}, over 12 runs (wall clock; "
                            "min 40 ms, max 51 ms, mean 45.5 ms ± ")
     assert "±" not in line.split("mean")[0]  # never "median ± IQR": that reads as a half-width
-    assert ">IQR<" in display.bundle(many, widgets=False)["text/html"]
+    assert ">IQR<" in display.bundle(many)["text/html"]
 
 
 def test_noise_warning_needs_a_spread_above_the_timers_own_jitter():

@@ -15,6 +15,7 @@ width up to that natural size, so ``FONT_PX`` text stays at least 10 px tall dow
 
 import base64
 import io
+from html import escape
 
 REPORT_PX = 600  # the width of every report and of its charts
 FONT_PX = 16.0  # chart text at natural size: 10.7 px in a 400 px output area
@@ -56,5 +57,5 @@ def svg_bytes(fig):
 def img_tag(svg, alt, width_px=REPORT_PX):
     """An ``<img>`` showing ``svg`` at its natural width, narrower when the panel is."""
     source = SVG_PREFIX + base64.b64encode(svg).decode("ascii")
-    return (f"<img alt='{alt}' src='{source}' "
+    return (f"<img alt='{escape(alt)}' src='{source}' "
             f"style='display:block;width:100%;max-width:{width_px}px;height:auto;margin:4px 0'/>")

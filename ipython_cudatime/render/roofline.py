@@ -119,7 +119,7 @@ def roofline_html(result):
         return ""
     uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(r))}</li>" if r.uncounted else ""
     svg = roofline_svg(r)
-    chart = img_tag(svg.encode(), "roofline: this cell against the device's peaks", SVG_SIZE[0]) if svg else ""
+    chart = img_tag(svg.encode(), "roofline: this cell against the device peaks", SVG_SIZE[0]) if svg else ""
     return (f"<div class='cudatime-roofline'><b>{escape(r.verdict)}</b><br>{chart}"
             f"<ul><li>one extra counting run ({fmt(r.wall)}, not in the statistics): {escape(_counted(r))}</li>"
             f"<li>{escape(_rates(r))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")
