@@ -5,6 +5,7 @@ from conftest import in_fresh_shell, run
 from IPython.core.error import UsageError
 
 from ipython_cudatime.render.html import render_html
+from ipython_cudatime.render.roofline import SVG_SIZE
 
 torch = pytest.importorskip("torch", reason="--roofline counts PyTorch ops; torch is not installed here")
 
@@ -167,5 +168,6 @@ def test_roofline_chart_is_drawn_in_a_browser(tensors, tmp_path):
     page.write_text(f"<html><body>{render_html(r)}</body></html>", encoding="utf-8")
     seen = browser.render(page, tmp_path / "report.png")
     assert not seen["errors"] and not seen["blank"]
-    assert "intensity (FLOP/byte), ridge 50" in seen["text"]  # the chart's axis, laid out as SVG text
-    assert "memory-bound" in seen["text"]
+    roofline_images = [i for i in seen["images"] if (i["naturalWidth"], i["naturalHeight"]) == SVG_SIZE]
+    assert len(roofline_images) == 1 and roofline_images[0]["complete"]  # the SVG image decoded and laid out
+    assert "Roofline" in seen["text"]
