@@ -73,6 +73,7 @@ expected: .venv/.installed
 bench: .venv/.installed
 	.venv/bin/python benchmarks/overhead.py
 	.venv/bin/python benchmarks/display.py
+	.venv/bin/python benchmarks/progress.py
 	.venv/bin/python benchmarks/roofline.py
 
 # README's pictures, from a real run rendered in headless Chromium.
