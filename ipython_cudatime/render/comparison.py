@@ -117,13 +117,15 @@ def sweep_chart(sweep):
         axes.set_xlabel(x_name, fontsize=FONT_PT)
     else:
         axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15)
-    axes.set_ylabel("median (solid), cold (dashed)", fontsize=FONT_PT)
+    axes.set_ylabel("time", fontsize=FONT_PT)
     return _finish(fig, axes, "cudatime: warm median and cold run per sweep point")
 
 
 def sweep_html(sweep):
     extras = [f"<div>{escape(line)}</div>" for line in (_check_line(sweep.check), sweep.stopped) if line]
-    return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
+    chart = sweep_chart(sweep)
+    key = "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>" if chart else ""
+    return report_html([chart, key, table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
 def _ratio(value):
