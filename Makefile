@@ -7,7 +7,7 @@ COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7
 TORCH := torch==2.13.0
 # JAX's CPU build dispatches asynchronously for real: the async trap without a GPU.
 # TensorFlow's CPU build (about 3 minutes to install) checks its backend in eager and graph mode.
-# pandas stays optional for the package; the tests check SweepResult.to_pandas with it.
+# pandas stays optional for the package; the tests check Results.to_pandas with it.
 FRAMEWORKS := jax tensorflow-cpu pandas
 PIP_QUIET := -q --disable-pip-version-check
 # Live frontends for tests/test_frontends.py, each in its own venv: JupyterLab and Notebook 7

@@ -15,7 +15,7 @@ import time
 
 from common import arguments, median_ms
 
-from ipython_cudatime.display import bundle
+from ipython_cudatime.display import bundle, text
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.result import CudaTimeResult, Run
 
@@ -40,7 +40,7 @@ def main():
     for runs in (10, 100, 1000):
         result = synthetic(runs)
         row = {
-            "text": median_ms(lambda: str(result), repeat),
+            "text": median_ms(lambda: text(result), repeat),
             "chart": median_ms(lambda: chart_svg(result), repeat),
             "bundle": median_ms(lambda: bundle(result), repeat),
             "bundle_cpu": median_ms(lambda: bundle(result), repeat, clock=time.process_time),

@@ -19,6 +19,7 @@ import torch
 from common import arguments, write_outputs
 from IPython.testing.globalipapp import start_ipython
 
+from ipython_cudatime import report
 from ipython_cudatime.units import format_bytes
 
 CUDA = torch.cuda.is_available()
@@ -80,7 +81,7 @@ def run_feature(ip, feature):
         result = ip.run_line_magic("cudatime", f"-o -q {feature.line}")
     except Exception as exc:
         return {**row, "error": f"{type(exc).__name__}: {exc}"}
-    return {**row, "report": str(result), "figures": figures_of(result)}
+    return {**row, "report": report(result), "figures": figures_of(result)}
 
 
 def roofline_cost(quick):

@@ -23,6 +23,7 @@ HALVES = ("time", "cudatime")
 
 PROLOGUE = """\
 import json, sys
+import ipython_cudatime
 from IPython.testing.globalipapp import start_ipython
 from IPython.utils.capture import capture_output
 ip = start_ipython()
@@ -49,7 +50,7 @@ CUDATIME_HALF = """\
 r = ip.run_line_magic("cudatime", "-o -q -n 5 c = torch.matmul(a, b)")
 print(json.dumps({"n": ns["n"], "cold_host": r.cold.host, "cold_wall": r.cold.wall, "median": r.median,
                   "clock": r.clock, "device": r.device, "causes": [c.name for c in r.cold_causes],
-                  "report": str(r)}))
+                  "report": ipython_cudatime.report(r)}))
 """
 
 

@@ -7,10 +7,14 @@ imports neither IPython's magics nor any GPU framework.
 __version__ = "0.1.0"
 
 
-def load_ipython_extension(ipython):
+def load_ipython_extension(ipython, notebook=None):
+    """``%load_ext ipython_cudatime``. ``notebook`` forces the frontend decision (True: show
+    notebook reports; False: text only) where detecting a Jupyter kernel misjudges it."""
     from .magics import CudaTimeMagics
 
-    ipython.register_magics(CudaTimeMagics)
+    magics = CudaTimeMagics(ipython, notebook=notebook)
+    ipython.register_magics(magics)
+    magics.display.install()
 
 
 def unload_ipython_extension(ipython):
@@ -20,10 +24,19 @@ def unload_ipython_extension(ipython):
     instance = manager.registry.get(CudaTimeMagics.__name__)
     if instance is not None:
         instance.auto.enable(False)
+        instance.display.uninstall()
     for kind, names in CudaTimeMagics.magics.items():
         for name in names:
             manager.magics[kind].pop(name, None)
     manager.registry.pop(CudaTimeMagics.__name__, None)
+
+
+def report(obj):
+    """The text report of a result or of results side by side (a sweep, a comparison): what terminal
+    IPython shows when you echo one. Results are plain data; this is how they read as text."""
+    from .display import text
+
+    return text(obj)
 
 
 def profile_trace(path):

@@ -6,15 +6,16 @@ When the same cell is run again, the line shows its first time beside it.
 """
 
 from .backends import REGISTRY, DeviceSet
+from .display import Display
 from .runner import Clock
-from .display import publish_line
 from .units import format_seconds as fmt
 from .units import ratio_text
 
 
 class AutoTimer:
-    def __init__(self, shell, registry=REGISTRY, clock=None):
+    def __init__(self, shell, registry=REGISTRY, clock=None, display=None):
         self.shell = shell
+        self.display = display or Display(shell)  # how its line is shown
         self.registry = registry
         self.clock = clock or Clock()
         self.enabled = False
@@ -47,7 +48,7 @@ class AutoTimer:
         source = getattr(getattr(result, "info", None), "raw_cell", None)
         if source is None or source.lstrip().startswith("%cudatime_auto"):
             return
-        publish_line(self.summary(source, host, wall), self.shell)
+        self.display.line(self.summary(source, host, wall))
 
     def summary(self, source, host, wall):
         synced = ", ".join(self._devices.names) or "no device"

@@ -1,18 +1,22 @@
-"""Several results compared: sweeps over a grid (``--sweep n=256,512 --sweep device=cpu,cuda``),
-labelled results side by side (``-l`` and ``%cudatime_compare``), and value checks (``--check``).
+"""Several results compared: one collection (``Results``) for sweeps over a grid (``--sweep
+n=256,512 --sweep device=cpu,cuda``), labelled results (``-l``), ``%cudatime_compare`` and
+results loaded from files; and value checks (``--check``).
 
-Knows nothing of IPython: ``run_sweep`` is handed a function that times one point.
+Plain data and no IPython: ``run_sweep`` is handed a function that times one point.
 Each point has its own cold and warm runs; an error at one point does not lose the others.
 """
 
 import ast
 import builtins
+import dataclasses
 import io
 import itertools
 import keyword
 import math
 import tokenize
 from dataclasses import dataclass, field
+
+from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
 
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
 
@@ -76,9 +80,46 @@ def grid(sweeps):
 
 @dataclass
 class Point:
-    params: dict
+    """One row of any collection: what was timed (its ``Task``) and its result, or the error
+    that stopped it. A live point's ``task`` is its result's."""
+
+    task: Task
     result: object = None  # CudaTimeResult, or None when the point failed
     error: str = None
+
+    @property
+    def params(self):
+        return self.task.params
+
+    @property
+    def label(self):
+        return self.task.label
+
+    @property
+    def name(self):
+        return self.task.name
+
+    def to_dict(self):
+        """One saved line's worth: the result's dict (which holds its task), or the task and the error."""
+        if self.result is not None:
+            return self.result.to_dict()
+        return {"task": self.task.to_dict(), "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data):
+        if "cold" not in data:
+            return cls(Task.from_dict(data["task"]), None, data["error"])
+        result = CudaTimeResult.from_dict(data)
+        return cls(result.task or Task(), result)
+
+
+def _params_rows(rows):
+    """Check rows (params first, then more params or a reason) in JSON form, and back."""
+    return [[params_to_json(item) if isinstance(item, dict) else item for item in row] for row in rows]
+
+
+def _rows_params(rows):
+    return [tuple(params_from_json(item) if isinstance(item, dict) else item for item in row) for row in rows]
 
 
 @dataclass
@@ -91,10 +132,25 @@ class Check:
     skipped: list = field(default_factory=list)  # (params, why it was not compared)
     compared: int = 0  # points compared against a reference
 
+    def to_dict(self):
+        return dict(self.__dict__, mismatches=_params_rows(self.mismatches), skipped=_params_rows(self.skipped))
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls(**dict(data, mismatches=_rows_params(data["mismatches"]), skipped=_rows_params(data["skipped"])))
+
+
+def _squeezed(text):
+    return "".join(text.split())
+
 
 @dataclass
-class SweepResult:
-    points: list
+class Results:
+    """Results side by side: a sweep's points, the ``-l`` record, ``%cudatime_compare``'s table,
+    results loaded from files. One list of ``Point``s, each saying what it timed, so that
+    like torch's ``Compare`` one table and one chart serve them all."""
+
+    points: list = field(default_factory=list)
     check: Check = None
     stopped: str = None
     interrupted: bool = False  # stopped by KeyboardInterrupt or SystemExit
@@ -106,96 +162,103 @@ class SweepResult:
 
     @property
     def names(self):
-        return list(self.points[0].params) if self.points else []
+        """The swept names, in the order the points first use them."""
+        return list(dict.fromkeys(name for point in self.points for name in point.params))
 
     def speedups(self):
         """For a ``device`` sweep: each point's warm median against the first device's, other params equal."""
         if "device" not in self.names:
             return {}
-        first = self.points[0].params["device"]
+        first = self.points[0].params.get("device")
         reference = {}
         for point in self.points:
-            if point.params["device"] == first and point.result is not None:
-                reference[_others(point.params)] = point.result.median
-        return {i: reference[_others(p.params)] / p.result.median for i, p in enumerate(self.points)
-                if p.result is not None and p.result.median and reference.get(_others(p.params))}
+            if point.params.get("device") == first and point.result is not None:
+                reference[_others(point)] = point.result.median
+        return {i: reference[_others(p)] / p.result.median for i, p in enumerate(self.points)
+                if p.result is not None and p.result.median and reference.get(_others(p))}
+
+    def record(self, points):
+        """Add ``points``, replacing those recorded earlier under the same label (``-l`` again)."""
+        labels = {point.label for point in points}
+        self.points = [point for point in self.points if point.label not in labels] + list(points)
+
+    def select(self, words):
+        """(the points each word names, in the words' order; the words naming none). A word is a
+        label (all its points) or one point's name, ``label[n=2]``, spaces optional."""
+        chosen, unknown = [], []
+        for word in words:
+            found = [p for p in self.points if word == p.label or _squeezed(word) == _squeezed(p.name)]
+            chosen += [point for point in found if all(point is not seen for seen in chosen)]
+            unknown += [] if found else [word]
+        return Results(chosen), unknown
 
     def to_dict(self):
-        return {
-            "points": [{"params": p.params, "result": p.result.to_dict() if p.result else None, "error": p.error}
-                       for p in self.points],
-            "check": None if self.check is None else self.check.__dict__,
-            "stopped": self.stopped,
-        }
+        return {"points": [point.to_dict() for point in self.points],
+                "check": None if self.check is None else self.check.to_dict(),
+                "stopped": self.stopped, "interrupted": self.interrupted}
+
+    @classmethod
+    def from_dict(cls, data):
+        check = data["check"] and Check.from_dict(data["check"])
+        return cls([Point.from_dict(point) for point in data["points"]], check, data["stopped"], data["interrupted"])
 
     def to_pandas(self):
-        """One row per point: the parameters, then median, IQR, cold, runs and error; with --roofline,
-        also flop_rate, byte_rate and fraction_of_peak."""
+        """One row per point: the swept values, median, IQR, cold, runs and error, then label,
+        device and host; with --roofline, also flop_rate, byte_rate and fraction_of_peak."""
         import pandas
 
-        records = []
-        for point in self.points:
-            r = point.result
-            record = {**point.params, "median": r and r.median, "iqr": r and r.iqr,
-                      "cold": r and r.cold_time, "runs": r.runs if r else 0, "error": point.error}
-            roofline = r.roofline if r is not None else None
-            if roofline is not None:
-                record.update(flop_rate=roofline.flop_rate, byte_rate=roofline.byte_rate,
-                              fraction_of_peak=roofline.fraction_of_peak)
-            records.append(record)
-        return pandas.DataFrame.from_records(records)
-
-    def __str__(self):
-        from .render.comparison import sweep_text
-
-        return sweep_text(self)
+        return pandas.DataFrame.from_records([_record(point) for point in self.points])
 
     def __repr__(self):
         """One line, so that a bare ``%cudatime -o --sweep ...`` does not show the table twice."""
         failed = sum(point.result is None for point in self.points)
-        return (f"<SweepResult: {len(self.points)} point(s) over {', '.join(self.names) or 'nothing'}"
+        return (f"<Results: {len(self.points)} point(s) over {', '.join(self.names) or 'nothing'}"
                 + (f", {failed} failed" if failed else "") + ">")
 
-    def bundle(self):
-        """The text table and, for a notebook, the HTML table with its chart."""
-        from .render.comparison import sweep_html
 
-        return {"text/plain": str(self), "text/html": sweep_html(self)}
+def _record(point):
+    """``to_pandas``'s row for one point."""
+    r = point.result
+    record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "cold": r and r.cold_time,
+              "runs": r.runs if r else 0, "error": point.error, "label": point.label,
+              "device": point.task.env.device, "host": point.task.env.host}
+    roofline = r.roofline if r is not None else None
+    if roofline is not None:
+        record.update(flop_rate=roofline.flop_rate, byte_rate=roofline.byte_rate,
+                      fraction_of_peak=roofline.fraction_of_peak)
+    return record
 
 
-def _others(params):
-    return tuple((k, repr(v)) for k, v in params.items() if k != "device")
+def _others(point):
+    return tuple((k, repr(v)) for k, v in point.params.items() if k != "device")
 
 
-def run_sweep(points, time_point, stop_on_error=False):
-    """Time every point with ``time_point(params) -> (result, value)``; return (SweepResult, values).
+def run_sweep(points, time_point, stop_on_error=False, task=None):
+    """Time every point with ``time_point(params) -> (result, value)``; return (Results, values).
 
-    An Exception at a point is recorded there; the sweep goes on unless ``stop_on_error``.
-    KeyboardInterrupt and SystemExit stop the sweep, keeping the points done. What
-    stopped it is kept in ``SweepResult.error`` for the caller to raise.
+    An Exception at a point is recorded there, under ``task`` with the point's params; the
+    sweep goes on unless ``stop_on_error``. KeyboardInterrupt and SystemExit stop the sweep,
+    keeping the points done. What stopped it is kept in ``Results.error`` for the caller to raise.
     """
+    task = task or Task()
     done, values = [], []
     stopped, interrupted, error = None, False, None
     for params in points:
         try:
             result, value = time_point(params)
         except (KeyboardInterrupt, SystemExit) as exc:
-            stopped, interrupted, error = f"{type(exc).__name__} at {_label(params)}", True, exc
+            stopped, interrupted, error = f"{type(exc).__name__} at {format_params(params)}", True, exc
             break
         except Exception as exc:
-            done.append(Point(params, None, f"{type(exc).__name__}: {exc}"))
+            done.append(Point(dataclasses.replace(task, params=params), None, f"{type(exc).__name__}: {exc}"))
             values.append(None)
             if stop_on_error:
-                stopped, error = f"--stop-on-error after the error at {_label(params)}", exc
+                stopped, error = f"--stop-on-error after the error at {format_params(params)}", exc
                 break
             continue
-        done.append(Point(params, result))
+        done.append(Point(result.task or dataclasses.replace(task, params=params), result))
         values.append(value)
-    return SweepResult(done, stopped=stopped, interrupted=interrupted, error=error), values
-
-
-def _label(params):
-    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+    return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
 
 
 def to_numpy(value):
@@ -262,20 +325,3 @@ def check_values(sweep, values, rtol=1e-4, atol=1e-6):
                 for shape, group in shapes.items() if len(group) == 1]
     sweep.check = Check(not mismatches, largest, mismatches, skipped, compared)
     return sweep.check
-
-
-@dataclass
-class Comparison:
-    """Labelled results side by side, as ``%cudatime_compare`` shows them."""
-
-    results: dict  # label -> CudaTimeResult, first is the reference
-
-    def __str__(self):
-        from .render.comparison import compare_text
-
-        return compare_text(self.results)
-
-    def bundle(self):
-        from .render.comparison import compare_html
-
-        return {"text/plain": str(self), "text/html": compare_html(self.results)}

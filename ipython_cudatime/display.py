@@ -1,62 +1,110 @@
-"""Decide how a result is shown, and publish it as one display bundle.
+"""How results are shown: the reports ``%cudatime`` publishes, and how a result echoed as a cell's
+value looks. The data (``result``, ``compare``) knows nothing of this layer.
 
 In a notebook kernel: ``text/plain`` (the text report) and self-contained ``text/html``
 (the report with its chart as an SVG image), which every frontend renders the same
 before and after the notebook is saved and reopened, trusted or not. Widgets are only
 for the live progress view (``progress``), which this final bundle replaces through its
-display id. In terminal IPython: the text report only. ``FRONTEND`` overrides the
-detection (tests, or a frontend we misjudge).
+display id. In terminal IPython: the text report only. Which of the two is one decision,
+made once and passed in (``Display(shell, notebook=...)``, as rich's ``force_jupyter``),
+never a global to patch.
 """
 
-FRONTEND = None  # None: detect; "notebook" or "terminal": forced
+from .compare import Results
+from .result import CudaTimeResult
 
 
-def frontend(shell):
-    """'notebook' under a Jupyter kernel (Lab, Notebook, VS Code, Colab), else 'terminal'."""
-    if FRONTEND is not None:
-        return FRONTEND
-    return "notebook" if getattr(shell, "kernel", None) is not None else "terminal"
+def in_notebook(shell):
+    """Whether ``shell`` runs under a Jupyter kernel (Lab, Notebook, VS Code, Colab)."""
+    return getattr(shell, "kernel", None) is not None
 
 
-def bundle(result):
-    """The mimebundle for ``result``: its text report and its HTML report with the chart."""
+def text(obj):
+    """The text report of a result, or of results side by side: the truth every view shares."""
+    if isinstance(obj, Results):
+        from .render.comparison import results_text
+
+        return results_text(obj)
+    from .render.text import render_text
+
+    return render_text(obj)
+
+
+def bundle(obj):
+    """The mimebundle for a result or results side by side: the text report, and the HTML report
+    with its chart."""
+    if isinstance(obj, Results):
+        from .render.comparison import results_html
+
+        return {"text/plain": text(obj), "text/html": results_html(obj)}
     from .render.chart import chart_html
     from .render.html import render_html
 
-    return {"text/plain": str(result), "text/html": render_html(result, chart_html(result))}
+    return {"text/plain": text(obj), "text/html": render_html(obj, chart_html(obj))}
 
 
-def _publish(shell, text_only, text, rich, live):
-    if text_only or frontend(shell) == "terminal":
-        data = {"text/plain": text}
-    else:
-        data = rich()
-    if live is not None:
-        live.finish(data)  # replaces the progress view, if one is showing
-    else:
+class Display:
+    """Shows results on one shell.
+
+    ``notebook`` is the frontend decision: None detects it (``in_notebook``), True or False
+    forces it (tests, or a frontend we misjudge). ``install`` gives echoed results their
+    reprs through IPython's formatters, registered by type, so that the data imports no
+    display code: the text report as text/plain, and the HTML report as text/html, which
+    IPython asks for only where a notebook shows it (terminal IPython never draws a chart).
+    """
+
+    SHOWN = (CudaTimeResult, Results)
+
+    def __init__(self, shell, notebook=None):
+        self.shell = shell
+        self.notebook = in_notebook(shell) if notebook is None else notebook
+        self._shown = None  # (cell, object) last published: its echo in the same cell is one line
+
+    def show(self, obj, text_only=False, live=None):
+        """Publish a result or results the way this frontend reads best (in a notebook: text and
+        HTML), in place of ``live``'s progress view when one is given."""
+        self._shown = (self.shell.execution_count, obj)
+        data = {"text/plain": text(obj)} if text_only or not self.notebook else bundle(obj)
+        if live is not None:
+            live.finish(data)  # replaces the progress view, if one is showing
+        else:
+            from IPython.display import display
+
+            display(data, raw=True)
+
+    def line(self, text):
+        """Publish one line (auto mode's): printed in a terminal, text and HTML in a notebook."""
+        from html import escape
+
+        if not self.notebook:
+            print(text)
+            return
         from IPython.display import display
 
-        display(data, raw=True)
+        display({"text/plain": text, "text/html": f"<div class='cudatime-auto'>{escape(text)}</div>"}, raw=True)
 
+    def _just_shown(self, obj):
+        """Whether ``obj`` is what this cell already published (``%cudatime -o stmt``): its Out
+        value is then its one-line repr, not the report a second time."""
+        shown = self._shown
+        return shown is not None and shown[0] == self.shell.execution_count and shown[1] is obj
 
-def show(result, shell, text_only=False, live=None):
-    """Publish a CudaTimeResult the way this frontend reads best (the HTML report in a notebook),
-    in place of ``live``'s progress view when one is given."""
-    _publish(shell, text_only, str(result), lambda: bundle(result), live)
+    def _pretty(self, obj, printer, cycle):
+        printer.text(repr(obj) if cycle or self._just_shown(obj) else text(obj))
 
+    def _html(self, obj):
+        if not self.notebook or self._just_shown(obj):
+            return None  # IPython then shows the text/plain alone
+        return bundle(obj)["text/html"]
 
-def publish(obj, shell, text_only=False, live=None):
-    """Publish a sweep or comparison: its text, or in a notebook its text and HTML."""
-    _publish(shell, text_only, str(obj), obj.bundle, live)
+    def install(self):
+        formatters = self.shell.display_formatter.formatters
+        for kind in self.SHOWN:
+            formatters["text/plain"].for_type(kind, self._pretty)
+            formatters["text/html"].for_type(kind, self._html)
 
-
-def publish_line(text, shell):
-    """Publish one line (auto mode's): printed in a terminal, text and HTML in a notebook."""
-    from html import escape
-
-    if frontend(shell) == "terminal":
-        print(text)
-        return
-    from IPython.display import display
-
-    display({"text/plain": text, "text/html": f"<div class='cudatime-auto'>{escape(text)}</div>"}, raw=True)
+    def uninstall(self):
+        formatters = self.shell.display_formatter.formatters
+        for kind in self.SHOWN:
+            formatters["text/plain"].pop(kind, None)
+            formatters["text/html"].pop(kind, None)

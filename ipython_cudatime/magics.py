@@ -10,6 +10,7 @@ import ast
 import contextlib
 import io
 import os
+import shlex
 import sys
 import tokenize
 
@@ -24,13 +25,15 @@ from IPython.core.magic import (
 )
 
 from . import options as cli
+from . import store
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet
 from .batching import compile_batch
-from .compare import Comparison, check_values, grid, run_sweep
-from .display import frontend, publish, show
+from .compare import Point, Results, check_values, grid, run_sweep
+from .display import Display
 from .explain import PROBES, ColdWatch, ProbeSet
 from .progress import live_progress
+from .result import Env, Task, format_params
 from .runner import Clock, Plan, measure
 from .state import CellRepeats, NameSnapshot, top_level_names
 
@@ -103,6 +106,7 @@ class CompiledCell:
     """A cell compiled once: its statements, its final expression if it has one, the names it binds."""
 
     def __init__(self, shell, source):
+        self.source = source
         transformed = shell.transform_cell(source)
         filename = shell.compile.cache(transformed, _cell_number(shell))
         tree = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
@@ -146,24 +150,33 @@ class CompiledCell:
         return produced
 
 
-def _point_label(params):
-    return ",".join(f"{name}={value}" for name, value in params.items())
+def _compare_arguments(words):
+    """%cudatime_compare's words as (labels, files): the files are all words after --load."""
+    if "--load" not in words:
+        return words, []
+    at = words.index("--load")
+    files = words[at + 1:]
+    if not files or any(word.startswith("--") for word in files):
+        raise UsageError("--load expects one or more files: %cudatime_compare [labels...] --load FILE [FILE...]")
+    return words[:at], files
 
 
 @magics_class
 class CudaTimeMagics(Magics):
     """The magics and what they keep between cells. The seams are passed in, with defaults:
     ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
-    cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``).
-    Tests register an instance built with their own."""
+    cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
+    ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
+    or False forces it). Tests register an instance built with their own."""
 
-    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None):
+    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None, notebook=None):
         super().__init__(shell)
         self.registry = registry
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
-        self.history = {}  # label -> CudaTimeResult, in the order recorded (-l)
-        self.auto = AutoTimer(shell, registry, self.clock)
+        self.display = Display(shell, notebook)
+        self.history = Results()  # what -l recorded, in order: %cudatime_compare's live rows
+        self.auto = AutoTimer(shell, registry, self.clock, self.display)
 
     @no_var_expand
     @needs_local_scope
@@ -180,7 +193,7 @@ class CudaTimeMagics(Magics):
         compiled = CompiledCell(self.shell, source)
         run_setup = CompiledCell(self.shell, setup).runner(self.shell.user_ns, where) if setup else None
         points = len(grid(opts.sweeps)) if opts.sweeps else 1
-        with live_progress(self.shell, opts, frontend(self.shell) == "notebook", points) as live:
+        with live_progress(self.shell, opts, self.display.notebook, points) as live:
             if opts.sweeps:
                 value, error = self._sweep(opts, compiled, where, run_setup, live)
             else:
@@ -195,9 +208,10 @@ class CudaTimeMagics(Magics):
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, opts, compiled, where, live):
+    def _measure(self, opts, compiled, where, live, params=None):
         """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
-        ``live`` (``progress.LiveProgress``) hears of each run."""
+        ``live`` (``progress.LiveProgress``) hears of each run. The result says what it timed: the
+        cell, its label, the swept ``params``, this machine."""
         shell = self.shell
         scope = shell.user_ns if where is None else where
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
@@ -208,9 +222,11 @@ class CudaTimeMagics(Magics):
                               repeats=repeats, watch=ColdWatch.detect(self.probes), profiler=profiler,
                               outputs=compiled.outputs(scope), counter=counter,
                               batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live)
-        note = _repeat_note(opts.runs, measurement.result, repeats.reasons)
+        result = measurement.result
+        note = _repeat_note(opts.runs, result, repeats.reasons)
         if note:
-            measurement.result.notes.append(note)
+            result.notes.append(note)
+        result.task = Task(compiled.source, opts.label, dict(params or {}), Env.here(result.device))
         return measurement
 
     def _time(self, opts, compiled, where, run_setup, live):
@@ -224,20 +240,25 @@ class CudaTimeMagics(Magics):
         result, error = measurement.result, measurement.error
         if error is not None and _is_out_of_memory(error):
             result.notes.append(OOM_HINT)
-        self._keep(opts, result)
-        if not opts.quiet:
-            show(result, self.shell, opts.text, live)
-        return (result if opts.output else measurement.value), error
-
-    def _keep(self, opts, result):
-        """-v stores the result in the namespace; -l records it for %cudatime_compare."""
         if opts.var:
             self.shell.user_ns[opts.var] = result
+        self._keep(opts, [Point(result.task, result)])
+        if not opts.quiet:
+            self.display.show(result, opts.text, live)
+        return (result if opts.output else measurement.value), error
+
+    def _keep(self, opts, points):
+        """-l records the points for %cudatime_compare; --save appends them to its file."""
         if opts.label:
-            self.history[opts.label] = result
+            self.history.record([point for point in points if point.result is not None])
+        if opts.save:
+            try:
+                store.save(points, opts.save)
+            except OSError as exc:  # the timing is done: say so, and still show the report
+                print(f"cudatime: --save {opts.save}: not saved ({exc})", file=sys.stderr)
 
     def _sweep(self, opts, compiled, where, run_setup, live):
-        """Time the cell at every point of the --sweep grid; return (SweepResult or None, error).
+        """Time the cell at every point of the --sweep grid; return (Results or None, error).
 
         Before each point the cell's names are put back as they were, the swept names
         are bound, then the setup code runs (untimed), so that setup can prepare each
@@ -248,49 +269,57 @@ class CudaTimeMagics(Magics):
         cell_state = NameSnapshot(scope, compiled.bound)
 
         def time_point(params):
-            live.next_point(_point_label(params))
+            live.next_point(format_params(params))
             cell_state.restore()
             scope.update(params)
             if run_setup is not None:
                 run_setup()
-            measurement = self._measure(opts, compiled, where, live)
+            measurement = self._measure(opts, compiled, where, live, params)
             if measurement.error is not None:
                 raise measurement.error
             return measurement.result, measurement.value
 
+        failed = Task(compiled.source, opts.label, env=Env.here("not timed"))  # a failed point's task
         try:
-            sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error)
+            sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error, failed)
         finally:
             swept.restore()
         if opts.check:
             check_values(sweep, values)
         if opts.var:
             self.shell.user_ns[opts.var] = sweep
-        if opts.label:  # each point is recorded: "LABEL[n=256,device=cpu]"
-            for point in sweep.points:
-                if point.result is not None:
-                    self.history[f"{opts.label}[{_point_label(point.params)}]"] = point.result
+        self._keep(opts, sweep.points)  # each point is recorded: LABEL[n=256, device='cpu']
         if not opts.quiet:
-            publish(sweep, self.shell, opts.text, live)
+            self.display.show(sweep, opts.text, live)
         return (sweep if opts.output else None), sweep.error
 
     cudatime.__doc__ = cli.USAGE
 
     @line_magic
     def cudatime_compare(self, line=""):
-        """Show results recorded with -l side by side: %cudatime_compare [labels...] | --clear"""
-        words = line.split()
+        """Show results side by side, recorded with -l or saved with --save:
+        %cudatime_compare [labels...] [--load FILE [FILE...]] | --clear"""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%cudatime_compare: {exc}") from None
         if words == ["--clear"]:
-            self.history.clear()
+            self.history = Results()
             return None
-        unknown = [word for word in words if word not in self.history]
+        labels, files = _compare_arguments(words)
+        chosen, unknown = self.history.select(labels) if labels else (self.history, [])
         if unknown:
             raise UsageError(f"no result recorded as {', '.join(unknown)} (record one with %cudatime -l NAME); "
-                             f"recorded: {', '.join(self.history) or 'none'}")
-        chosen = {label: self.history[label] for label in (words or self.history)}
-        if not chosen:
-            raise UsageError("nothing recorded yet: time cells with %cudatime -l NAME first")
-        publish(Comparison(chosen), self.shell)
+                             f"recorded: {', '.join(dict.fromkeys(p.label for p in self.history.points)) or 'none'}")
+        loaded, problems = store.load(files)
+        for problem in problems:  # the lines that did load are still shown
+            print(f"cudatime: {problem}", file=sys.stderr)
+        fresh = [point for point in loaded.points if point not in chosen.points]  # this kernel saved them too
+        shown = Results(chosen.points + fresh)
+        if not shown.points:
+            raise UsageError(f"nothing loaded from {', '.join(files)}" if files else
+                             "nothing recorded yet: time cells with %cudatime -l NAME first, or --load FILE")
+        self.display.show(shown)
         return None
 
     @line_magic

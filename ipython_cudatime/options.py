@@ -6,6 +6,7 @@ keeps its exact spacing and quotes.
 
 import keyword
 import math
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -65,7 +66,11 @@ Options:
                         (allclose, NaN equal to NaN), report the largest
                         difference and what could not be compared
   -l NAME, --label NAME record the result under NAME for %cudatime_compare
-                        (with --sweep, each point as NAME[n=256,...])
+                        (with --sweep, each point as NAME[n=256, ...])
+  --save FILE           append the result (with --sweep, each point) to FILE as
+                        one JSON line, with what was timed and where, for
+                        %cudatime_compare --load FILE in another kernel or on
+                        another machine
   --                    end of options (for a statement that starts with -)
 
 Run 1 is the cold run: it pays for one-time setup (CUDA context, library
@@ -96,9 +101,10 @@ A run shorter than 100 times the harness's own cost (measured each call on
 null runs) is timed as timeit does, k runs per sample in one loop, and the
 report says "each sample: k runs"; -n N always means N runs of one each.
 
-%cudatime_compare [labels...] shows recorded results side by side (--clear
-empties the record); %cudatime_auto on|off times every following cell once,
-synchronized, with a one-line summary.
+%cudatime_compare [labels...] [--load FILE [FILE...]] shows recorded results
+side by side, with results saved by --save beside them (--clear empties the
+record); %cudatime_auto on|off times every following cell once, synchronized,
+with a one-line summary.
 
 With %%cudatime, code after the options on the first line is setup: it runs
 once, untimed, before the cold run (with --sweep: once per point, after the
@@ -141,6 +147,7 @@ _SPEC = {
     "-l": ("label", True, None), "--label": ("label", True, None),
     "--roofline": ("roofline", False, True),
     "--peak": ("peak", True, None),
+    "--save": ("save", True, None),
 }
 
 
@@ -167,6 +174,7 @@ class Options:
     peak: object = None  # explain.roofline.PeakOverride from --peak FLOPS[,BYTES_PER_S]
     raise_error: bool = True
     large_grid: bool = False
+    save: str = None  # --save FILE: append the result(s) as JSON lines
 
 
 def _count(name, text):
@@ -216,11 +224,19 @@ def _label(name, text):
     return text
 
 
-def _trace(name, text):
+def _file(name, text):
     text = _unquoted(text)
     if not text:
         raise OptionError(f"{name} expects a file name")
     return text
+
+
+def _save(name, text):
+    """--save FILE: a file in a folder that exists (checked before anything runs)."""
+    path = os.path.abspath(os.path.expanduser(_file(name, text)))
+    if not os.path.isdir(os.path.dirname(path)):
+        raise OptionError(f"{name} {text}: no such folder to write it in")
+    return path
 
 
 _SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -249,7 +265,7 @@ def _peak(name, text):
 
 
 _CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
-            "label": _label, "trace": _trace, "peak": _peak}
+            "label": _label, "trace": _file, "peak": _peak, "save": _save}
 
 
 def _split_flag(token):

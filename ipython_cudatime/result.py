@@ -1,10 +1,17 @@
-"""The result of one ``%cudatime``: every run's clocks, warm statistics and plain reprs.
+"""The result of one ``%cudatime``: every run's clocks, warm statistics, and what was timed.
 
-Like IPython's ``TimeitResult`` it is a small object you can keep (``-o``/``-v``);
-the renderers in ``render/`` turn it into text or HTML, the text being the truth.
+Plain data, the bottom layer: like IPython's ``TimeitResult`` it is a small object you
+can keep (``-o``/``-v``), and like torch's ``Measurement`` it carries a ``Task`` saying
+what it timed, so any list of results can be grouped, saved and compared later. The
+layers above know it, never the reverse: ``display`` gives it its reprs, ``render/`` its
+text and HTML.
 """
 
+import ast
+import dataclasses
+import platform
 import statistics
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple, Optional
@@ -48,6 +55,97 @@ class Harness(NamedTuple):
     device: Optional[float] = None
 
 
+FRAMEWORKS = ("torch", "jax", "cupy", "tensorflow", "numba", "numpy")  # versions an Env records
+
+
+@dataclass(frozen=True)
+class Env:
+    """Where a result was timed: enough to tell two machines' results apart in one table."""
+
+    device: str = "cpu"
+    frameworks: dict = field(default_factory=dict)  # name -> __version__, of those imported
+    python: str = ""
+    host: str = ""
+
+    @classmethod
+    def here(cls, device, modules=None):
+        """This process, now. Versions come from frameworks already imported (``modules``,
+        default ``sys.modules``): asking a version must never import a framework."""
+        modules = sys.modules if modules is None else modules
+        versions = {name: str(getattr(modules[name], "__version__", "unknown"))
+                    for name in FRAMEWORKS if modules.get(name) is not None}
+        return cls(device, versions, platform.python_version(), platform.node())
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+def format_params(params):
+    """``n=256, device='cuda'``: the one way a point's swept values are written, in every table
+    and message (repr, so that the string ``'1'`` and the number ``1`` read differently)."""
+    return ", ".join(f"{name}={value!r}" for name, value in params.items())
+
+
+def _plain(value):
+    """Whether JSON gives ``value`` back as it is: so a saved file keeps it readable."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    return type(value) is list and all(_plain(item) for item in value)
+
+
+def params_to_json(params):
+    """Swept values for JSON: plain ones as they are, other literals (tuples, dicts, sets,
+    bytes, complex) as ``{"literal": repr}``, which ``params_from_json`` reads back exactly."""
+    return {name: value if _plain(value) else {"literal": repr(value)} for name, value in params.items()}
+
+
+def params_from_json(data):
+    return {name: ast.literal_eval(value["literal"]) if isinstance(value, dict) else value
+            for name, value in data.items()}
+
+
+@dataclass(frozen=True)
+class Task:
+    """What was timed, like torch's ``TaskSpec``: the statement, its ``-l`` label, the swept
+    values of this point, and where. Frozen: a result's task never changes after the run."""
+
+    stmt: str = ""
+    label: str = None
+    params: dict = field(default_factory=dict)
+    env: Env = field(default_factory=Env)
+
+    @property
+    def name(self):
+        """How a table names it: ``loop``, ``loop[n=256]``, ``n=256`` (an unlabelled sweep point)."""
+        params = format_params(self.params)
+        if self.label and params:
+            return f"{self.label}[{params}]"
+        return self.label or params or self.stmt
+
+    def to_dict(self):
+        return {"stmt": self.stmt, "label": self.label, "params": params_to_json(self.params),
+                "env": self.env.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls(data["stmt"], data["label"], params_from_json(data["params"]), Env(**data["env"]))
+
+
+def _record(kind, data, rows=()):
+    """A nested record (profile, roofline, memory) from its dict: its own fields only (``to_dict``
+    adds derived ones, such as the roofline's ridge), ``rows`` back to the tuples they were made as."""
+    if data is None:
+        return None
+    names = {f.name for f in dataclasses.fields(kind)}
+    values = {name: value for name, value in data.items() if name in names}
+    for name in rows:
+        values[name] = [tuple(row) for row in values[name]]
+    return kind(**values)
+
+
+STATS = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
+
+
 @dataclass
 class CudaTimeResult:
     """One cold run, the untimed-for-statistics warm-up runs, and the warm runs."""
@@ -64,6 +162,7 @@ class CudaTimeResult:
     roofline: object = None  # explain.roofline.Roofline with --roofline
     memory: object = None  # explain.memory.DeviceMemory where torch's CUDA allocator was used, else None
     harness: Harness = None  # the harness's own cost, measured once per call
+    task: Task = None  # what was timed; the magic sets it, a bare runner result has none
 
     @property
     def batch(self):
@@ -181,10 +280,11 @@ class CudaTimeResult:
         return self.cold_time / median if median else None
 
     def to_dict(self):
-        """Plain data (JSON-ready): the runs, the statistics and what was synchronized."""
-        stats = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
-        data = {name: getattr(self, name) for name in stats}
+        """Plain data (JSON-ready): what was timed, the runs, the explainers' records, and the
+        statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
+        data = {name: getattr(self, name) for name in STATS}
         data.update(
+            task=self.task.to_dict() if self.task is not None else None,
             cold=self.cold._asdict(),
             warmup=[run._asdict() for run in self.warmup],
             warm=[run._asdict() for run in self.warm],
@@ -192,7 +292,7 @@ class CudaTimeResult:
             synchronized=list(self.synchronized),
             notes=list(self.notes),
             stopped=self.stopped,
-            cold_causes=[cause.__dict__.copy() for cause in self.cold_causes],
+            cold_causes=[dataclasses.asdict(cause) for cause in self.cold_causes],
             profile=self.profile.to_dict() if self.profile is not None else None,
             roofline=self.roofline.to_dict() if self.roofline is not None else None,
             memory=self.memory.to_dict() if self.memory is not None else None,
@@ -201,14 +301,37 @@ class CudaTimeResult:
         )
         return data
 
-    def __str__(self):
-        from .render.text import render_text
+    @classmethod
+    def from_dict(cls, data):
+        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict()) == r``. The runs and the
+        device are required (KeyError, or TypeError for a foreign field in a run); what a later
+        version added may be missing, so that older files still load."""
+        # The explainers' records are data too; their classes live beside the code that makes them.
+        from .explain import Cause
+        from .explain.memory import DeviceMemory
+        from .explain.profile import Profile
+        from .explain.roofline import Roofline
 
-        return render_text(self)
+        get = data.get
+        return cls(
+            cold=Run(**data["cold"]),
+            warmup=[Run(**run) for run in data["warmup"]],
+            warm=[Run(**run) for run in data["warm"]],
+            device=data["device"],
+            synchronized=list(get("synchronized", [])),
+            notes=list(get("notes", [])),
+            stopped=get("stopped"),
+            cold_causes=[Cause(**cause) for cause in get("cold_causes", [])],
+            profile=_record(Profile, get("profile"), rows=("top",)),
+            roofline=_record(Roofline, get("roofline"), rows=("uncounted",)),
+            memory=_record(DeviceMemory, get("memory")),
+            harness=Harness(**get("harness")) if get("harness") is not None else None,
+            task=Task.from_dict(get("task")) if get("task") is not None else None,
+        )
 
     def __repr__(self):
-        """One line, like ``%timeit -o``'s ``<TimeitResult : ...>``: a bare ``%cudatime -o stmt``
-        shows the report once, then this as its Out value. ``print(result)`` gives the report."""
+        """One line, like ``%timeit -o``'s ``<TimeitResult : ...>``. Echoed in IPython, a result
+        shows its report instead (see ``display``), once."""
         if self.median is None:
             return f"<CudaTimeResult cold {format_seconds(self.cold_time)} on {self.device}>"
         return (

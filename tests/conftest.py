@@ -99,17 +99,21 @@ def run(ip, source):
 
 @pytest.fixture
 def seams(shell):
-    """``seams(registry=..., probes=...)`` registers magics built with those seams for this test
-    (see ``CudaTimeMagics``); the shell's own instance is put back after it."""
+    """``seams(registry=..., probes=..., clock=..., notebook=...)`` registers magics built with those
+    seams for this test (see ``CudaTimeMagics``), their reprs too; the shell's own instance is put
+    back after it."""
     from ipython_cudatime.magics import CudaTimeMagics
 
     own = shell.magics_manager.registry[CudaTimeMagics.__name__]
 
     def use(**kwargs):
-        shell.register_magics(CudaTimeMagics(shell, **kwargs))
+        magics = CudaTimeMagics(shell, **kwargs)
+        shell.register_magics(magics)
+        magics.display.install()
 
     yield use
     shell.register_magics(own)
+    own.display.install()
 
 
 def registry_without(*modules):

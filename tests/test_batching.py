@@ -8,7 +8,7 @@ import ast
 import pytest
 from conftest import run
 
-from ipython_cudatime import display
+from ipython_cudatime import display, report
 from ipython_cudatime.backends import DeviceSet
 from ipython_cudatime.batching import compile_batch, independent
 from ipython_cudatime.result import CudaTimeResult, Harness, Run
@@ -62,7 +62,7 @@ def test_a_tiny_cell_is_batched_and_the_report_says_so(ip):
     r = timed(ip, "sum(range(40))")
     assert r.batch > 1 and all(sample.batch == r.batch for sample in r.warm)
     assert r.batch * r.median >= 0.5 * BATCH_TARGET * r.harness.wall  # a sample outlasts the harness
-    text = str(r)
+    text = report(r)
     assert f"each sample: {r.batch:,} runs in one timed loop" in text
     assert f"samples of {r.batch:,} runs" in text
     assert f"{len(r.warm)} warm samples × {r.batch:,} runs" in r.counts_text()
@@ -119,6 +119,6 @@ def test_device_clock_is_kept_when_only_the_harness_fills_the_wall_time():
 def test_the_noise_warning_does_not_blame_the_machine_for_the_clocks_jitter():
     spread = [Run(host=t, wall=t) for t in (300e-9, 340e-9, 380e-9, 420e-9, 460e-9) * 4]  # IQR ~ 27% of median
     jittery = CudaTimeResult(cold=spread[0], warm=spread, harness=Harness(wall=350e-9, jitter=100e-9))
-    assert "noisy" not in str(jittery)
+    assert "noisy" not in report(jittery)
     steady = CudaTimeResult(cold=spread[0], warm=spread, harness=Harness(wall=350e-9, jitter=5e-9))
-    assert "Warning: the warm runs are noisy" in str(steady) and "more than the clocks' own jitter" in str(steady)
+    assert "Warning: the warm runs are noisy" in report(steady) and "more than the clocks' own jitter" in report(steady)

@@ -6,8 +6,10 @@ import pytest
 from conftest import run
 from IPython.core.error import UsageError
 
-from ipython_cudatime.compare import Point, SweepResult, grid, parse_sweep
-from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime import report
+from ipython_cudatime.compare import Point, Results, grid, parse_sweep
+from ipython_cudatime.display import bundle
+from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 
 def sweep_of(ip, line, cell):
@@ -34,7 +36,8 @@ def test_sweep_binds_the_name_and_times_each_point(ip):
     assert all(len(result.warm) == 2 and result.cold is not None for _, result in sweep.rows)
     assert seen_counts(ip) == {(10, "list"): 4, (10, "tuple"): 4, (1000, "list"): 4, (1000, "tuple"): 4}
     data = json.loads(json.dumps(sweep.to_dict()))
-    assert data["points"][0]["params"] == {"n": 10, "kind": "list"}
+    assert data["points"][0]["task"]["params"] == {"n": 10, "kind": "list"}
+    assert Results.from_dict(data) == sweep
 
 
 def seen_counts(ip):
@@ -54,7 +57,7 @@ def test_an_error_at_one_point_keeps_the_others(ip):
     sweep = sweep_of(ip, "--sweep d=1,0,2", "10 / d")
     assert [p.error for p in sweep.points] == [None, "ZeroDivisionError: division by zero", None]
     assert sweep.points[2].result is not None
-    assert "ZeroDivisionError" in str(sweep)
+    assert "ZeroDivisionError" in report(sweep)
     cell = run(ip, "%%cudatime -n 2 -v stopped --stop-on-error --sweep d=1,0,2\n10 / d")
     assert isinstance(cell.error, ZeroDivisionError)  # raised: Run All stops here
     stopped = ip.user_ns["stopped"]
@@ -68,7 +71,7 @@ def test_check_catches_a_deliberate_mismatch(ip):
     assert ok.check.ok and ok.check.max_abs_diff == 0
     bad = sweep_of(ip, "--check --sweep impl=loop,vector", "np.arange(5.0) * (2 if impl == 'loop' else 2.5)")
     assert not bad.check.ok and bad.check.max_abs_diff == pytest.approx(2.0)
-    assert "check: MISMATCH at 1 point(s); largest difference 2" in str(bad)
+    assert "check: MISMATCH at 1 point(s); largest difference 2" in report(bad)
 
 
 def test_check_converts_tensors(ip):
@@ -83,15 +86,18 @@ def test_device_sweep_shows_the_speedup_against_the_first_device():
     def result(median):
         return CudaTimeResult(cold=Run(median, median), warm=[Run(median, median)])
 
-    sweep = SweepResult([Point({"n": 1, "device": "cpu"}, result(0.4)), Point({"n": 1, "device": "cuda"}, result(0.01)),
-                         Point({"n": 2, "device": "cpu"}, result(0.8)), Point({"n": 2, "device": "cuda"}, result(0.1))])
+    def point(median, **params):
+        return Point(Task(params=params), result(median))
+
+    sweep = Results([point(0.4, n=1, device="cpu"), point(0.01, n=1, device="cuda"),
+                     point(0.8, n=2, device="cpu"), point(0.1, n=2, device="cuda")])
     assert sweep.speedups() == {0: 1.0, 1: pytest.approx(40.0), 2: 1.0, 3: pytest.approx(8.0)}
-    assert "40.0×" in str(sweep)
+    assert "40.0×" in report(sweep)
 
 
 def test_sweep_display_has_a_table_and_a_chart(ip):
     sweep = sweep_of(ip, "--sweep n=10,100,1000", "sum(range(n))")
-    html = sweep.bundle()["text/html"]
+    html = bundle(sweep)["text/html"]
     assert "data:image/svg+xml;base64," in html and "<table" in html and "n=1000" in html
 
 
@@ -181,8 +187,8 @@ def test_check_handles_bfloat16_and_non_numeric_values(ip):
     assert sweep.check.ok
     odd = sweep_of(ip, "--check --sweep k=1,2", "'text' if k == 2 else [1.0, 2.0]")
     assert odd.check.skipped == [({"k": 2}, "not numeric (str)"), ({"k": 1}, "no other point gave a value of shape (2,)")]
-    assert "not compared: k=2, because not numeric (str)" in str(odd)
-    assert "nothing was compared" in str(odd)
+    assert "not compared: k=2, because not numeric (str)" in report(odd)
+    assert "nothing was compared" in report(odd)
 
 
 def test_swept_names_get_their_old_values_back(ip):
@@ -233,13 +239,13 @@ def test_quoted_values_with_spaces_on_the_command_line(ip):
 def test_check_says_what_it_did_not_compare(ip):
     pytest.importorskip("numpy")
     shapes = sweep_of(ip, "--check --sweep n=2,3", "[1.0] * n")
-    assert not shapes.check.compared and "nothing was compared" in str(shapes)
-    assert "because no other point gave a value of shape (3,)" in str(shapes)
-    assert "agree" not in str(shapes)
+    assert not shapes.check.compared and "nothing was compared" in report(shapes)
+    assert "because no other point gave a value of shape (3,)" in report(shapes)
+    assert "agree" not in report(shapes)
     nan = sweep_of(ip, "--check --sweep k=1,2", "[float('nan'), 1.0]")
     assert nan.check.ok and nan.check.compared == 1 and nan.check.max_abs_diff == 0.0
 
 
 def test_stop_on_error_and_the_sweep_repr(ip):
     sweep = sweep_of(ip, "--sweep d=1,0", "10 / d")
-    assert repr(sweep) == "<SweepResult: 2 point(s) over d, 1 failed>"
+    assert repr(sweep) == "<Results: 2 point(s) over d, 1 failed>"

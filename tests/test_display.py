@@ -36,10 +36,9 @@ class Tags(HTMLParser):
         self.attrs.extend(attrs)
 
 
-def test_frontend_detection_and_a_static_bundle(ip, monkeypatch):
-    assert display.frontend(ip) == "terminal"  # no kernel behind this shell
-    monkeypatch.setattr(display, "FRONTEND", "notebook")
-    assert display.frontend(ip) == "notebook"
+def test_frontend_detection_the_decision_passed_in_and_a_static_bundle(ip, seams):
+    assert not display.in_notebook(ip) and not display.Display(ip).notebook  # no kernel behind this shell
+    seams(notebook=True)
     cell = run(ip, "%cudatime -n 2 1")
     [data] = [out.data for out in cell.outputs]
     assert set(data) == {"text/plain", "text/html"}  # no widget: nothing that a reopened notebook loses
@@ -125,3 +124,36 @@ def test_no_figures_left_open_or_alive_after_a_hundred_charts():
         chart_svg(result)
     assert _pylab_helpers.Gcf.get_num_fig_managers() == 0
     assert figures() <= before
+
+
+def test_an_echoed_result_shows_its_report_and_terminal_ipython_draws_no_chart(ip, monkeypatch):
+    import ipython_cudatime.render.chart as chart
+
+    drawn = []
+    monkeypatch.setattr(chart, "chart_html", lambda result: drawn.append(result) or "")  # a spy
+    run(ip, "r = %cudatime -q -o -n 2 1 + 1")
+    cell = run(ip, "r")
+    assert "CPU times:" in cell.stdout and "cold/warm:" in cell.stdout
+    sweep = run(ip, "s = %cudatime -q -o -n 1 --sweep n=1,2 n\ns")
+    assert "n=1" in sweep.stdout and "warm median" in sweep.stdout
+    assert drawn == []  # terminal IPython asks for text/plain only
+
+
+def test_a_bare_dash_o_shows_the_report_once_then_its_one_line_repr(ip):
+    cell = run(ip, "%cudatime -o -n 2 1 + 1")
+    assert len(cell.displayed) == 1 and cell.displayed[0].startswith("CPU times:")
+    assert "<CudaTimeResult cold" in cell.stdout and "CPU times:" not in cell.stdout
+    again = run(ip, "_")  # a later cell: the report, since it was not shown in this one
+    assert "CPU times:" in again.stdout
+
+
+def test_unloading_takes_the_reprs_away(ip):
+    import ipython_cudatime
+
+    r = ip.run_line_magic("cudatime", "-q -o -n 1 1")
+    assert ip.display_formatter.format(r)[0]["text/plain"].startswith("CPU times:")
+    ipython_cudatime.unload_ipython_extension(ip)
+    try:
+        assert ip.display_formatter.format(r)[0]["text/plain"] == repr(r)
+    finally:
+        ipython_cudatime.load_ipython_extension(ip)

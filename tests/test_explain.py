@@ -7,9 +7,9 @@ import pytest
 from conftest import run
 from IPython.core.error import UsageError
 
+from ipython_cudatime import profile_trace, report
 from ipython_cudatime.explain import Cause, remainder
 from ipython_cudatime.explain.nvml_probe import NvmlProbe
-from ipython_cudatime import profile_trace
 from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
 from ipython_cudatime.render.html import render_html
 
@@ -71,7 +71,7 @@ def test_trace_keeps_the_profiled_run_and_reads_back_the_same(ip, tmp_path, name
     assert again.kernel_count == r.profile.kernel_count > 100
     assert again.top == r.profile.top and again.counted == r.profile.counted and again.verdict == r.profile.verdict
     assert again.window == pytest.approx(r.profile.window)  # the run's mark in the trace
-    assert f"trace    : {path} (open it in Perfetto or chrome://tracing)" in str(r)
+    assert f"trace    : {path} (open it in Perfetto or chrome://tracing)" in report(r)
     assert str(path) in render_html(r)
 
 
@@ -106,7 +106,7 @@ def test_profile_cold_profiles_the_cold_run_with_a_warning(ip):
     r = timed(ip, "-n 2 --profile-cold corr2d_multi_in_out(X, K)")
     assert r.profile.cold is True and "inflated" in r.profile.warning
     assert r.profile.kernel_count > 100
-    assert "Note: the profiler slows the run it watches" in str(r)
+    assert "Note: the profiler slows the run it watches" in report(r)
 
 
 def test_profile_without_torch_is_a_usage_error(ip, monkeypatch):
@@ -120,7 +120,7 @@ def test_torch_compile_is_named_as_a_cold_cause(ip):
     r = timed(ip, "-n 5 f(x)")
     [cause] = [c for c in r.cold_causes if c.name == "torch.compile compilation"]
     assert cause.seconds > 0 and cause.explains
-    text = str(r)
+    text = report(r)
     assert "why      : torch.compile compilation" in text
     assert "It paid one-time setup: torch.compile compilation" in text
     again = timed(ip, "-n 2 f(x)")  # compiled already: no compile in this cold run

@@ -12,6 +12,7 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine"),
 ]
 
+from ipython_cudatime import report
 from ipython_cudatime.peaks import lookup  # noqa: E402
 
 N = 8192
@@ -70,4 +71,4 @@ def test_the_users_peak_counter_survives_a_call(ip):
     ip.run_cell("import torch")
     r = ip.run_line_magic("cudatime", "-o -q -n 3 torch.ones(1024, device='cuda').sum()")
     assert torch.cuda.max_memory_allocated() == peak
-    assert not r.memory.cold_exact and "at most" in str(r)
+    assert not r.memory.cold_exact and "at most" in report(r)

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import run
 
+from ipython_cudatime import report
 from ipython_cudatime.explain import ColdWatch
 from ipython_cudatime.explain.memory import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
 from ipython_cudatime.explain.torch_probe import TorchProbe
@@ -153,7 +154,7 @@ def test_older_torch_without_the_traces_argument_still_finds_the_workspace():
 def test_no_cuda_means_no_memory_and_a_note(ip):
     r = ip.run_line_magic("cudatime", "-o -q -n 2 sum(range(100))")
     assert r.memory is None and r.to_dict()["memory"] is None
-    assert f"memory   : {NOT_MEASURED}" in str(r)
+    assert f"memory   : {NOT_MEASURED}" in report(r)
     cell = run(ip, "%cudatime -n 1 1")
     assert NOT_MEASURED in cell.displayed[0]
 

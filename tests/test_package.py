@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import in_fresh_shell, run
 
+from ipython_cudatime import report
 import ipython_cudatime
 
 HEAVY = ("torch", "matplotlib", "ipywidgets", "jax", "cupy", "IPython.core.magics")
@@ -60,7 +61,7 @@ def test_works_with_cpu_only_torch(ip, seams):
     ip.run_cell("import torch\na = torch.randn(64, 64)")
     r = ip.run_line_magic("cudatime", "-o -q -n 3 a @ a")
     assert r.synchronized == [] and r.clock == "wall"
-    assert "no GPU clock" in str(r)
+    assert "no GPU clock" in report(r)
     assert not torch.cuda.is_initialized()
 
 
@@ -107,7 +108,7 @@ r = %cudatime -o -q -n 3 sum(range(1000))
 from ipython_cudatime.display import bundle
 print("BUNDLE", sorted(bundle(r)))
 s = %cudatime -o -q -n 2 --sweep n=2,3 --check [n] * n
-print("SWEEP", len(s.points), "<img" in s.bundle()["text/html"])
+print("SWEEP", len(s.points), "<img" in bundle(s)["text/html"])
 import importlib.metadata, importlib.util, ipython_cudatime
 print("TORCH", importlib.util.find_spec("torch") is not None)
 print("VERSION", importlib.metadata.version("ipython_cudatime") == ipython_cudatime.__version__)

@@ -6,6 +6,7 @@ import statistics
 import pytest
 from conftest import run
 
+from ipython_cudatime import report
 from ipython_cudatime import display
 from ipython_cudatime.result import CudaTimeResult, Run
 from ipython_cudatime.units import format_seconds
@@ -45,17 +46,17 @@ def test_reprs():
     assert repr(r).startswith("<CudaTimeResult cold 400 ms, warm median 300 ms over 2 runs")
     assert "\n" not in repr(r)  # the Out value of a bare `%cudatime -o`: one line, the report is shown apart
     bundle = display.bundle(r)
-    assert bundle["text/plain"] == str(r)
+    assert bundle["text/plain"] == report(r)
     assert "<table" in bundle["text/html"] and "300 ms" in bundle["text/html"]
     assert "data:image/svg+xml;base64," in bundle["text/html"]  # the run chart, inline
 
 
 def test_text_report_starts_like_time_and_compares_cold_and_warm():
     r = make(dict(host=0.000999, wall=0.349, cpu_user=0.288, cpu_sys=0.191), [0.0047, 0.0048, 0.0049])
-    lines = str(r).splitlines()
+    lines = report(r).splitlines()
     assert lines[0] == "CPU times: user 288 ms, sys: 191 ms, total: 479 ms"
     assert lines[1] == "Wall time: 349 ms"
-    text = str(r)
+    text = report(r)
     assert "warm     : 4.8 ms median" in text and "over 3 runs" in text
     assert "cold/warm: 72.7×" in text
     assert "%time alone would have printed 999 µs" in text
@@ -65,13 +66,13 @@ def test_text_report_starts_like_time_and_compares_cold_and_warm():
 def test_noisy_warning_only_when_iqr_is_large():
     quiet = make(dict(host=0.01, wall=0.01), [0.010, 0.0101, 0.0102, 0.0101])
     noisy = make(dict(host=0.01, wall=0.01), [0.010, 0.020, 0.010, 0.030, 0.015])
-    assert "noisy" not in str(quiet)
-    assert "Warning: the warm runs are noisy" in str(noisy)
+    assert "noisy" not in report(quiet)
+    assert "Warning: the warm runs are noisy" in report(noisy)
 
 
 def test_no_async_sentence_when_host_matches_wall():
     r = make(dict(host=0.1, wall=0.1001), [0.1, 0.1])
-    assert "%time alone" not in str(r) and "one-time setup" not in str(r)
+    assert "%time alone" not in report(r) and "one-time setup" not in report(r)
 
 
 @pytest.mark.parametrize(
@@ -106,13 +107,13 @@ def test_terminal_shows_the_text_report_only(ip):
 
 def test_microsecond_jitter_is_not_called_one_time_setup():
     r = make(dict(host=3e-6, wall=3e-6), [6e-7, 7e-7])  # 5× slower, but by 2 µs only
-    assert r.ratio > 3 and "one-time setup" not in str(r)
+    assert r.ratio > 3 and "one-time setup" not in report(r)
 
 
 def test_zero_warm_median_has_no_ratio_and_still_renders():
     r = CudaTimeResult(cold=Run(0.001, 0.001, 0.0), warm=[Run(0.0, 0.0, 0.0), Run(0.0, 0.0, 0.0)])
     assert r.ratio is None
-    assert "cold/warm: n/a" in str(r) and "n/a" in display.bundle(r)["text/html"]
+    assert "cold/warm: n/a" in report(r) and "n/a" in display.bundle(r)["text/html"]
 
 
 def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
@@ -123,12 +124,12 @@ def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
 
 def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
     few = make(dict(host=0.01, wall=0.01), [0.004, 0.005, 0.006])
-    [line] = [line for line in str(few).splitlines() if line.startswith("warm     :")]
+    [line] = [line for line in report(few).splitlines() if line.startswith("warm     :")]
     assert line == "warm     : 5 ms median over 3 runs (wall clock; min 4 ms, max 6 ms)"
     html = display.bundle(few)["text/html"]
     assert ">IQR<" not in html and ">min / max<" in html
     many = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
-    [line] = [line for line in str(many).splitlines() if line.startswith("warm     :")]
+    [line] = [line for line in report(many).splitlines() if line.startswith("warm     :")]
     assert line.startswith(f"warm     : 45.5 ms median, IQR {format_seconds(many.iqr)}, over 12 runs (wall clock; "
                            "min 40 ms, max 51 ms, mean 45.5 ms ± ")
     assert "±" not in line.split("mean")[0]  # never "median ± IQR": that reads as a half-width
@@ -137,6 +138,6 @@ def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
 
 def test_noise_warning_needs_a_spread_above_the_timers_own_jitter():
     tiny = make(dict(host=1e-6, wall=1e-6), [5e-7, 5e-7, 8e-7, 8e-7, 5e-7])  # IQR 60%, but 0.3 µs
-    assert "noisy" not in str(tiny)
+    assert "noisy" not in report(tiny)
     slow = make(dict(host=1e-3, wall=1e-3), [5e-4, 5e-4, 8e-4, 8e-4, 5e-4])  # IQR 60%, 300 µs
-    assert "noisy" in str(slow)
+    assert "noisy" in report(slow)

@@ -4,6 +4,7 @@ import pytest
 from conftest import in_fresh_shell, run
 from IPython.core.error import UsageError
 
+from ipython_cudatime import report
 from ipython_cudatime.render.html import render_html
 from ipython_cudatime.render.roofline import SVG_SIZE
 
@@ -41,7 +42,7 @@ def test_counting_run_is_extra_and_reported_apart(tensors):
     r = roofline(tensors, "-n 4 -w 0 --roofline calls.append(1) or a @ b")
     assert len(r.warm) == 4 and tensors.user_ns["calls"] == [1] * 6  # cold + 4 warm + the counting run
     assert r.roofline.wall > 0 and r.roofline.wall not in r.samples
-    assert "one extra counting run (" in str(r) and "not in the statistics" in str(r)
+    assert "one extra counting run (" in report(r) and "not in the statistics" in report(r)
 
 
 def test_elementwise_chain_has_intensity_below_one(tensors):
@@ -68,7 +69,7 @@ def test_peak_gives_fraction_and_bound(tensors):
 def test_cpu_gives_rates_without_a_peak(tensors):
     r = roofline(tensors, "-n 3 --roofline a @ b").roofline
     assert r.peak_flops is None and r.fraction_of_peak is None and r.flop_rate > 0
-    assert "no peak on the CPU" in str(tensors.run_line_magic("cudatime", "-o -q -n 1 --roofline a @ b"))
+    assert "no peak on the CPU" in report(tensors.run_line_magic("cudatime", "-o -q -n 1 --roofline a @ b"))
 
 
 def test_numpy_work_is_said_not_counted(tensors):
@@ -77,7 +78,7 @@ def test_numpy_work_is_said_not_counted(tensors):
     assert "Not counted: only PyTorch ops are seen" in text
     r = roofline(tensors, "-n 3 --roofline n @ n @ n").roofline
     assert r.flops == 0 and r.outside_share > 0.5
-    assert "of the counting run was spent outside them (NumPy, CuPy, JAX or Python work)" in str(
+    assert "of the counting run was spent outside them (NumPy, CuPy, JAX or Python work)" in report(
         roofline(tensors, "-n 1 --roofline n @ n @ n"))
 
 
@@ -86,7 +87,7 @@ def test_ops_without_a_flop_formula_are_listed_with_their_time_share(tensors):
     names = [name for name, _, _ in r.uncounted]
     assert "aten::_softmax" in names and "aten::sum" in names
     assert sum(share for _, _, share in r.uncounted) == pytest.approx(1.0, abs=0.01)
-    text = str(roofline(tensors, "-n 1 --roofline torch.softmax(a, -1).sum()"))
+    text = report(roofline(tensors, "-n 1 --roofline torch.softmax(a, -1).sum()"))
     [line] = [line for line in text.splitlines() if line.startswith("FLOPs not counted for: ")]
     assert "aten::_softmax (" in line and "% of op time)" in line
 
@@ -99,7 +100,7 @@ def test_views_and_copies_are_neither_flops_nor_unknown(tensors):
 
 def test_verdict_and_notes_appear_in_text_and_html(tensors):
     r = roofline(tensors, "-n 3 --peak 1P,10G a @ b")
-    assert f"Roofline: {r.roofline.verdict}." in str(r)
+    assert f"Roofline: {r.roofline.verdict}." in report(r)
     html = render_html(r)
     chart = "alt='roofline: this cell against the device peaks' src='data:image/svg+xml;base64,"
     assert "cudatime-roofline" in html and chart in html and "lower bound" in html
@@ -125,7 +126,7 @@ def test_roofline_without_torch_imported_is_a_usage_error():
 def test_sweep_shows_rates_per_point_and_numpy_as_not_counted(tensors):
     sweep = tensors.run_cell_magic("cudatime", "-o -q -n 2 --roofline --sweep k=64,128 --sweep lib=numpy,torch",
                                    "m = np.ones((k, k)) if lib == 'numpy' else torch.ones(k, k)\nm @ m")
-    text = str(sweep)
+    text = report(sweep)
     assert "FLOP/s" in text.splitlines()[0] and "not counted" in text
     torch_rows = [r for params, r in sweep.rows if params["lib"] == "torch"]
     assert [r.roofline.flops for r in torch_rows] == [2 * 64**3, 2 * 128**3]

@@ -1,11 +1,15 @@
-"""Several results side by side: a sweep's points, or labelled results (``%cudatime_compare``).
+"""Several results side by side (a ``compare.Results``): as a sweep, or as a comparison.
 
 Text (the truth), and an HTML report with a chart (an SVG ``<img>``, see ``image``): warm
-median (and cold) against the swept value, or grouped cold/warm bars per label.
+median (and cold) against the swept value, or grouped cold/warm bars per row. One label's
+points from one machine read as a sweep; anything else (several labels, results loaded from
+other kernels or machines) as a comparison, each row named by its label, swept values and,
+where the rows come from more than one machine, the machine.
 """
 
 from html import escape
 
+from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import plain, ratio_text
 from .html import report_html, table_html
@@ -15,20 +19,16 @@ from .roofline import RATE_HEADER, rate_cells
 CHART_HEIGHT_PX = 260
 
 
-def _params(params):
-    return ", ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in params.items())
-
-
 def _sweep_rows(sweep):
     """(point label, median, IQR, cold, runs, speed-up or "", error) per point."""
     speedups = sweep.speedups()
     for index, point in enumerate(sweep.points):
         r = point.result
         if r is None:
-            yield _params(point.params), "", "", "", "", "", point.error
+            yield point.name, "", "", "", "", "", point.error
             continue
         speedup = f"{speedups[index]:.1f}×" if index in speedups else ""
-        yield (_params(point.params), fmt(r.median), fmt(r.iqr), fmt(r.cold_time), str(r.runs), speedup, "")
+        yield (point.name, fmt(r.median), fmt(r.iqr), fmt(r.cold_time), str(r.runs), speedup, "")
 
 
 HEADER = ("point", "warm median", "IQR", "cold", "runs", "speed-up", "error")
@@ -133,32 +133,47 @@ def _ratio(value):
     return f"{value:.2f}×" if value >= 0.01 else f"{value:.2g}×"
 
 
-def compare_rows(history):
-    """(label, warm median, cold, cold/warm, against the first) per recorded result."""
-    first = next(iter(history.values())).median if history else None
-    for label, r in history.items():
+def _names(points):
+    """Each row's name: ``label[n=2]``, and `` @ host`` when the rows come from several machines."""
+    hosts = {point.task.env.host for point in points}
+    return [point.name + (f" @ {point.task.env.host}" if len(hosts) > 1 else "") for point in points]
+
+
+def compare_rows(results):
+    """(name, warm median, cold, cold/warm, against the first, device, error) per point."""
+    done = [point.result for point in results.points if point.result is not None]
+    first = done[0].median if done else None
+    for name, point in zip(_names(results.points), results.points):
+        r = point.result
+        if r is None:
+            yield name, "", "", "", "", point.task.env.device, point.error
+            continue
         against = _ratio(r.median / first) if first and r.median else ""
-        yield label, fmt(r.median), fmt(r.cold_time), ratio_text(r.ratio), against, r.device
+        yield name, fmt(r.median), fmt(r.cold_time), ratio_text(r.ratio), against, r.device, ""
 
 
-COMPARE_HEADER = ("label", "warm median", "cold", "cold/warm", "vs first", "device")
+COMPARE_HEADER = ("label", "warm median", "cold", "cold/warm", "vs first", "device", "error")
 
 
-def _compare_table(history):
-    return _with_rates(COMPARE_HEADER, compare_rows(history), history.values())
+def _compare_table(results):
+    return _with_rates(COMPARE_HEADER, compare_rows(results), (point.result for point in results.points))
 
 
-def compare_text(history):
-    return plain("\n".join(_table_text(*_compare_table(history))))
+def compare_text(results):
+    return plain("\n".join(_table_text(*_compare_table(results))))
 
 
-def compare_chart(history):
-    """Grouped bars: cold and warm median per label, log scale when they span decades."""
+def compare_chart(results):
+    """Grouped bars: cold and warm median per row, log scale when they span decades."""
+    done = [(name, point.result) for name, point in zip(_names(results.points), results.points)
+            if point.result is not None]
+    if not done:
+        return ""
     fig, axes = _figure()
-    labels = list(history)
+    labels = [name for name, _ in done]
     xs = range(len(labels))
-    cold = [history[label].cold_time for label in labels]
-    warm = [history[label].median or history[label].cold_time for label in labels]
+    cold = [r.cold_time for _, r in done]
+    warm = [r.median or r.cold_time for _, r in done]
     axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"], label="cold run")
     axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"], label="warm median")
     if max(cold + warm) / min(cold + warm) >= 20:
@@ -167,6 +182,20 @@ def compare_chart(history):
     return _finish(fig, axes, "cudatime: cold run and warm median per label")
 
 
-def compare_html(history):
-    return report_html([compare_chart(history), table_html(*_compare_table(history))],
-                       "cudatime-compare")
+def compare_html(results):
+    return report_html([compare_chart(results), table_html(*_compare_table(results))], "cudatime-compare")
+
+
+def is_sweep(results):
+    """One label's points (or none's), all with swept values, from one machine: a sweep's table and chart."""
+    points = results.points
+    return (bool(points) and all(point.params for point in points)
+            and len({(point.label, point.task.env.host) for point in points}) == 1)
+
+
+def results_text(results):
+    return sweep_text(results) if is_sweep(results) else compare_text(results)
+
+
+def results_html(results):
+    return sweep_html(results) if is_sweep(results) else compare_html(results)

@@ -1,0 +1,179 @@
+"""Results as plain data that outlive the kernel: exact round trips, --save, %cudatime_compare --load."""
+
+import json
+
+import pytest
+from conftest import in_fresh_shell, run
+from IPython.core.error import UsageError
+
+from ipython_cudatime import report
+from ipython_cudatime.compare import Point, Results
+from ipython_cudatime.explain import Cause
+from ipython_cudatime.explain.memory import DeviceMemory
+from ipython_cudatime.explain.profile import Profile
+from ipython_cudatime.explain.roofline import Roofline
+from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
+from ipython_cudatime.store import SCHEMA, load, save
+
+
+def through_json(data):
+    return json.loads(json.dumps(data))
+
+
+def full_result():
+    """A result with every nested record the explainers add, and params JSON has no type for."""
+    task = Task("a @ b", "mm", {"shape": (2, 3), "opts": {"k": [1, 2]}, "kind": "1", "n": 1, "x": 0.1},
+                Env("cuda:0 NVIDIA T4", {"torch": "2.5.1"}, "3.11.7", "colab-vm"))
+    return CudaTimeResult(
+        cold=Run(0.001, 0.4, 0.39, 0.2, 0.1), warmup=[Run(0.001, 0.05, 0.049)],
+        warm=[Run(0.001, 0.05 + i * 1e-4, 0.049 + i * 1e-4, batch=10) for i in range(3)],
+        device="cuda:0 NVIDIA T4", synchronized=["torch cuda"], notes=["a note"], stopped=None,
+        cold_causes=[Cause("CUDA context", 0.3, "created by this cell"), Cause("TF32", None, "off", False)],
+        profile=Profile(10, 0.0097, 0.97, [("gemm", 3, 0.005), ("add", 7, 0.001)], "GPU-bound", wall=0.01,
+                        breakdown={"compute": 0.009}, kind="GPU-bound"),
+        roofline=Roofline(2e9, 1e8, intensity=20.0, flop_rate=4e10, peak_flops=65e12, peak_bandwidth=3.2e11,
+                          uncounted=[("aten::foo", 2, 0.25)], notes=["n"], verdict="memory-bound"),
+        memory=DeviceMemory(2 << 30, True, 1 << 30, False, reserved_growth=4 << 20, total=16 << 30, before=0),
+        harness=Harness(2e-5, 1e-6, 1.5e-5), task=task)
+
+
+def test_a_result_with_every_record_round_trips_exactly():
+    r = full_result()
+    back = CudaTimeResult.from_dict(through_json(r.to_dict()))
+    assert back == r
+    assert back.task.params["shape"] == (2, 3) and back.profile.top[0] == ("gemm", 3, 0.005)
+    assert back.harness == r.harness and back.batch == 10
+    assert report(back) == report(r)
+
+
+def test_a_live_result_with_a_profile_and_a_roofline_round_trips(ip):
+    pytest.importorskip("torch", reason="-p and --roofline read PyTorch")
+    ip.run_cell("import torch\na = torch.randn(64, 64)")
+    r = ip.run_line_magic("cudatime", "-o -q -n 2 -p --roofline -l mm a @ a")
+    assert r.profile is not None and r.roofline is not None
+    assert r.task.stmt == "a @ a" and r.task.label == "mm" and r.task.env.frameworks["torch"] == torch_version(ip)
+    assert CudaTimeResult.from_dict(through_json(r.to_dict())) == r
+
+
+def torch_version(ip):
+    return ip.user_ns["torch"].__version__
+
+
+def test_a_sweep_with_a_check_and_a_failure_round_trips(ip):
+    sweep = ip.run_cell_magic("cudatime", "-o -q -n 1 --check --sweep d=1,0,2 --sweep t=(1,2)", "[10 / d] * len(t)")
+    assert [p.error is not None for p in sweep.points] == [False, True, False] and sweep.check.compared == 1
+    back = Results.from_dict(through_json(sweep.to_dict()))
+    assert back == sweep and back.points[1].params == {"d": 0, "t": (1, 2)}
+    assert report(back) == report(sweep)
+
+
+def test_a_comparison_round_trips_and_goes_to_pandas(ip):
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "%cudatime -q -n 2 -l first 1 + 1")
+    run(ip, "%%cudatime -q -n 1 -l grid --sweep n=1,2\nn * 2")
+    history = ip.magics_manager.registry["CudaTimeMagics"].history
+    assert [p.name for p in history.points] == ["first", "grid[n=1]", "grid[n=2]"]
+    assert Results.from_dict(through_json(history.to_dict())) == history
+    pandas = pytest.importorskip("pandas", reason="pandas not installed (it stays optional)")
+    frame = history.to_pandas()
+    assert isinstance(frame, pandas.DataFrame)
+    assert list(frame["label"]) == ["first", "grid", "grid"] and set(frame["host"]) == {Env.here("cpu").host}
+
+
+def test_env_reads_versions_without_importing_anything():
+    class Module:
+        __version__ = "9.9"
+
+    env = Env.here("cpu", modules={"torch": Module(), "jax": None})
+    assert env.frameworks == {"torch": "9.9"} and env.python and env.host
+
+
+def test_save_appends_one_line_per_result_and_per_point(ip, tmp_path):
+    path = tmp_path / "runs.jsonl"
+    run(ip, f"%cudatime -q -n 1 -l one --save {path} 1 + 1")
+    run(ip, f"%%cudatime -q -n 1 --save '{path}' --sweep n=1,2\nn")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 3 and {line["schema"] for line in lines} == {SCHEMA}
+    assert [line["task"]["label"] for line in lines] == ["one", None, None]
+    assert [line["task"]["params"] for line in lines] == [{}, {"n": 1}, {"n": 2}]
+    with pytest.raises(UsageError, match="no such folder") as info:
+        ip.run_line_magic("cudatime", f"--save {tmp_path}/missing/runs.jsonl 1")
+    assert "\n" not in str(info.value)
+    cell = run(ip, f"%cudatime -n 1 --save {tmp_path} 1 + 1")  # a folder: the write fails, the report shows
+    assert cell.error is None and f"--save {tmp_path}: not saved" in cell.stderr
+    assert cell.displayed[0].startswith("CPU times:")
+
+
+SAVE = (
+    "ip.run_cell('%cudatime -q -n 3 -l loop --save {path} sum([i * i for i in range(2000)])')\n"
+    "ip.run_cell('%%cudatime -q -n 2 -l sq --save {path} --sweep n=10,1000\\nsum(range(n))')\n"
+)
+COMPARE = (
+    "from IPython.utils.capture import capture_output\n"
+    "import json\n"
+    "with capture_output() as out:\n"
+    "    ip.run_cell('%cudatime_compare {arguments}')\n"
+    "print('TABLES', json.dumps([o.data['text/plain'] for o in out.outputs]))\n"
+)
+
+
+def tables(line):
+    """The tables a fresh shell printed (IPython 7 may put a terminal-title escape before them)."""
+    return json.loads(line.split("TABLES ", 1)[1])
+
+
+def test_save_then_load_in_a_fresh_shell_shows_the_same_table(tmp_path):
+    path = tmp_path / "kept.jsonl"
+    live = tables(in_fresh_shell(SAVE.format(path=path) + COMPARE.format(arguments="")))
+    loaded = tables(in_fresh_shell(COMPARE.format(arguments=f"--load {path}")))
+    assert loaded == live and len(live) == 1
+    assert [line.split()[0] for line in live[0].splitlines()] == ["label", "loop", "sq[n=10]", "sq[n=1000]"]
+
+
+def test_loaded_results_sit_beside_live_ones_named_by_their_machine(ip, tmp_path):
+    elsewhere = full_result()
+    path = tmp_path / "colab.jsonl"
+    save([Point(elsewhere.task, elsewhere)], str(path))
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "%cudatime -q -n 2 -l local 1 + 1")
+    run(ip, f"%cudatime -q -n 2 -l local2 --save {path} 2 + 2")
+    cell = run(ip, f"%cudatime_compare local local2 --load {path}")
+    [text] = cell.displayed
+    rows = text.splitlines()[1:]
+    assert len(rows) == 3  # local2, saved by this kernel, is shown once
+    assert rows[0].startswith(f"local @ {Env.here('cpu').host}")
+    assert rows[2].startswith("mm[shape=(2, 3), opts={'k': [1, 2]}, kind='1', n=1, x=0.1] @ colab-vm")
+    assert "NVIDIA T4" in rows[2]
+
+
+def test_bad_and_foreign_lines_are_named_and_the_rest_still_load(ip, tmp_path):
+    good = full_result()
+    path = tmp_path / "mixed.jsonl"
+    save([Point(good.task, good)], str(path))
+    with open(path, "a") as file:
+        file.write("{not json\n\n" + json.dumps({"some": "other tool"}) + "\n")
+        file.write(json.dumps({"format": "ipython_cudatime", "schema": SCHEMA, "cold": {}}) + "\n")
+    save([Point(good.task, good)], str(path))
+    loaded, problems = load([str(path)])
+    assert len(loaded.points) == 2 and loaded.points[0].result == good
+    assert [problem.split(":")[0] for problem in problems] == [f"{path}, line {n}" for n in (2, 4, 5)]
+    assert "not JSON" in problems[0] and "not a line --save wrote" in problems[1]
+    assert "missing or unexpected fields" in problems[2]
+    run(ip, "%cudatime_compare --clear")
+    cell = run(ip, f"%cudatime_compare --load {path}")
+    assert f"{path}, line 2: not JSON" in cell.stderr and len(cell.displayed[0].splitlines()) == 3
+
+
+def test_a_file_from_a_newer_schema_is_refused_with_a_message(ip, tmp_path):
+    good = full_result()
+    newer = tmp_path / "newer.jsonl"
+    newer.write_text(json.dumps({"format": "ipython_cudatime", "schema": SCHEMA + 1, **good.to_dict()}) + "\n")
+    loaded, problems = load([str(newer)])
+    assert loaded.points == [] and problems == [
+        f"{newer}: written with schema {SCHEMA + 1}, newer than this ipython_cudatime reads ({SCHEMA}); "
+        "not loaded: upgrade ipython_cudatime to read it"]
+    run(ip, "%cudatime_compare --clear")
+    with pytest.raises(UsageError, match="nothing loaded from"):
+        ip.run_line_magic("cudatime_compare", f"--load {newer}")
+    with pytest.raises(UsageError, match="--load expects one or more files"):
+        ip.run_line_magic("cudatime_compare", "--load")
