@@ -9,11 +9,11 @@ from html.parser import HTMLParser
 from conftest import run
 
 from ipython_cudatime import display
-from ipython_cudatime.compare import Point, SweepResult
+from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
 from ipython_cudatime.render.image import FONT_PX, REPORT_PX
-from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
 KEPT_TAGS = {"div", "span", "table", "tr", "th", "td", "details", "summary", "img", "b", "ul", "li", "br"}
@@ -81,9 +81,9 @@ def test_per_run_numbers_are_in_the_details_table():
 
 def test_empty_columns_are_hidden():
     ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
-    html = sweep_html(SweepResult([Point({"n": 1}, ok), Point({"n": 2}, ok)]))
+    html = sweep_html(Results([Point(Task(params={"n": 1}), ok), Point(Task(params={"n": 2}), ok)]))
     assert "speed-up" not in html and "error" not in html
-    html = sweep_html(SweepResult([Point({"n": 1}, ok), Point({"n": 2}, None, "ValueError: boom")]))
+    html = sweep_html(Results([Point(Task(params={"n": 1}), ok), Point(Task(params={"n": 2}), None, "ValueError: boom")]))
     assert "<th" in html and ">error<" in html and "speed-up" not in html
 
 
