@@ -11,7 +11,6 @@ where an element sets both. Another section is one more entry in ``SECTIONS``.
 from html import escape
 
 from ..explain.memory import memory_sentence
-from ..explain.memory import memory_sentence
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import ratio_text

@@ -98,7 +98,8 @@ def render_text(result):
         lines.extend(profile_lines(result.profile))
     if result.roofline is not None:
         lines.extend(roofline_lines(result.roofline))
-    lines.append(memory_line(result.memory))
+    if result.memory is not None or result.synchronized:  # a CPU-only cell has no device memory to speak of
+        lines.append(memory_line(result.memory))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
     lines.extend(finding.text for finding in findings(result))
