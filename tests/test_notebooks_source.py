@@ -122,14 +122,7 @@ def test_sources_use_the_library_helpers(name):
         assert "from ipython_cudatime.units import format_seconds" in source
 
 
-# The outputs of 02 and 03 saved now were built while other sessions loaded this shared 2-core machine
-# (load average 5-9): their 200 ms-1 s runs spread by 12-66%, so the report warns. Rebuild them on a
-# quiet machine (`make notebooks`); this test then passes, xpasses strictly, and the mark must go.
-LOADED_BUILD = pytest.mark.xfail(strict=True, reason="saved outputs built on a loaded shared machine")
-
-
-@pytest.mark.parametrize("name", [name if name[:2] in ("01", "04") else pytest.param(name, marks=LOADED_BUILD)
-                                  for name in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_saved_outputs_have_no_noise_warning(name):
     assert "the warm runs are noisy" not in outputs_text(committed(name)), "a noise warning: rebuild them"
 
