@@ -60,26 +60,32 @@ def _clock_jitter(result):
     return JITTER_TIMES * result.harness.jitter / result.batch
 
 
-def findings(result):
-    """The sentences worth printing under the numbers, most important first."""
-    found = []
+def _async_findings(result):
+    """The async trap: in the cold run, or else in the warm runs' medians."""
     cold = result.cold
     if _async_gap(cold.host, cold.wall):
-        found.append(Finding(
+        return [Finding(
             "async",
             f"%time alone would have printed {fmt(cold.host)}: {_worker(result)} was still working when "
             f"Python moved on. The synchronized time is {fmt(cold.wall)}.",
-        ))
+        )]
     warm = result.warm
-    if warm:
-        host = sorted(run.host for run in warm)[len(warm) // 2]
-        wall = sorted(run.wall for run in warm)[len(warm) // 2]
-        if _async_gap(host, wall) and not found:
-            found.append(Finding(
-                "async",
-                f"A warm run handed control back to Python after {fmt(host)}, but the work took "
-                f"{fmt(wall)}: a second %time would print the first number, not the second.",
-            ))
+    if not warm:
+        return []
+    host = sorted(run.host for run in warm)[len(warm) // 2]
+    wall = sorted(run.wall for run in warm)[len(warm) // 2]
+    if not _async_gap(host, wall):
+        return []
+    return [Finding(
+        "async",
+        f"A warm run handed control back to Python after {fmt(host)}, but the work took "
+        f"{fmt(wall)}: a second %time would print the first number, not the second.",
+    )]
+
+
+def _explain_findings(result):
+    """Why the cold run was slow, and what --profile and --roofline concluded."""
+    found = []
     ratio = result.ratio
     if ratio is not None and ratio >= COLD_RATIO and result.cold_time - result.median > COLD_MIN_GAP:
         found.append(Finding("cold", _cold_sentence(result, ratio)))
@@ -92,8 +98,19 @@ def findings(result):
         from .explain.roofline import sentences
 
         found.extend(Finding(kind, text) for kind, text in sentences(result.roofline))
-    if result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR \
-            and result.iqr > _clock_jitter(result):
+    return found
+
+
+def _is_noisy(result):
+    """A spread large against the median and against the clocks' own jitter."""
+    return (result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR
+            and result.iqr > _clock_jitter(result))
+
+
+def findings(result):
+    """The sentences worth printing under the numbers, most important first."""
+    found = _async_findings(result) + _explain_findings(result)
+    if _is_noisy(result):
         found.append(Finding(
             "noisy",
             f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
