@@ -48,8 +48,7 @@ def _cold_sentence(result, ratio):
 
 def _worker(result):
     """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
-    gpu = ("cuda", "rocm", "gpu", "mps", "xpu")
-    return "the GPU" if any(word in name for name in result.synchronized for word in gpu) else "the device"
+    return "the GPU" if result.on_gpu else "the device"
 
 
 def _clock_jitter(result):

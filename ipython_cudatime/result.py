@@ -274,6 +274,13 @@ class CudaTimeResult:
         return statistics.stdev(samples)
 
     @property
+    def on_gpu(self):
+        """Whether a GPU framework was synchronized (names like "torch cuda:0", "cupy cuda:0"),
+        as opposed to a CPU-only cell or JAX dispatching on the CPU."""
+        words = ("cuda", "rocm", "gpu", "mps", "xpu")
+        return any(word in name for name in self.synchronized for word in words)
+
+    @property
     def ratio(self):
         """How many times slower the cold run was than the warm median."""
         median = self.median

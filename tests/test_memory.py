@@ -17,6 +17,7 @@ import pytest
 from ipython_cudatime import report
 from ipython_cudatime.explain import ColdWatch
 from ipython_cudatime.render.html import render_html
+from ipython_cudatime.result import CudaTimeResult, Run
 from ipython_cudatime.explain.memory import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
 from ipython_cudatime.explain.torch_probe import TorchProbe
 
@@ -153,13 +154,22 @@ def test_older_torch_without_the_traces_argument_still_finds_the_workspace():
     assert state["workspace_blocks"] == 1 and cuda.snapshot_calls == ["no argument"]
 
 
-def test_no_cuda_means_no_memory_and_a_note_in_the_details(ip):
-    """On a CPU-only cell the text report has no memory line (nothing was on a device);
-    the HTML report's details still say why there is no figure."""
+def test_a_cell_on_the_cpu_has_no_memory_line_and_a_note_in_the_details(ip, seams):
+    """On a CPU-only cell (no backend registered) the text report has no memory line: nothing
+    was on a device. The HTML report's details still say why there is no figure."""
+    seams(registry=())
     r = ip.run_line_magic("cudatime", "-o -q -n 2 sum(range(100))")
     assert r.memory is None and r.to_dict()["memory"] is None
     assert "memory   :" not in report(r)
     assert escape(NOT_MEASURED) in render_html(r)
+
+
+def test_a_gpu_cell_without_torch_memory_says_why_in_the_text():
+    """A GPU framework synchronized but no torch CUDA allocator reading (CuPy, say): the text
+    report says memory was not measured, rather than staying silent."""
+    r = CudaTimeResult(cold=Run(1e-3, 2e-3), synchronized=["cupy cuda:0"])
+    assert r.on_gpu and r.memory is None
+    assert f"memory   : {NOT_MEASURED}" in report(r)
 
 
 @pytest.mark.parametrize("moment", ["before", "after_cold", "after_warm"])
@@ -169,11 +179,3 @@ def test_probe_state_never_resets_the_peak_counter(moment):
     state = TorchProbe(torch_stand_in(cuda)).state(moment)
     assert state["allocated_bytes.all.peak"] == 3 * GiB and cuda.peak == 3 * GiB
 
-
-def test_a_device_without_torch_memory_says_why_in_the_text(ip, async_device):
-    """With a device at work but no torch CUDA allocator (here the async device double, a
-    stand-in behind the backend interface), the text report says memory was not measured."""
-    ip.user_ns["gpu"] = async_device
-    r = ip.run_line_magic("cudatime", "-o -q -n 2 gpu.launch(0.0001)")
-    assert r.synchronized and r.memory is None
-    assert f"memory   : {NOT_MEASURED}" in report(r)

@@ -98,7 +98,7 @@ def render_text(result):
         lines.extend(profile_lines(result.profile))
     if result.roofline is not None:
         lines.extend(roofline_lines(result.roofline))
-    if result.memory is not None or result.synchronized:  # a CPU-only cell has no device memory to speak of
+    if result.memory is not None or result.on_gpu:  # a cell on the CPU has no device memory to speak of
         lines.append(memory_line(result.memory))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
