@@ -1,10 +1,28 @@
 """ipython_cudatime: ``%cudatime``, a GPU-aware ``%time`` for Jupyter and IPython.
 
 ``%load_ext ipython_cudatime`` registers the magics. Importing this package
-imports neither IPython's magics nor any GPU framework.
+imports neither IPython's magics nor any GPU framework: the result, the collection and the
+file format below are plain data (``tests/test_package.py`` checks what an import loads).
 """
 
+from .compare import Results
+from .result import CudaTimeResult, Env, Task
+from .store import load, save
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "CudaTimeResult",
+    "Env",
+    "Results",
+    "Task",
+    "load",
+    "load_ipython_extension",
+    "profile_trace",
+    "report",
+    "save",
+    "unload_ipython_extension",
+]
 
 
 def load_ipython_extension(ipython, notebook=None):

@@ -164,6 +164,23 @@ class CudaTimeResult:
     harness: Harness = None  # the harness's own cost, measured once per call
     task: Task = None  # what was timed; the magic sets it, a bare runner result has none
 
+    # What was timed, forwarded from the task as torch's ``Measurement`` forwards its ``TaskSpec``.
+    @property
+    def stmt(self):
+        return self.task.stmt if self.task is not None else None
+
+    @property
+    def label(self):
+        return self.task.label if self.task is not None else None
+
+    @property
+    def params(self):
+        return dict(self.task.params) if self.task is not None else {}
+
+    @property
+    def env(self):
+        return self.task.env if self.task is not None else None
+
     @property
     def batch(self):
         """Runs of the cell per warm sample: 1, or k when a run is short next to the harness's cost."""
