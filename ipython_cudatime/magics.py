@@ -218,8 +218,9 @@ class CudaTimeMagics(Magics):
         profiler = self._profiler(opts.trace) if opts.profile else None
         counter = self._counter(opts.peak) if opts.roofline or opts.peak is not None else None
         repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound)
+        watch = ColdWatch.detect(self.probes, compiled.source)
         measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
-                              repeats=repeats, watch=ColdWatch.detect(self.probes), profiler=profiler,
+                              repeats=repeats, watch=watch, profiler=profiler,
                               outputs=compiled.outputs(scope), counter=counter,
                               batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live)
         result = measurement.result

@@ -189,13 +189,14 @@ class Sampler:
     def _timed(self, fn, **kwargs):
         return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
 
-    def cold(self):
-        """The first run, with the process's CPU times as ``%time`` prints them; (Run, value)."""
-        return self._timed(self.fn, cpu_times=True)
+    def cold(self, mark=None):
+        """The first run, with the process's CPU times as ``%time`` prints them; (Run, value).
+        ``mark(fn)`` wraps the cell when a profiler watches it (``TorchProfiler.cell``)."""
+        return self._timed(self.fn if mark is None else mark(self.fn), cpu_times=True)
 
-    def run(self, before="settle"):
+    def run(self, before="settle", mark=None):
         self.repeats.reset()
-        return self._timed(self.fn, before=before)[0]
+        return self._timed(self.fn if mark is None else mark(self.fn), before=before)[0]
 
     def sample(self, runs):
         """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""
@@ -285,7 +286,10 @@ def _cold_run(sampler, plan, watch, profiler):
     user's and propagates, once the devices are drained."""
     watch.snapshot("before")
     try:
-        with profiler if plan.profile == "cold" else contextlib.nullcontext():
+        if plan.profile == "cold":
+            with profiler:
+                ran = sampler.cold(profiler.cell)
+        else:
             ran = sampler.cold()
     except BaseException:
         _drain(sampler.devices)
@@ -326,7 +330,7 @@ def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress
             if plan.profile == "warm" and plan.runs != 0:
                 later.phase = "profiled"
                 with profiler:
-                    later.profiled = sampler.run(before="synchronize")
+                    later.profiled = sampler.run(before="synchronize", mark=profiler.cell)
             if counter is not None:
                 later.phase = "counting"
                 with counter:

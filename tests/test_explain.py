@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 from ipython_cudatime import profile_trace, report
 from ipython_cudatime.explain import Cause, remainder
 from ipython_cudatime.explain.nvml_probe import NvmlProbe
+from ipython_cudatime.explain.trace import load_trace
 from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
 from ipython_cudatime.render.html import render_html
 
@@ -91,6 +92,8 @@ def test_the_profiled_run_is_marked_in_its_trace_and_the_mark_is_no_operator(ip,
     assert r.profile.wall * 0.5 <= r.profile.window <= r.profile.wall * 1.5
     assert "ipython_cudatime" not in " ".join(name for name, _, _ in r.profile.top)
     assert r.profile.verdict.startswith("overhead-bound")  # ms of Python, a few µs of operators
+    activity = load_trace(tmp_path / "t.json")  # the cell's code is marked inside the run's span
+    assert activity.window[0] <= activity.cell[0] < activity.cell[1] <= activity.window[1]
 
 
 def test_trace_option_errors_are_usage_errors(ip, tmp_path):

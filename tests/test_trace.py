@@ -226,3 +226,22 @@ def test_cpu_verdicts_for_few_operators():
         "compute-bound", "compute-bound: 80% of the run in aten::mm")
     assert cpu_verdict(cpu_profile(9, 0.009, 0.010, [("aten::add", 3, 0.003)]))[1].startswith(
         "mixed: 9 operator calls; the largest")
+
+
+def test_the_harness_synchronizations_around_the_cell_are_not_the_cells(tmp_path):
+    """``--profile``'s window: the harness synchronizes, the cell does 50 µs of host work and
+    launches one 100 µs kernel, the harness waits for it. Those two waits are the harness's
+    (outside the cell's mark): no synchronization verdict, no advice about a loop of .item()."""
+    marks = [event("ipython_cudatime: profiled run", 0, 160, "user_annotation", 1),
+             event("ipython_cudatime: cell", 4, 54, "user_annotation", 1)]
+    host = [event("cudaDeviceSynchronize", 1, 2, "cuda_runtime", 1),
+            event("cudaLaunchKernel", 50, 6, "cuda_runtime", 1, correlation=1),
+            event("cudaDeviceSynchronize", 59, 100, "cuda_runtime", 1)]
+    kernel = [event("sm90_xmma_gemm_bf16bf16", 58, 100, correlation=1)]
+    profile = profile_trace(write(tmp_path, marks + host + kernel))
+    assert profile.sync_time == 0.0
+    assert profile.kind != "synchronization" and ".item()" not in profile.verdict
+    # the cell's own wait, inside its mark, still counts
+    inside = [event("ipython_cudatime: cell", 4, 150, "user_annotation", 1)]
+    own = profile_trace(write(tmp_path, marks[:1] + inside + host + kernel, "own.json"))
+    assert own.sync_time == pytest.approx(95e-6) and own.kind == "synchronization"

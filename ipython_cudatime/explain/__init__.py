@@ -46,14 +46,15 @@ class ProbeSet:
 class ColdWatch:
     """Reads every active probe at the runner's three moments, then names the causes."""
 
-    def __init__(self, probes):
+    def __init__(self, probes, source=None):
         self.probes = probes
+        self.source = source  # the cell's code, for the probes' causes (see ``Probe.causes``)
         self.states = {}
 
     @classmethod
-    def detect(cls, probes):
-        """A watch over the active probes of ``probes`` (a ``ProbeSet``)."""
-        return cls(probes.active())
+    def detect(cls, probes, source=None):
+        """A watch over the active probes of ``probes`` (a ``ProbeSet``) for the cell ``source``."""
+        return cls(probes.active(), source)
 
     def snapshot(self, moment):
         """``moment`` is "before", "after_cold" or "after_warm"."""
@@ -68,7 +69,8 @@ class ColdWatch:
         return list(zip(self.probes, before, after_cold, after_warm))
 
     def causes(self):
-        return [cause for probe, *states in self._per_probe() for cause in probe.causes(*states)]
+        return [cause for probe, *states in self._per_probe()
+                for cause in probe.causes(*states, source=self.source)]
 
     def memory(self):
         """The cell's peak device memory from the first probe that can tell (torch's), or None."""

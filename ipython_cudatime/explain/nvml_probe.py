@@ -61,7 +61,7 @@ class NvmlProbe(Probe):
         except Exception:  # NVMLError, or e.g. TypeError from an older pynvml: clocks are context, never fatal
             return None
 
-    def causes(self, before, after_cold, after_warm):
+    def causes(self, before, after_cold, after_warm, source=None):
         """The clock state before the cold run and after the warm runs: context, not a cost."""
         if before is None and after_warm is None:
             return []

@@ -35,8 +35,10 @@ class Probe:
         """A small dict (or None) read at ``moment``: "before", "after_cold" or "after_warm"."""
         raise NotImplementedError
 
-    def causes(self, before, after_cold, after_warm):
-        """``Cause`` records for what changed; ``after_warm`` is None when no warm runs were read."""
+    def causes(self, before, after_cold, after_warm, source=None):
+        """``Cause`` records for what changed; ``after_warm`` is None when no warm runs were read.
+        ``source`` is the cell's code (None when unknown), for a cause that a state alone cannot
+        tell from another (a block of cuBLAS's workspace size is also a tensor's)."""
         return []
 
     def memory(self, before, after_cold, after_warm):

@@ -16,7 +16,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from .trace import RUN_MARK, is_collective, load_trace
+from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
 from .verdicts import cpu_verdict, device_verdict
 
 TOP = 5
@@ -33,7 +33,8 @@ class Profile:
     start to the last one's end. ``breakdown`` sums device seconds per kind (compute,
     communication, memory); ``top`` is (name, calls, seconds) by total time;
     ``launch_mean`` the mean host cost of a launch call; ``sync_time`` the host time
-    blocked in device/stream/event synchronize calls.
+    blocked in device/stream/event synchronize calls that the cell made: within its marked
+    code, never the harness's own synchronizations around it.
     """
 
     kernel_count: int
@@ -117,8 +118,14 @@ def _device_profile(activity):
                    "memory": sum(c.duration for c in activity.copies)},
         launch_count=len(launches),
         launch_mean=sum(s.duration for s in launches) / len(launches) if launches else None,
-        sync_time=union(_clipped(activity.syncs, window)),
+        sync_time=_cell_syncs(activity, window),
     )
+
+
+def _cell_syncs(activity, window):
+    """Seconds the host blocked in synchronize calls of the cell's own code (``CELL_MARK``), else
+    of the whole window (a trace not written by ``--profile``)."""
+    return union(_clipped(activity.syncs, activity.cell or window))
 
 
 def _operator_profile(activity):
@@ -127,7 +134,7 @@ def _operator_profile(activity):
                else "operator calls (CPU only: no device kernels to count)")
     return Profile(kernel_count=len(activity.operators), kernel_time=sum(o.duration for o in activity.operators),
                    busy_fraction=None, top=_top(activity.operators), counted=counted,
-                   window=window[1] - window[0], sync_time=union(_clipped(activity.syncs, window)))
+                   window=window[1] - window[0], sync_time=_cell_syncs(activity, window))
 
 
 def summarize(activity):
@@ -171,7 +178,9 @@ class TorchProfiler:
     """A context manager around one run; ``summary(run)`` reads what it recorded.
 
     The run is marked with a ``record_function`` range (``trace.RUN_MARK``, a user
-    annotation: never counted as work) so that its trace carries the run's span.
+    annotation: never counted as work) so that its trace carries the run's span, and the
+    cell's code within it with another (``cell(fn)``, ``trace.CELL_MARK``), which leaves the
+    harness's synchronizations out of the cell's.
     ``trace`` keeps the Chrome trace at that path (``--trace``); otherwise it goes
     to a temporary file that is removed once read.
     """
@@ -183,7 +192,15 @@ class TorchProfiler:
             activities.append(profiler.ProfilerActivity.CUDA)
         self._profile = profiler.profile(activities=activities)
         self._mark = profiler.record_function(RUN_MARK)
+        self._record_function = profiler.record_function
         self._trace = trace
+
+    def cell(self, fn):
+        """``fn`` inside a ``CELL_MARK`` range: what the runner calls as the profiled run's cell."""
+        def marked():
+            with self._record_function(CELL_MARK):
+                return fn()
+        return marked
 
     def __enter__(self):
         with _silent_stderr_fd():

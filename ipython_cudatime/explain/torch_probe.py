@@ -1,6 +1,8 @@
 """PyTorch's cold-run causes: CUDA context, allocator growth, cuBLAS workspace, compilation, settings."""
 
+import contextlib
 import os
+import re
 import sys
 
 from ..backends.torch_cuda import TorchCudaBackend
@@ -8,22 +10,36 @@ from ..units import format_bytes, format_seconds
 from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 from .probe import Cause, Probe
 
-# cuBLAS workspace: CUBLAS_WORKSPACE_CONFIG's default ":4096:2:16:8" is 4096 KiB × 2 + 16 KiB × 8;
-# cuBLASLt on sm90+ takes 32 MiB (docs/design.md).
-DEFAULT_WORKSPACES = (8_519_680, 32 * 2**20)
+# The cuBLAS workspace torch allocates on a (thread, device, stream)'s first matrix product, as
+# torch 2.11's CublasHandlePool.cpp chooses it: CUBLAS_WORKSPACE_CONFIG's ":KiB:count" pairs when
+# set, else 32 MiB (":4096:8") on compute capability 9.0 only and ":4096:2:16:8" = 8,519,680 bytes
+# on every other GPU. cuBLASLt's own 1 MiB workspace is allocated only after this one, so this
+# one is the evidence (docs/design.md).
+HOPPER_WORKSPACE = 4096 * 1024 * 8
+DEFAULT_WORKSPACE = 4096 * 1024 * 2 + 16 * 1024 * 8
+CONFIG_PAIR = re.compile(r":([0-9]+):([0-9]+)")
+# A cell that calls a matrix product: a binary ``@`` (not a decorator) or a BLAS-backed op by name.
+# A block of the workspace's size is also what a tensor of that size takes (a 4096×4096 bf16 tensor
+# is 32 MiB): without a product in the cell, such a block is not claimed as cuBLAS's.
+MATRIX_PRODUCT = re.compile(
+    r"[\w)\]][ \t]*@=?[ \t]*[\w(\[-]|\b(matmul|mm|bmm|addmm|addbmm|baddbmm|addmv|mv|dot|vdot|inner|outer|einsum|"
+    r"tensordot|chain_matmul|multi_dot|linear|bilinear|Linear|Bilinear|LazyLinear|MultiheadAttention|"
+    r"Transformer\w*|scaled_dot_product_attention|_scaled_mm|_grouped_mm)\b")
 SETTINGS = "precision settings"  # context for the reader, not a cost of the cold run
 
 
-def _workspace_sizes():
-    """Workspace sizes to look for, honouring CUBLAS_WORKSPACE_CONFIG (":KiB:count" pairs)."""
-    config = os.environ.get("CUBLAS_WORKSPACE_CONFIG", "")
-    try:
-        numbers = [int(part) for part in config.split(":") if part]
-    except ValueError:
-        numbers = []
-    if not numbers:
-        return DEFAULT_WORKSPACES
-    return (sum(kib * 1024 * count for kib, count in zip(numbers[::2], numbers[1::2])),) + DEFAULT_WORKSPACES
+def workspace_size(torch, environ=os.environ):
+    """The cuBLAS workspace torch allocates on the current device, in bytes: what torch says where
+    it can be asked (``torch.backends.cuda.cublas_workspace_size``, newer than 2.11), else
+    CublasHandlePool.cpp's rule for the current device's compute capability."""
+    ask = getattr(getattr(getattr(torch, "backends", None), "cuda", None), "cublas_workspace_size", None)
+    if ask is not None:
+        with contextlib.suppress(Exception):
+            return int(ask())
+    pairs = CONFIG_PAIR.findall(environ.get("CUBLAS_WORKSPACE_CONFIG", ""))
+    if pairs:
+        return sum(int(kib) * 1024 * int(count) for kib, count in pairs)
+    return HOPPER_WORKSPACE if tuple(torch.cuda.get_device_capability()) == (9, 0) else DEFAULT_WORKSPACE
 
 
 def _dynamo_compile_seconds():
@@ -34,6 +50,24 @@ def _dynamo_compile_seconds():
     metrics = getattr(utils, "compilation_time_metrics", {})
     # "_compile.compile_inner" in recent torch; "_compile.<locals>.compile_inner" in older ones
     return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
+
+
+def _workspace_causes(before, after, source):
+    """cuBLAS's handle and workspace, when the cell (``source``) calls a matrix product and a block
+    of the workspace's size appeared; a note instead when the allocator could not be looked into."""
+    if source is None or not MATRIX_PRODUCT.search(source):
+        return []
+    blocks = after.get("workspace_blocks")
+    if blocks is None:
+        return [Cause("cuBLAS workspace not looked for", None,
+                      "torch.cuda.memory_snapshot() is unavailable with this allocator "
+                      "(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync), so a cuBLAS handle created "
+                      "here is not named", explains=False)]
+    if blocks > (before.get("workspace_blocks") or 0):
+        return [Cause("cuBLAS handle and workspace created", None,
+                      "the first matrix product on this thread and device creates the cuBLAS handle "
+                      "and allocates its workspace")]
+    return []
 
 
 class TorchProbe(Probe):
@@ -84,17 +118,19 @@ class TorchProbe(Probe):
             return snapshot()
 
     def _workspace_blocks(self):
-        """Active allocator blocks of a cuBLAS workspace's size."""
-        sizes = _workspace_sizes()
-        count = 0
-        for segment in self._snapshot():
-            for block in segment.get("blocks", ()):
-                if block.get("state") == "active_allocated" and block.get("size") in sizes:
-                    count += 1
-        return count
+        """Active allocator blocks of this device's cuBLAS workspace size, or None where the
+        allocator has no snapshot: with ``PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`` torch
+        raises RuntimeError ("...not meaningful") and the workspace cannot be looked for."""
+        try:
+            segments = self._snapshot()
+        except RuntimeError:
+            return None
+        size = workspace_size(self._torch)
+        return sum(1 for segment in segments for block in segment.get("blocks", ())
+                   if block.get("state") == "active_allocated" and block.get("size") == size)
 
-    def causes(self, before, after_cold, after_warm):
-        found = self._cuda_causes(before, after_cold) if after_cold["cuda"] else []
+    def causes(self, before, after_cold, after_warm, source=None):
+        found = self._cuda_causes(before, after_cold, source) if after_cold["cuda"] else []
         compiled = after_cold["compile"] - before["compile"]
         if compiled > 0:
             found.append(Cause("torch.compile compilation", compiled,
@@ -104,7 +140,7 @@ class TorchProbe(Probe):
             found.extend(self._settings())
         return found
 
-    def _cuda_causes(self, before, after):
+    def _cuda_causes(self, before, after, source):
         """The context, the allocator's growth and cuBLAS's workspace, from the CUDA allocator's counters."""
         found = []
         if not before["cuda"]:
@@ -118,10 +154,7 @@ class TorchProbe(Probe):
             found.append(Cause("memory pool grew", None,
                                f"{new_allocs} cudaMalloc call(s); reserved memory grew by {format_bytes(grown)} "
                                f"in {segments} new segment(s): warm runs reuse the cached blocks"))
-        if after["workspace_blocks"] > before.get("workspace_blocks", 0):
-            found.append(Cause("cuBLAS handle and workspace created", None,
-                               "the first matrix product on this thread and device creates the cuBLAS handle "
-                               "and allocates its workspace"))
+        found.extend(_workspace_causes(before, after, source))
         return found
 
     def _settings(self):

@@ -32,6 +32,9 @@ SYNC = re.compile(r"^(cuda|cu|hip)(Device|Ctx|Stream|Event)Synchronize")
 # The range ``--profile`` draws around the run it watches (a ``record_function``): in a trace
 # it marks the profiled run's synchronized span on the trace's own clock.
 RUN_MARK = "ipython_cudatime: profiled run"
+# The range drawn around the cell's own code inside that run: the harness's synchronizations before
+# and after it (``runner.timed_run``) fall outside it and are never the cell's.
+CELL_MARK = "ipython_cudatime: cell"
 # NCCL's kernels (ncclKernel_*, ncclDevKernel_*); RCCL, ROCm's NCCL, keeps the names
 COLLECTIVE = re.compile(r"nccl|rccl", re.IGNORECASE)
 
@@ -62,7 +65,8 @@ class DeviceActivity:
     ``kernels`` and ``copies`` (memcpy and memset) are device intervals; ``launches`` and
     ``syncs`` are host calls; ``operators`` are the outermost CPU operators of each
     thread. ``window`` is (start, end) of the ``RUN_MARK`` range when the trace has one
-    (written by ``%cudatime --trace``), else None. ``device_traced`` says whether the profiler watched a GPU at all (device
+    (written by ``%cudatime --trace``), else None; ``cell`` likewise of the ``CELL_MARK`` range, the
+    cell's own code within it. ``device_traced`` says whether the profiler watched a GPU at all (device
     properties, runtime calls or device work in the file): a GPU trace without kernels
     reads as "no device activity", a CPU-only trace counts operators instead.
     """
@@ -74,6 +78,7 @@ class DeviceActivity:
     operators: tuple = ()
     window: tuple = None
     device_traced: bool = False
+    cell: tuple = None
 
     @property
     def device(self):
@@ -141,16 +146,23 @@ def activity_from_trace(data, path="the trace"):
         device[kind] += [_span(e, operators) for e in by_category[category]]
     runtime = [e for category in RUNTIME_CATEGORIES for e in by_category[category]]
     properties = data.get("deviceProperties") if isinstance(data, dict) else None
-    marks = [_span(e) for e in by_category["user_annotation"] if e.get("name") == RUN_MARK]
+    annotations = by_category["user_annotation"]
     return DeviceActivity(
         kernels=tuple(device["kernel"]),
         copies=tuple(device["memory"]),
         launches=tuple(_span(e) for e in runtime if LAUNCH.search(str(e.get("name", "")))),
         syncs=tuple(_span(e) for e in runtime if SYNC.search(str(e.get("name", "")))),
         operators=tuple(_span(e) for e in outermost(cpu_ops)),
-        window=(min(m.start for m in marks), max(m.end for m in marks)) if marks else None,
+        window=_marked(annotations, RUN_MARK),
         device_traced=bool(properties or runtime or device["kernel"] or device["memory"]),
+        cell=_marked(annotations, CELL_MARK),
     )
+
+
+def _marked(annotations, mark):
+    """(start, end) over the ``record_function`` ranges named ``mark``, or None without one."""
+    spans = [_span(e) for e in annotations if e.get("name") == mark]
+    return (min(s.start for s in spans), max(s.end for s in spans)) if spans else None
 
 
 def load_trace(path):
