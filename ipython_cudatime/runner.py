@@ -371,7 +371,7 @@ def _assemble(devices, watch, profiler, counter, later, harness):
     elif later.profiled is not None:
         result.profile = profiler.summary(later.profiled)
     if later.counted is not None:
-        result.roofline = counter.summary(later.counted, result.median)
+        result.roofline = counter.summary(later.counted, result.median, harness.wall)
     return result
 
 

@@ -1,5 +1,7 @@
 """Explaining what was measured: cold-run causes and --profile verdicts, with real PyTorch on the CPU."""
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -138,6 +140,40 @@ def test_jax_compilation_is_named_as_a_cold_cause(ip):
     assert cause.seconds > 0
 
 
+PERSISTENT_CACHE_HIT = """
+import sys, jax, jax.numpy as jnp
+from ipython_cudatime.explain.jax_probe import JaxProbe
+jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+events = []
+jax.monitoring.register_event_duration_secs_listener(lambda event, seconds, **_: events.append((event, seconds)))
+f = lambda v: jnp.sin(v) @ jnp.cos(v).T
+jax.jit(f)(jnp.ones((64, 64))).block_until_ready()  # compiled, written to the cache
+jax.clear_caches()
+probe, events[:] = JaxProbe(jax), []
+jax.jit(f)(jnp.ones((64, 64))).block_until_ready()  # read back from the cache
+# what jax 0.11's compiler.py records on a hit of an entry that took 2.5 s to compile
+jax.monitoring.record_event_duration_secs("/jax/compilation_cache/compile_time_saved_sec", 2.5)
+names = {event for event, _ in events}
+assert "/jax/compilation_cache/cache_retrieval_time_sec" in names, names  # a real hit
+spent = sum(seconds for event, seconds in events if event.startswith("/jax/core/compile/"))
+assert abs(probe.compile_seconds - spent) < 1e-9, (probe.compile_seconds, spent, events)
+print("ok")
+"""
+
+
+def test_jax_time_saved_by_the_persistent_cache_is_not_compile_time(tmp_path):
+    """On a persistent-cache hit JAX records the compile time it *saved*
+    (/jax/compilation_cache/compile_time_saved_sec) and the read (inside the backend compile's
+    span): neither is added; the cold cause is the tracing, lowering and reading it did pay.
+    A fresh process: the cache is process-wide JAX configuration."""
+    pytest.importorskip("jax", reason="jax not installed")
+    done = subprocess.run([sys.executable, "-c", PERSISTENT_CACHE_HIT, str(tmp_path)], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 def test_cuda_causes_from_allocator_and_context_states():
     """The CUDA branch of the probe, fed the states a first matrix product produces."""
     probe = TorchProbe(torch)
@@ -147,7 +183,7 @@ def test_cuda_causes_from_allocator_and_context_states():
             "allocated_bytes.all.peak": 400_000_000, "workspace_blocks": 1}
     warm = dict(cold)
     del warm["workspace_blocks"]  # not looked for after the warm runs
-    causes = probe.causes(before, cold, warm)
+    causes = probe.causes(before, cold, warm, source="c = a @ b")
     assert all(isinstance(c, Cause) for c in causes)
     names = [c.name for c in causes]
     assert names[:3] == ["CUDA context created", "memory pool grew", "cuBLAS handle and workspace created"]

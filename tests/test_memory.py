@@ -28,7 +28,9 @@ WORKSPACE = 8_519_680  # the default cuBLAS workspace (see torch_probe)
 class AllocatorStandIn:
     """A stand-in for ``torch.cuda`` on one GPU: the caching allocator's counters, set by the test."""
 
-    def __init__(self, total=139 * GiB):
+    def __init__(self, total=139 * GiB, capability=(8, 0), snapshot_error=None):
+        self.capability, self.snapshot_error = capability, snapshot_error
+        self.blocks = [WORKSPACE]  # sizes of the active blocks, once initialized
         self.initialized = False
         self.allocated = self.peak = self.reserved = 0
         self.total = total
@@ -53,9 +55,15 @@ class AllocatorStandIn:
                 "segment": {"all": {"current": 1 if self.reserved else 0}},
                 "allocation": {"all": {"allocated": 1}}, "num_device_alloc": 1 if self.reserved else 0}
 
+    def get_device_capability(self, device=None):
+        return self.capability
+
     def memory_snapshot(self, mempool_id=None, include_traces=True):
         self.snapshot_calls.append(include_traces)
-        return [{"blocks": [{"state": "active_allocated", "size": WORKSPACE}]}] if self.initialized else []
+        if self.snapshot_error is not None:
+            raise self.snapshot_error
+        blocks = [{"state": "active_allocated", "size": size} for size in self.blocks]
+        return [{"blocks": blocks}] if self.initialized else []
 
     def reset_peak_memory_stats(self, device=None):
         raise AssertionError("the user's peak counter must never be reset")
@@ -73,7 +81,11 @@ class AllocatorStandIn:
 
 
 def torch_stand_in(cuda):
-    return SimpleNamespace(cuda=cuda, version=SimpleNamespace(hip=None),
+    """torch as 2.11 has it: no ``torch.backends.cuda.cublas_workspace_size`` to ask."""
+    backends = SimpleNamespace(cudnn=SimpleNamespace(benchmark=False, allow_tf32=True),
+                               cuda=SimpleNamespace(matmul=SimpleNamespace(allow_tf32=False)))
+    return SimpleNamespace(cuda=cuda, version=SimpleNamespace(hip=None), backends=backends,
+                           get_float32_matmul_precision=lambda: "highest",
                            _C=SimpleNamespace(_cuda_hasPrimaryContext=lambda index: cuda.initialized))
 
 
@@ -179,3 +191,57 @@ def test_probe_state_never_resets_the_peak_counter(moment):
     state = TorchProbe(torch_stand_in(cuda)).state(moment)
     assert state["allocated_bytes.all.peak"] == 3 * GiB and cuda.peak == 3 * GiB
 
+
+
+# The cuBLAS cold cause (torch 2.11's CublasHandlePool.cpp) ------------------------------
+
+def first_cell_causes(cuda, source, blocks):
+    """The causes of a first CUDA cell whose allocator ends with active blocks of ``blocks`` bytes."""
+    cuda.blocks = []
+    watch = ColdWatch([TorchProbe(torch_stand_in(cuda))], source)
+    watch.snapshot("before")
+    cuda.blocks = blocks
+    cuda.allocate(sum(blocks))
+    watch.snapshot("after_cold")
+    watch.snapshot("after_warm")
+    return [cause.name for cause in watch.causes()]
+
+
+CUBLAS = "cuBLAS handle and workspace created"
+HOPPER = 32 * 2**20
+
+
+@pytest.mark.parametrize("capability, workspace", [((9, 0), HOPPER), ((8, 0), WORKSPACE), ((10, 0), WORKSPACE),
+                                                   ((12, 0), WORKSPACE)])
+def test_the_workspace_looked_for_is_this_architectures(capability, workspace):
+    """32 MiB on compute capability 9.0 only; 8,519,680 bytes on every other GPU."""
+    other = HOPPER if workspace == WORKSPACE else WORKSPACE
+    assert CUBLAS in first_cell_causes(AllocatorStandIn(capability=capability), "c = a @ b", [workspace])
+    assert CUBLAS not in first_cell_causes(AllocatorStandIn(capability=capability), "c = a @ b", [other])
+
+
+def test_a_32_mib_tensor_is_not_a_cublas_workspace():
+    """A 4096×4096 bf16 tensor is 32 MiB, the Hopper workspace's size: creating one runs no product."""
+    cell = "a = torch.empty(4096, 4096, dtype=torch.bfloat16, device='cuda')"
+    assert CUBLAS not in first_cell_causes(AllocatorStandIn(capability=(9, 0)), cell, [HOPPER])
+    assert CUBLAS not in first_cell_causes(AllocatorStandIn(capability=(9, 0)), "@torch.no_grad\ndef f(): pass",
+                                           [HOPPER])
+    for product in ("c = a @ b", "c = torch.matmul(a, b)", "y = torch.nn.functional.linear(x, w)", "a @= b"):
+        assert CUBLAS in first_cell_causes(AllocatorStandIn(capability=(9, 0)), product, [HOPPER])
+
+
+def test_cublas_workspace_config_sets_the_size(monkeypatch):
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    assert CUBLAS in first_cell_causes(AllocatorStandIn(capability=(8, 0)), "c = a @ b", [HOPPER])
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    assert CUBLAS in first_cell_causes(AllocatorStandIn(capability=(9, 0)), "c = a @ b", [16 * 1024 * 8])
+
+
+def test_cuda_malloc_async_has_no_snapshot_and_the_check_is_skipped_with_a_note():
+    """With PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, torch.cuda.memory_snapshot() raises
+    RuntimeError: the cell is still timed, its other causes named, and the report says why cuBLAS is not."""
+    error = RuntimeError("CUDAMallocAsyncAllocator does not yet support getSnapshot (not meaningful)")
+    cuda = AllocatorStandIn(snapshot_error=error)
+    names = first_cell_causes(cuda, "c = a @ b", [WORKSPACE])
+    assert names[:2] == ["CUDA context created", "memory pool grew"] and CUBLAS not in names
+    assert "cuBLAS workspace not looked for" in names

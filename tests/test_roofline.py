@@ -172,3 +172,42 @@ def test_roofline_chart_is_drawn_in_a_browser(tensors, tmp_path):
     roofline_images = [i for i in seen["images"] if (i["naturalWidth"], i["naturalHeight"]) == SVG_SIZE]
     assert len(roofline_images) == 1 and roofline_images[0]["complete"]  # the SVG image decoded and laid out
     assert "Roofline" in seen["text"]
+
+
+def test_a_tensor_read_twice_counts_its_elements_once(tensors):
+    """``a @ a`` reads a's elements once (README: every distinct element once); ``a @ a.t()``
+    reads the same elements through a view."""
+    tensors.run_cell("s = torch.randn(128, 128)")
+    square = 128 * 128 * 4
+    assert roofline(tensors, "-n 1 --roofline s @ s").roofline.bytes == 2 * square  # s once, the result once
+    assert roofline(tensors, "-n 1 --roofline s @ s.t()").roofline.bytes == 2 * square
+    assert roofline(tensors, "-n 1 --roofline s + s").roofline.bytes == 2 * square
+
+
+def _stats(dtype, nbytes, flops=0, kind="data"):
+    from ipython_cudatime.explain.roofline import OpStat
+
+    return [OpStat("aten::copy_", kind, dtype, "cuda:0", calls=1, flops=flops, bytes=nbytes, seconds=1e-3)]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "bool"])
+def test_a_copy_of_a_dtype_without_a_flop_peak_is_rated_against_bandwidth(dtype):
+    """A 1 GiB uint8 (or bool) copy on an H200: no uint8 FLOP peak in the table, yet a copy
+    computes nothing, so it is memory-bound against the 4.8 TB/s bandwidth."""
+    from ipython_cudatime.explain.roofline import build
+    from ipython_cudatime.result import Run
+
+    r = build(_stats(dtype, 2 * 2**30), Run(1e-3, 1e-3), 1e-3, lambda device: "NVIDIA H200", {})
+    assert r.bound == "memory" and r.fraction_of_peak == pytest.approx(2 * 2**30 / 1e-3 / 4.8e12)
+    assert "memory-bound" in r.verdict
+
+
+def test_the_harness_cost_is_not_counted_as_work_outside_the_ops():
+    """A counting run of 1 ms of ops plus the harness's 40 µs (final synchronize, timing event)
+    spent nothing outside PyTorch ops: no "NumPy, CuPy, JAX or Python work" to report."""
+    from ipython_cudatime.explain.roofline import build
+    from ipython_cudatime.result import Run
+
+    r = build(_stats("fp32", 2**20), Run(1.04e-3, 1.04e-3), 1e-3, lambda device: "NVIDIA H200", {},
+              harness=40e-6)
+    assert r.outside_share == pytest.approx(0.0, abs=1e-9)

@@ -245,3 +245,13 @@ def test_the_harness_synchronizations_around_the_cell_are_not_the_cells(tmp_path
     inside = [event("ipython_cudatime: cell", 4, 150, "user_annotation", 1)]
     own = profile_trace(write(tmp_path, marks[:1] + inside + host + kernel, "own.json"))
     assert own.sync_time == pytest.approx(95e-6) and own.kind == "synchronization"
+
+
+def test_a_gpu_bound_run_of_copies_names_the_copies_not_the_top_kernel(tmp_path):
+    """900 µs of host-to-device copies and a 100 µs kernel: the copies are where the time went."""
+    events = [event("Memcpy HtoD (Pageable -> Device)", 100 * i, 90, "gpu_memcpy") for i in range(10)]
+    events.append(event("void at::native::vectorized_elementwise_kernel<4>", 1000, 100))
+    profile = profile_trace(write(tmp_path, events))
+    assert profile.kind == "GPU-bound"
+    assert "most in memory copies and sets (10 calls, 900 µs)" in profile.verdict
+    assert "vectorized_elementwise_kernel" not in profile.verdict

@@ -65,6 +65,26 @@ def _unique_bytes(tensor):
         return tensor.numel() * tensor.element_size()
 
 
+def _elements(tensor):
+    """What names a tensor's elements: its storage, offset, dtype and (size, stride) pairs, so that
+    ``a`` twice, or ``a`` and ``a.t()``, are the same elements; the tensor itself where it has no
+    storage to name (fake or sparse tensors)."""
+    try:
+        pairs = sorted((size, stride) for size, stride in zip(tensor.shape, tensor.stride()) if size != 1)
+        return (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.dtype, tuple(pairs))
+    except (RuntimeError, NotImplementedError):
+        return id(tensor)
+
+
+def _distinct(tensors):
+    """``tensors`` with each set of elements once: ``a @ a`` reads ``a`` once. Inputs and outputs
+    are kept apart by the caller: an in-place op reads and writes the same elements."""
+    seen = {}
+    for tensor in tensors:
+        seen.setdefault(_elements(tensor), tensor)
+    return list(seen.values())
+
+
 def _kind(func, name, flops):
     if flops:
         return "counted"
@@ -120,7 +140,7 @@ class _Recorder(TorchDispatchMode):
             flops = sum(t.numel() for t in outputs[:1])
         stat.flops += flops
         if kind != "view":
-            stat.bytes += sum(_unique_bytes(t) for t in inputs + outputs)
+            stat.bytes += sum(_unique_bytes(t) for t in _distinct(inputs) + _distinct(outputs))
 
 
 class OpCounter:
@@ -154,9 +174,11 @@ class OpCounter:
     def stats(self):
         return list(self._stats.values())
 
-    def summary(self, run, median):
-        """The Roofline of the counted ``run``, with rates over the warm ``median``."""
-        return build(self.stats, run, median, self.device_name, self.tf32, self.peak, self._recorder.bookkeeping)
+    def summary(self, run, median, harness=0.0):
+        """The Roofline of the counted ``run``, with rates over the warm ``median``; ``harness`` is
+        the harness's own cost per run, kept out of the share spent outside the ops."""
+        return build(self.stats, run, median, self.device_name, self.tf32, self.peak, self._recorder.bookkeeping,
+                     harness)
 
     @staticmethod
     def device_name(device):

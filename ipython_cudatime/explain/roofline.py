@@ -141,8 +141,12 @@ def resolve_peaks(device, device_name, dtype, op_name, tf32, override):
 
 
 def _roof(line, intensity, flop_rate, byte_rate):
-    """bound and fraction_of_peak from the peaks and the achieved rates."""
+    """bound and fraction_of_peak from the peaks and the achieved rates. Work that computes
+    nothing (a copy, a fill: intensity 0) is memory-bound on any device, FLOP peak or none: a
+    uint8 or bool copy has no FLOP peak to look up, and needs none."""
     peak_flops, peak_bandwidth = line
+    if peak_bandwidth and intensity == 0:
+        return "memory", byte_rate / peak_bandwidth if byte_rate is not None else None
     if peak_flops and peak_bandwidth and intensity is not None:
         if intensity >= peak_flops / peak_bandwidth:
             return "compute", flop_rate / peak_flops if flop_rate is not None else None
@@ -165,11 +169,19 @@ def _uncounted(stats):
     return [(name, calls, seconds / total) for name, (calls, seconds) in ranked]
 
 
-def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0):
+def _outside_share(op_seconds, bookkeeping, run, harness):
+    """The share of the counting run outside PyTorch ops, over the run less the harness's own
+    cost (its final synchronize and timing event: ``harness`` seconds), which is no cell's work."""
+    own = run.wall - harness if run.wall else 0.0
+    return max(0.0, 1 - (op_seconds + bookkeeping) / own) if own > 0 else 0.0
+
+
+def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0, harness=0.0):
     """A Roofline from the counting run's ``stats`` (OpStat records) and its ``run``, over ``median``.
 
     ``device_name(device)`` turns "cuda:0" into torch's name for that GPU; ``bookkeeping`` is
-    the counter's own time inside the run, which is neither the ops' nor anything else's.
+    the counter's own time inside the run, which is neither the ops' nor anything else's;
+    ``harness`` the harness's cost per run (``result.Harness.wall``), likewise.
     """
     flops = sum(s.flops for s in stats)
     nbytes = sum(s.bytes for s in stats)
@@ -182,7 +194,7 @@ def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0)
     roofline = Roofline(flops, nbytes, flops / nbytes if nbytes else None, *rates, device=name, dtype=dtype,
                         pointwise_flops=sum(s.flops for s in stats if s.kind == "pointwise"),
                         uncounted=_uncounted(stats), wall=run.wall,
-                        outside_share=max(0.0, 1 - (op_seconds + bookkeeping) / run.wall) if run.wall else 0.0)
+                        outside_share=_outside_share(op_seconds, bookkeeping, run, harness))
     if top is not None:
         peak_flops, peak_bandwidth, source, notes = resolve_peaks(device, name, dtype, top.name, tf32, override)
         roofline.peak_flops, roofline.peak_bandwidth, roofline.peak_source = peak_flops, peak_bandwidth, source

@@ -54,8 +54,8 @@ def device_verdict(p):
             f"of device time ({fmt(p.breakdown['communication'])} of {fmt(device_time)}); overlap them with "
             "compute or exchange less")
     if p.busy_fraction >= GPU_BOUND_BUSY:
-        name, calls, seconds = p.top[0] if p.top else ("memory copies", p.copy_count, p.breakdown["memory"])
-        return "GPU-bound", (f"GPU-bound: busy {_percent(p.busy_fraction)} of {window}, most in {short_name(name)} "
+        name, calls, seconds = _largest(p)
+        return "GPU-bound", (f"GPU-bound: busy {_percent(p.busy_fraction)} of {window}, most in {name} "
                              f"({calls:,} call{'s' if calls != 1 else ''}, {fmt(seconds)})")
     if p.window and p.sync_time / p.window >= SYNC_SHARE:
         return "synchronization", (
@@ -63,6 +63,16 @@ def device_verdict(p):
             f"{window} ({fmt(p.sync_time)}) while the GPU was busy {_percent(p.busy_fraction)}; each wait "
             "drains the queue (.item(), .cpu(), print of a tensor): move them out of the loop")
     return _idle_verdict(p, window)
+
+
+def _largest(p):
+    """(name, calls, seconds) of what took the most device time: the top kernel, or memory copies
+    and sets together when they took more than it (a host-to-device copy loop is not its kernels)."""
+    copies = ("memory copies and sets", p.copy_count, p.breakdown.get("memory", 0.0))
+    if not p.top or copies[2] > p.top[0][2]:
+        return copies
+    name, calls, seconds = p.top[0]
+    return short_name(name), calls, seconds
 
 
 def _idle_verdict(p, window):
