@@ -8,17 +8,30 @@ first workload runs, so every row sees the same frameworks loaded (``%cudatime``
 CuPy backend once CuPy is imported). A harness that fails leaves its error in its cell and
 the table is still written.
 
-The harnesses do not all measure the same thing (the ``clock`` of each is in the table), so
-each row states where they must agree:
+The harnesses do not all measure the same thing, and each row compares like with like.
+Each harness's reading is of one of two kinds:
 
-* the 8192³ bf16 GEMM and the 1 GiB copy keep the GPU busy for the whole call: every
-  harness must be within ±5% of %cudatime;
+* **per call**: one call timed on its own after the device drained: ``cupyx benchmark``
+  (CUDA events around each call), ``triton do_bench`` (the same, after flushing L2), and
+  ``%cudatime`` when it times one run per sample;
+* **throughput**: a block of back-to-back calls, divided by their number: ``torch Timer``
+  (wall clock, one synchronize per block) and ``%cudatime`` when it batches k runs per sample.
+
+%cudatime is compared with the harnesses of its own kind in that row, within the row's band
+plus the known offsets, each stated in the band column: **one synchronize** per sample or block
+in a wall-clock reading (its cost is %cudatime's measured harness cost, divided by the calls in
+that sample or block), and **one launch** (``LAUNCH``) between a per-call reading and a
+throughput one, which a reading on an idle device includes and back-to-back calls hide. That
+second offset is only known where the work outlasts a launch many times over (the GEMM, the
+copy, the reference kernel, the loop); where it does not (the tiny op, whose throughput *is*
+the host's launch interval), readings of the other kind are shown and not compared.
+
+* the 8192³ bf16 GEMM and the 1 GiB copy keep the GPU busy for the whole call: ±5%;
 * a reference kernel of known length (``torch.cuda._sleep``, its cycles per second
   calibrated against CUDA events first): every harness within ±5% of that length;
 * seed 002's launch-bound loop: the GPU waits on Python throughout, so every clock spans
   the same loop: ±10%;
-* the tiny elementwise op is not comparable: per-call latency with a sync, throughput over a
-  block, events after an L2 flush and event spans each measure a different thing there.
+* the tiny elementwise op: throughput against throughput (%cudatime batched, Timer): ±15%.
 
 Without a GPU the sizes shrink, the GPU-only harnesses and the reference kernel are reported
 as absent, and the bands are not applied (the CPU here is shared and noisy).
@@ -49,7 +62,12 @@ CUDA = torch.cuda.is_available()
 DEVICE = "cuda" if CUDA else "cpu"
 SETUP = SEED_002 + f"device = {DEVICE!r}\n"
 SLEEP_SECONDS = 0.01  # the reference kernel's length
-NOT_COMPARABLE = "not comparable: each harness measures a different thing"
+PER_CALL, THROUGHPUT = "per call", "throughput"
+# What each harness's reading is (see the module's docstring); a harness not listed is not compared.
+KINDS = {"torch Timer": THROUGHPUT, "triton do_bench": PER_CALL, "cupyx benchmark": PER_CALL}
+# One launch: on an idle GPU, the span from the start event to the kernel's start (a few µs of
+# driver and launch latency); a per-call reading includes it, back-to-back calls hide it.
+LAUNCH = 10e-6
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,7 @@ class Workload:
     stmt: str
     band: float = None  # relative tolerance; None: not comparable
     against: str = "%cudatime"  # what the band is around: %cudatime's median or "known length"
+    outlasts_launch: bool = True  # the work outlasts a launch many times: per call = throughput + LAUNCH
 
 
 def workloads(quick):
@@ -71,7 +90,8 @@ def workloads(quick):
                  "g @ g", 0.05),
         Workload(f"{format_bytes(copy_bytes)} copy", f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device=device)\n"
                  "dst = torch.empty_like(src)", "dst.copy_(src)", 0.05),
-        Workload("tiny elementwise", "t = torch.ones(16, device=device)", "t.add_(1)"),
+        Workload("tiny elementwise", "t = torch.ones(16, device=device)", "t.add_(1)", 0.15,
+                 outlasts_launch=False),
         Workload("seed 002 loop", f"X = torch.randn({loop}, {loop}, device=device)\nK = torch.randn(1, 1, device=device)",
                  "corr2d(X, K)", 0.10),
     ]
@@ -103,8 +123,9 @@ def import_harnesses():
     from torch.utils import benchmark
 
     def timer(fn):  # Timer runs one thread unless told otherwise; the others use them all
-        return benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads()).blocked_autorange(
-            min_run_time=0.5).median
+        measured = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads()).blocked_autorange(
+            min_run_time=0.5)
+        return {"seconds": measured.median, "calls_per_sync": measured.number_per_run}
 
     found = {"torch Timer": ("wall: synchronized once per block, mean per call", timer)}
     if not CUDA:
@@ -135,9 +156,11 @@ def _optional(clock, load):
 
 
 def cell(measure, *args):
-    """One table cell: {"seconds": s}, or {"error": "Type: message"} when the harness raised."""
+    """One table cell: {"seconds": s, ...what it says of its reading}, or {"error": "Type: message"}
+    when the harness raised."""
     try:
-        return {"seconds": measure(*args)}
+        got = measure(*args)
+        return got if isinstance(got, dict) else {"seconds": got}
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}".splitlines()[0][:200]}
 
@@ -149,27 +172,71 @@ def compiled(ns, stmt):
 
 
 def cudatime(ip, budget):
+    """%cudatime's reading: its median, its kind (batched: throughput), and its clock with the
+    synchronize a wall-clock sample carries (the harness's measured cost, per run of the sample)."""
     def measure(fn):
         measure.clock = None
         ip.user_ns["_timed"] = fn
         result = ip.run_line_magic("cudatime", f"-o -q -b {budget} _timed()")
         measure.clock = result.clock
-        return result.median
+        batch = result.batch or 1
+        return {"seconds": result.median, "kind": THROUGHPUT if batch > 1 else PER_CALL, "clock": result.clock,
+                "calls_per_sync": batch if result.clock == "wall" else None, "sync": result.harness.wall}
 
     return measure
 
 
+def sync_share(got, sync):
+    """The synchronize a reading carries per call: one per block, over the block's calls; none on events."""
+    calls = got.get("calls_per_sync")
+    return sync / calls if calls else 0.0
+
+
+def allowed(workload, got, subject, kind):
+    """How far ``got`` (of ``kind``) may be from %cudatime's ``subject`` reading, in seconds, and the
+    offsets stated; None where the kinds differ and no offset is known (the work is launch-sized)."""
+    if kind != subject["kind"] and not workload.outlasts_launch:
+        return None, ""
+    syncs = sync_share(got, subject["sync"]) + sync_share(subject, subject["sync"])
+    launch = LAUNCH if kind != subject["kind"] else 0.0
+    stated = (["one launch"] if launch else []) + (["one synchronize per block"] if syncs else [])
+    return workload.band * subject["seconds"] + syncs + launch, " + ".join(stated)
+
+
+def _compared(workload, row, reference):
+    """(outside the band, compared with offsets, not compared): harness names, each with its offsets."""
+    outside, compared, skipped = [], [], []
+    subject = row.get("%cudatime", {})
+    for name, got in row.items():
+        if "seconds" not in got or name == "%cudatime" and workload.against != "known length":
+            continue
+        if workload.against == "known length":
+            limit, offsets = workload.band * reference, ""
+        else:
+            limit, offsets = allowed(workload, got, subject, KINDS.get(name))
+            if KINDS.get(name) is None or limit is None:
+                skipped.append(f"{name} ({KINDS.get(name) or 'unknown kind'})")
+                continue
+        compared.append(f"{name}{f' (+ {offsets})' if offsets else ''}")
+        if abs(got["seconds"] - reference) > limit:
+            outside.append(name)
+    return outside, compared, skipped
+
+
 def band_verdict(workload, row, reference):
-    """"pass", "FAIL: ..." or why the band does not apply."""
+    """"pass (...)", "FAIL (...): names" or why the band does not apply; each names what was compared
+    with what, the offsets allowed, and the readings of another kind left uncompared."""
     if workload.band is None:
-        return NOT_COMPARABLE
+        return "not compared"
     if not CUDA:
         return f"±{workload.band:.0%} on a GPU (not applied on the CPU)"
-    if reference is None:
+    if reference is None or "seconds" not in row.get("%cudatime", {}) and workload.against != "known length":
         return "FAIL: no reference time"
-    outside = [name for name, got in row.items()
-               if "seconds" in got and abs(got["seconds"] / reference - 1) > workload.band]
-    label = f"±{workload.band:.0%} of {workload.against}"
+    outside, compared, skipped = _compared(workload, row, reference)
+    kind = "" if workload.against == "known length" else f" {row['%cudatime']['kind']}"
+    label = f"±{workload.band:.0%} of {workload.against}{kind}: {', '.join(compared) or 'nothing to compare'}"
+    if skipped:
+        label += f"; not compared, another kind: {', '.join(skipped)}"
     return f"FAIL ({label}): {', '.join(outside)}" if outside else f"pass ({label})"
 
 
@@ -185,7 +252,9 @@ def measure_rows(ip, harnesses, quick):
             times[name] = cell(measure, fn) if callable(measure) else {"absent": measure}
         reference = (SLEEP_SECONDS if workload.against == "known length"
                      else times["%cudatime"].get("seconds"))
-        rows.append({"workload": workload.name, "stmt": workload.stmt, "clock": subject.clock, "times": times,
+        kind = times["%cudatime"].get("kind")
+        clock = f"{subject.clock}, {kind}" if kind else subject.clock
+        rows.append({"workload": workload.name, "stmt": workload.stmt, "clock": clock, "times": times,
                      "expected": SLEEP_SECONDS if workload.against == "known length" else None,
                      "band": band_verdict(workload, times, reference)})
     return rows
@@ -203,7 +272,8 @@ def run(quick=False, extra_harnesses=None):
     device = torch.cuda.get_device_name(0) if CUDA else "cpu (no GPU: sizes shrunk)"
     return {"cuda": CUDA, "device": device, "torch": torch.__version__,
             "clocks": {"%cudatime": "its own choice per row (column clock)",
-                       **{name: clock for name, (clock, _) in harnesses.items()}},
+                       **{name: f"{clock} ({KINDS.get(name, 'kind unknown: not compared')})"
+                          for name, (clock, _) in harnesses.items()}},
             "rows": measure_rows(ip, harnesses, quick), "tiny": [] if CUDA else tiny_rows(ip, quick)}
 
 

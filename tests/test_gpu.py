@@ -127,9 +127,28 @@ def test_side_stream_kernel_is_caught_by_the_wall_clock(cuda_ns):
         assert one.wall > product * 0.8  # the wall clock waited for the product
 
 
+SLEEP_CYCLES = 100_000  # torch.cuda._sleep: about 50-100 µs at 1-2 GHz, far above a launch interval
+
+
+def test_a_short_kernel_is_batched_and_reads_its_own_time_without_the_synchronize(cuda_ns):
+    """A kernel of known cycles, long enough not to be launch-bound and short enough to be batched
+    (under 100 synchronizes): it reads its own time, which CUDA events around one launch give,
+    and not that plus a synchronize of 10-30 µs (15% or more of it)."""
+    sleep = torch.cuda._sleep
+    sleep(SLEEP_CYCLES)
+    torch.cuda.synchronize()
+    kernel = event_median(lambda: sleep(SLEEP_CYCLES), 11)
+    run(cuda_ns, f"_r = %cudatime -o -q torch.cuda._sleep({SLEEP_CYCLES})")
+    r = cuda_ns.user_ns.pop("_r")
+    assert r.batch > 1 and r.clock == "device", r
+    assert r.harness.wall > 0.1 * kernel, r.harness  # a synchronize in the answer would show
+    assert r.median == pytest.approx(kernel, rel=0.07)
+
+
 def test_a_tiny_kernel_is_batched_and_read_on_the_device_clock(cuda_ns):
     """A few-µs kernel next to a synchronize of 10-30 µs: runs are batched k per sample, the
-    device clock is the answer, and it agrees with CUDA events around 1,000 back-to-back launches."""
+    device clock is the answer, and it agrees with CUDA events around 1,000 back-to-back launches:
+    both read max(kernel time, host launch interval), which for ``t + 1`` is the launch interval."""
     cuda_ns.run_cell("t = torch.ones(16, device='cuda')\n(t + 1).sum().item()")
     run(cuda_ns, "_r = %cudatime -o -q u = t + 1")
     r = cuda_ns.user_ns.pop("_r")
