@@ -8,12 +8,16 @@ import time
 
 def arguments(doc, *extra, argv=None):
     """The benchmarks' command line: ``--quick`` (to check a script runs), ``--json PATH``,
-    and any ``extra`` (flag, help) options that take a path. ``argv`` defaults to sys.argv."""
+    and any ``extra`` (flag, help) options that take a path, or (flag, help, "switch") ones
+    that take nothing. ``argv`` defaults to sys.argv."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     parser.add_argument("--json", metavar="PATH", help="also write the figures here")
-    for flag, help_text in extra:
-        parser.add_argument(flag, metavar="PATH", help=help_text)
+    for flag, help_text, *switch in extra:
+        if switch:
+            parser.add_argument(flag, action="store_true", help=help_text)
+        else:
+            parser.add_argument(flag, metavar="PATH", help=help_text)
     return parser.parse_args(argv)
 
 

@@ -6,7 +6,10 @@ answer is known (a loop of tiny kernels is launch-bound, a large GEMM is GPU-bou
 full text report and the figures the feature adds are kept for gpu-results.md. A feature
 that fails is recorded with its error and the others still run.
 
-    python benchmarks/features.py [--quick] [--json PATH] [--markdown PATH] [--traces DIR]
+    python benchmarks/features.py [--quick] [--quick-cost] [--json PATH] [--markdown PATH] [--traces DIR]
+
+``--quick-cost`` keeps the full sizes of the features but runs the cost benchmark
+(benchmarks/roofline.py) with its ``--quick`` repeats: what fits a device check's short step.
 """
 
 import os
@@ -86,7 +89,8 @@ def run_feature(ip, feature):
 
 def roofline_cost(quick):
     """benchmarks/roofline.py's printout (the cost of --roofline and of the peak-memory reading),
-    run in a process of its own so that its first --roofline call pays the lazy imports."""
+    run in a process of its own so that its first --roofline call pays the lazy imports;
+    ``quick``: with its ``--quick`` repeats."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "roofline.py")
     done = subprocess.run([sys.executable, script] + (["--quick"] if quick else []), capture_output=True,
                           text=True, timeout=300)
@@ -105,7 +109,8 @@ def markdown(rows, device):
 
 def main():
     args = arguments(__doc__, ("--markdown", "also write the reports as Markdown here"),
-                     ("--traces", "keep the Chrome traces in this folder (default: a temporary one)"))
+                     ("--traces", "keep the Chrome traces in this folder (default: a temporary one)"),
+                     ("--quick-cost", "run the cost benchmark (benchmarks/roofline.py) with --quick", "switch"))
     traces = args.traces or tempfile.mkdtemp(prefix="features-")
     os.makedirs(traces, exist_ok=True)
     ip = start_ipython()
@@ -113,7 +118,7 @@ def main():
     ip.run_cell("import torch")
     rows = [run_feature(ip, feature) for feature in features(args.quick, traces)]
     rows.append({"name": "The cost of --roofline and of the peak-memory reading", "command": "benchmarks/roofline.py",
-                 "expect": "the peak-memory reading under 50 µs per call", **roofline_cost(args.quick)})
+                 "expect": "the peak-memory reading under 50 µs per call", **roofline_cost(args.quick or args.quick_cost)})
     device = torch.cuda.get_device_name(0) if CUDA else "cpu"
     text = markdown(rows, device)
     print(text)

@@ -19,6 +19,7 @@ pytestmark = [
 ]
 
 FRAMEWORKS = ("torch", "cupy", "jax", "numba")
+SLEEP_CYCLES = 100_000  # torch.cuda._sleep: about 50-100 µs at 1-2 GHz, far above a launch interval
 
 
 def fresh_cudatime(prelude, setup, line, env=None):
@@ -114,6 +115,37 @@ def test_cold_causes_name_context_pool_and_cublas_on_a_first_matmul():
     assert "precision settings" in names
 
 
+def test_a_tensor_of_the_workspaces_size_is_no_cublas_cause():
+    """A first CUDA cell that creates a tensor exactly the size of this GPU's cuBLAS workspace (32 MiB
+    on an H100/H200: a 4096×4096 bf16 tensor) runs no product: no cuBLAS cause."""
+    setup = "import torch\nfrom ipython_cudatime.explain.torch_probe import workspace_size"
+    line = "-n 3 w = torch.empty(workspace_size(torch), dtype=torch.uint8, device='cuda')"
+    names = cause_names(fresh_cudatime("import torch\n", setup, line))
+    assert "cuBLAS handle and workspace created" not in names and "memory pool grew" in names, names
+
+
+def test_cuda_malloc_async_skips_the_workspace_check_with_a_note():
+    """With PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, memory_snapshot() raises: the cell is timed
+    and the report says the cuBLAS check was skipped."""
+    r = fresh_cudatime("import torch\n", "import torch\na = torch.randn(1024, 1024)", "-n 3 (a.cuda() @ a.cuda()).sum()",
+                       env={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"})
+    assert "cuBLAS workspace not looked for" in cause_names(r) and r["synchronized"] == ["torch cuda:0"]
+
+
+def test_profile_of_one_kernel_after_host_work_is_not_a_synchronization_verdict(cuda_ns):
+    """The harness's synchronizes before and after the profiled cell are not the cell's."""
+    cuda_ns.run_cell("import time")
+    cell = f"t0 = time.perf_counter()\nwhile time.perf_counter() - t0 < 5e-5: pass\ntorch.cuda._sleep({2 * SLEEP_CYCLES})"
+    profile = cuda_ns.run_cell_magic("cudatime", "-o -q -n 3 -p", cell).profile
+    assert profile.kind != "synchronization" and profile.sync_time < 0.05 * profile.window, profile
+
+
+def test_profile_of_device_copies_names_the_copies(cuda_ns):
+    cuda_ns.run_cell("src = torch.empty(1 << 30, dtype=torch.uint8, device='cuda')\ndst = torch.empty_like(src)")
+    profile = cuda_ns.run_line_magic("cudatime", "-o -q -n 3 -p for _ in range(5): dst.copy_(src)").profile
+    assert profile.kind == "GPU-bound" and "most in memory copies and sets" in profile.verdict, profile
+
+
 def test_side_stream_kernel_is_caught_by_the_wall_clock(cuda_ns):
     """Events on the current stream miss a product queued on another stream; the synchronized
     wall clock does not, and the statistics must use it."""
@@ -125,9 +157,6 @@ def test_side_stream_kernel_is_caught_by_the_wall_clock(cuda_ns):
     for one in r.warm:
         assert one.device < product / 10  # the events saw only the launch
         assert one.wall > product * 0.8  # the wall clock waited for the product
-
-
-SLEEP_CYCLES = 100_000  # torch.cuda._sleep: about 50-100 µs at 1-2 GHz, far above a launch interval
 
 
 def test_a_short_kernel_is_batched_and_reads_its_own_time_without_the_synchronize(cuda_ns):

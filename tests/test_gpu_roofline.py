@@ -46,6 +46,24 @@ def test_large_copy_reaches_sixty_percent_of_the_bandwidth(ip):
     assert r.fraction_of_peak >= 0.6, r.verdict
 
 
+def test_a_uint8_copy_is_memory_bound_without_a_uint8_peak(ip):
+    """The table has no uint8 FLOP peak; a copy computes nothing and is rated against bandwidth."""
+    entry = datacenter_entry()
+    ip.run_cell("import torch\nsrc = torch.empty(1 << 30, dtype=torch.uint8, device='cuda')\ndst = torch.empty_like(src)")
+    r = ip.run_line_magic("cudatime", "-o -q -n 20 --roofline dst.copy_(src)").roofline
+    assert r.dtype == "uint8" and r.peak_flops is None and r.bytes == 2 * (1 << 30)
+    assert r.bound == "memory" and r.fraction_of_peak >= 0.6 and "memory-bound" in r.verdict, r.verdict
+    assert r.peak_bandwidth == entry.bandwidth
+
+
+def test_the_harness_is_not_work_outside_the_ops(ip):
+    """A counting run of torch ops alone: its final synchronize and timing event are the harness's,
+    not "NumPy, CuPy, JAX or Python work" (the share stays under a few percent)."""
+    ip.run_cell(f"import torch\na = torch.randn({N}, {N}, device='cuda', dtype=torch.bfloat16)")
+    r = ip.run_line_magic("cudatime", "-o -q -n 5 --roofline a @ a").roofline
+    assert r.outside_share < 0.05, r
+
+
 def test_memory_agrees_with_max_memory_allocated_measured_by_hand(ip):
     ip.run_cell("import torch\na = torch.randn(4096, 4096, device='cuda')\nc = a @ a\ndel c")  # cuBLAS set up
     ns = ip.user_ns
