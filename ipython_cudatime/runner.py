@@ -189,14 +189,17 @@ class Sampler:
     def _timed(self, fn, **kwargs):
         return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
 
+    def _cell(self, mark):
+        """The cell, inside ``mark(fn)`` when a profiler watches it (``TorchProfiler.cell``)."""
+        return self.fn if mark is None else mark(self.fn)
+
     def cold(self, mark=None):
-        """The first run, with the process's CPU times as ``%time`` prints them; (Run, value).
-        ``mark(fn)`` wraps the cell when a profiler watches it (``TorchProfiler.cell``)."""
-        return self._timed(self.fn if mark is None else mark(self.fn), cpu_times=True)
+        """The first run, with the process's CPU times as ``%time`` prints them; (Run, value)."""
+        return self._timed(self._cell(mark), cpu_times=True)
 
     def run(self, before="settle", mark=None):
         self.repeats.reset()
-        return self._timed(self.fn if mark is None else mark(self.fn), before=before)[0]
+        return self._timed(self._cell(mark), before=before)[0]
 
     def sample(self, runs):
         """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""

@@ -32,6 +32,9 @@ class CudaStandIn:
     def device_count(self):
         return self.devices
 
+    def get_device_capability(self, device=None):
+        return (8, 0)
+
     def current_device(self):
         return self.current
 
