@@ -68,12 +68,15 @@ def _unique_bytes(tensor):
 def _elements(tensor):
     """What names a tensor's elements: its storage, offset, dtype and (size, stride) pairs, so that
     ``a`` twice, or ``a`` and ``a.t()``, are the same elements; the tensor itself where it has no
-    storage to name (fake or sparse tensors)."""
+    storage to name (meta, fake or sparse tensors: address 0, or none)."""
     try:
+        address = tensor.untyped_storage().data_ptr()
         pairs = sorted((size, stride) for size, stride in zip(tensor.shape, tensor.stride()) if size != 1)
-        return (tensor.untyped_storage().data_ptr(), tensor.storage_offset(), tensor.dtype, tuple(pairs))
     except (RuntimeError, NotImplementedError):
         return id(tensor)
+    if not address:
+        return id(tensor)
+    return (str(tensor.device), address, tensor.storage_offset(), tensor.dtype, tuple(pairs))
 
 
 def _distinct(tensors):
