@@ -18,12 +18,13 @@ function's local scope.
 import ast
 import itertools
 
-from .state import executed_nodes, top_level_names
+from .repeat_rule import executed_nodes, top_level_names
 
+# The loop's own names start with _cudatime_: the cell's ``_`` (IPython's last output) stays the user's.
 _TEMPLATE = """
 def _cudatime_batch(_cudatime_k, _cudatime_repeat):
     _cudatime_value = None
-    for _ in _cudatime_repeat(None, _cudatime_k):
+    for _cudatime_run in _cudatime_repeat(None, _cudatime_k):
         pass
     return _cudatime_value
 """
@@ -67,10 +68,14 @@ def _batchable(tree):
 
 
 def _loop_module(tree):
-    """``_TEMPLATE`` with the cell as the loop's body and its bound names declared global."""
+    """``_TEMPLATE`` with the cell as the loop's body and its bound names declared global; the
+    template's lines are put on the cell's first line, so a traceback shows the cell's lines only."""
     module = ast.parse(_TEMPLATE)
-    function = module.body[0]
     body = list(tree.body)
+    for node in ast.walk(module):
+        if hasattr(node, "lineno"):
+            ast.copy_location(node, body[0])
+    function = module.body[0]
     if isinstance(body[-1], ast.Expr):  # the final expression's value is the batch's value
         body[-1] = ast.copy_location(ast.Assign([ast.Name("_cudatime_value", ast.Store())], body[-1].value),
                                      body[-1])
@@ -94,4 +99,14 @@ def compile_batch(tree, compile_module, namespace):
     scratch = {}
     exec(code, namespace, scratch)  # defines the function, whose globals are the user's namespace
     loop = scratch["_cudatime_batch"]
+    loop.__code__ = _as_module_code(loop.__code__)
     return lambda k: loop(k, itertools.repeat)
+
+
+def _as_module_code(code):
+    """The loop's code named ``<module>``, as a cell's own code is: an error in a batched run is
+    shown as in one run, with no frame of this package's function."""
+    names = {"co_name": "<module>"}
+    if hasattr(code, "co_qualname"):  # Python 3.11+
+        names["co_qualname"] = "<module>"
+    return code.replace(**names)

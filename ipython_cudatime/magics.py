@@ -34,8 +34,9 @@ from .display import Display
 from .explain import PROBES, ColdWatch, ProbeSet
 from .progress import live_progress
 from .result import Env, Task, format_params
+from .repeat_rule import top_level_names
 from .runner import Clock, Plan, measure
-from .state import CellRepeats, NameSnapshot, top_level_names
+from .state import CellRepeats, InterruptHold, NameSnapshot
 
 PACKAGE = __name__.rpartition(".")[0]
 HELP = "`%cudatime?` for help"
@@ -73,13 +74,34 @@ def _render_as_users(shell, error, tb):
     ``_render_traceback_`` through it, in the terminal and in the kernel's error reply."""
     if tb is None:
         return
-    rendered = shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
-    with contextlib.suppress(AttributeError, TypeError):  # an exception type with __slots__
+    with contextlib.suppress(Exception):  # __slots__, a raising __setattr__ or __str__: IPython's own view
+        rendered = shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
         error._render_traceback_ = lambda: rendered
 
 
+def _show_syntax_error_plainly(shell, error):
+    """IPython shows a SyntaxError raised while code runs with every frame above it (its own, this
+    magic's); one in the cell's text is shown as in a cell, with no frame. The shell's
+    ``showsyntaxerror`` is wrapped for the one call that shows ``error`` (IPython 7.34 and 9)."""
+    original = shell.showsyntaxerror
+
+    def show(filename=None, running_compiled_code=False):
+        if sys.exc_info()[1] is error:
+            running_compiled_code = False
+            with contextlib.suppress(AttributeError):
+                del shell.showsyntaxerror  # the class's method again
+        return original(filename, running_compiled_code)
+
+    shell.showsyntaxerror = show
+
+
 def _is_out_of_memory(exc):
-    return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    try:
+        return "out of memory" in str(exc).lower()
+    except Exception:  # an exception that cannot be printed
+        return False
 
 
 def _cell_number(shell):
@@ -95,10 +117,10 @@ def _repeat_note(runs, result, reasons):
     """The report's sentence when the cell changes state that restoring names cannot undo."""
     if not reasons or runs == 0:
         return None
-    why = "; ".join(reasons)
+    why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
     if runs is None:
-        return (f"Ran once only: {why}, so a second run would not start from the state the first one "
-                "started from. -n N forces N more runs (the state then reflects all of them).")
+        return (f"Ran once only: {why}, which a second run would do again; -n N forces N more runs "
+                "(the state then reflects all of them).")
     return f"The state reflects all {result.total_runs} runs, not one (-n {runs} forced them): {why}."
 
 
@@ -190,8 +212,12 @@ class CudaTimeMagics(Magics):
         setup, source, where = (None, rest, local_ns) if cell is None else (rest, cell, None)
         if not source.strip():
             raise UsageError(f"nothing to time: the {'cell' if cell is not None else 'statement'} is empty; {HELP}")
-        compiled = CompiledCell(self.shell, source)
-        run_setup = CompiledCell(self.shell, setup).runner(self.shell.user_ns, where) if setup else None
+        try:
+            compiled = CompiledCell(self.shell, source)
+            run_setup = CompiledCell(self.shell, setup).runner(self.shell.user_ns, where) if setup else None
+        except SyntaxError as exc:  # the user's, shown as IPython shows one in a cell
+            _show_syntax_error_plainly(self.shell, exc)
+            raise exc.with_traceback(None)
         points = len(grid(opts.sweeps)) if opts.sweeps else 1
         with live_progress(self.shell, opts, self.display.notebook, points) as live:
             if opts.sweeps:
@@ -208,16 +234,18 @@ class CudaTimeMagics(Magics):
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, opts, compiled, where, live, params=None):
+    def _measure(self, opts, compiled, where, live, params=None, hold=None):
         """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
-        ``live`` (``progress.LiveProgress``) hears of each run. The result says what it timed: the
-        cell, its label, the swept ``params``, this machine."""
+        ``live`` (``progress.LiveProgress``) hears of each run; ``hold`` (``state.InterruptHold``)
+        starts when the later runs end. The result says what it timed: the cell, its label, the
+        swept ``params``, this machine."""
         shell = self.shell
         scope = shell.user_ns if where is None else where
         plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
         profiler = self._profiler(opts.trace) if opts.profile else None
         counter = self._counter(opts.peak) if opts.roofline or opts.peak is not None else None
-        repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound)
+        frameworks = {module.partition(".")[0] for module, _ in self.registry}
+        repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
         watch = ColdWatch.detect(self.probes, compiled.source)
         measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
                               repeats=repeats, watch=watch, profiler=profiler,
@@ -231,13 +259,20 @@ class CudaTimeMagics(Magics):
         return measurement
 
     def _time(self, opts, compiled, where, run_setup, live):
-        """Setup, then the runs; return (value, error): the report is shown before any error is raised."""
-        try:
-            if run_setup is not None:
-                run_setup()
-            measurement = self._measure(opts, compiled, where, live)
-        except BaseException as exc:  # setup or the cold run failed: nothing to report
-            return None, exc
+        """Setup, then the runs; return (value, error): the report is shown before any error is raised.
+        A Ctrl-C once the later runs are over waits for the report to be shown and saved."""
+        with InterruptHold() as hold:
+            try:
+                if run_setup is not None:
+                    run_setup()
+                measurement = self._measure(opts, compiled, where, live, hold=hold)
+            except BaseException as exc:  # setup or the cold run failed: nothing to report
+                return None, exc
+            value, error = self._report(opts, measurement, live)
+        return value, KeyboardInterrupt() if hold.caught and error is None else error
+
+    def _report(self, opts, measurement, live):
+        """Keep, save and show the result; return (value, error) as ``_time`` does."""
         result, error = measurement.result, measurement.error
         if error is not None and _is_out_of_memory(error):
             result.notes.append(OOM_HINT)

@@ -53,6 +53,10 @@ class Plan:
         """This plan cut to the cold run alone: what a cell that must not repeat gets."""
         return dataclasses.replace(self, runs=0, profile=None if self.profile == "warm" else self.profile)
 
+    def forced(self):
+        """What ``-n N`` gives a cell that must not repeat: exactly N more runs, no warm-up unless asked."""
+        return dataclasses.replace(self, warmup=0 if self.warmup is None else self.warmup)
+
     def wants_more(self, done, spent, last):
         """Whether to make another warm run after ``done`` runs and ``spent`` seconds."""
         if self.runs is not None:
@@ -64,21 +68,28 @@ class Plan:
         return done < MIN_RUNS and last * (MIN_RUNS - done) <= self.budget
 
 
+class StopRepeats(BaseException):
+    """Raised during a later run (by ``Repeats.quiet``'s stand-ins) to end the later runs without
+    an error: the runs done are reported, and the cell succeeds (``input()`` in a later run).
+    Not an ``Exception``, so that the cell's own ``except Exception`` does not swallow it."""
+
+
 class Repeats:
     """What must happen between runs of the same cell; the seam between the runner and
     the user's state (``state.CellRepeats`` is the real one). This default does nothing.
 
-    ``begin()`` is called before the cold run; ``after_cold()`` after it says whether the
-    cell may run again when the plan does not force a count (``-n``); ``reset()`` runs
-    before every later run (warm-up, warm, profiled); ``quiet()`` is a context manager
-    around the later runs (it discards their output); ``end()`` follows them, even
-    when one failed.
+    ``begin()`` is called before the cold run; ``after_cold(value)`` after it, with the cold
+    run's value, says whether the cell may run again (when it may not, the plan is cut to
+    the cold run, or with ``-n`` loses its default warm-up); ``reset()`` runs before every
+    later run (warm-up, warm, profiled); ``quiet()`` is a context manager around the later
+    runs (it discards their output; a ``StopRepeats`` raised inside ends them quietly);
+    ``end()`` follows them, even when one failed.
     """
 
     def begin(self):
         pass
 
-    def after_cold(self):
+    def after_cold(self, value=None):
         return True
 
     def reset(self):
@@ -272,8 +283,8 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     repeats.begin()
     cold, value = _cold_run(sampler, plan, watch, profiler)
     progress.ran("cold", 1, [])
-    if not repeats.after_cold() and plan.runs is None:
-        plan, counter = plan.once(), None
+    if not repeats.after_cold(value):
+        plan, counter = (plan.once(), None) if plan.runs is None else (plan.forced(), counter)
     harness = calibrate(devices, clock, outputs)
     try:
         later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress)
@@ -318,8 +329,12 @@ class _Later:
     def stop(self, error):
         """Keep ``error`` and say which run it stopped: "ValueError in warm run 3"."""
         self.error = error
+        self.halt(type(error).__name__)
+
+    def halt(self, cause):
+        """Say what stopped the later runs, and in which run: "input() in warm-up run 1"."""
         number = {"warm-up": len(self.warmup) + 1, "warm": len(self.warm) + 1}.get(self.phase, "")
-        self.stopped = f"{type(error).__name__} in {self.phase} run {number}".rstrip()
+        self.stopped = f"{cause} in {self.phase} run {number}".rstrip()
 
 
 def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress):
@@ -338,7 +353,9 @@ def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress
                 later.phase = "counting"
                 with counter:
                     later.counted = sampler.run(before="synchronize")
-    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+    except StopRepeats as stop:
+        later.halt(stop.args[0] if stop.args else "a stop")
+    except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too
         later.stop(exc)
     return later
 

@@ -3,57 +3,30 @@
 ``%cudatime`` runs a cell many times; a notebook expects it to leave the state of
 *one* run. Names the cell binds or deletes at top level are put back before every
 later run (``NameSnapshot``), so ``x += 1`` on an int, ``arr = arr * 2`` and
-``del x`` act once. Changes made *inside* objects cannot be put back, so
-``in_place_changes`` names them and the magic then runs the cell once only:
-augmented assignment to a mutable value, mutating methods (``.append``,
-``.update``, torch's trailing-underscore methods, ``optimizer.step()``), the
-working directory and pyplot's figures. ``loss.backward()`` is deliberately not
-on the list: it accumulates gradients, but it is what training cells time.
+``del x`` act once. What no name restore can undo makes the cell run once only:
+``repeat_rule`` decides, after the cold run, from the cell's code and the values it
+met; ``ProcessState`` adds what the cold run changed in the process (the working
+directory, the environment, pyplot's figures).
 
 ``CellRepeats`` is what the runner calls around the later runs (see
-``runner.Repeats``): it restores the names, discards what those runs print as
-it is written, and closes the figures and widgets they create; afterwards the
-names hold the cold run's objects again.
+``runner.Repeats``): it restores the names, makes those runs quiet (what they print,
+at the file-descriptor level too, and display is discarded as it is written; their
+figures and widgets are closed; ``input()`` ends the repeats instead of prompting),
+and afterwards puts back the names and the random generators as the cold run left them.
 """
 
-import ast
+import builtins
 import contextlib
+import ctypes
 import io
 import os
+import random
+import signal
 import sys
-import types
-from numbers import Number  # NumPy scalars, Fraction, Decimal: immutable too
+import threading
 
-from .runner import Repeats
-
-# Immutable values: augmented assignment on them rebinds the name, which the snapshot undoes.
-IMMUTABLE = (int, float, complex, str, bytes, bool, tuple, frozenset, range, type(None))
-MUTATING_METHODS = frozenset({
-    "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "add", "discard",
-    "setdefault", "sort", "reverse", "appendleft", "extendleft", "popleft", "step",
-})
-# torch methods ending in "_" that leave the same state however often they run.
-IDEMPOTENT_INPLACE = frozenset({"copy_", "fill_", "zero_", "requires_grad_", "share_memory_"})
-_MISSING = object()
-
-
-def top_level_names(tree):
-    """Names a cell binds or deletes at its top level (assignments, del, imports, defs, for/with targets)."""
-    names = set()
-
-    def visit(node):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(child.name)
-            elif isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
-                names.add(child.id)
-            elif isinstance(child, ast.alias) and child.name != "*":
-                names.add((child.asname or child.name).partition(".")[0])
-            elif not isinstance(child, (ast.Lambda, ast.comprehension)):
-                visit(child)
-
-    visit(tree)
-    return sorted(names)
+from .repeat_rule import MISSING, repeat_reasons
+from .runner import Repeats, StopRepeats
 
 
 class NameSnapshot:
@@ -61,103 +34,17 @@ class NameSnapshot:
 
     def __init__(self, namespace, names):
         self.namespace = namespace
-        self.saved = {name: namespace.get(name, _MISSING) for name in names}
+        self.saved = {name: namespace.get(name, MISSING) for name in names}
 
     def restore(self):
         for name, value in self.saved.items():
-            if value is not _MISSING:
+            if value is not MISSING:
                 self.namespace[name] = value
             elif name in self.namespace:
                 # A function's locals (a line magic inside a function) are a FrameLocalsProxy on
                 # Python 3.13: no pop(), and a real local variable cannot be deleted from it.
                 with contextlib.suppress(KeyError, ValueError, TypeError):
                     del self.namespace[name]
-
-
-def _resolve(node, namespace):
-    """The value of a ``name.attr.attr`` chain in ``namespace``, or _MISSING (calls nothing but getattr)."""
-    if isinstance(node, ast.Name):
-        return namespace.get(node.id, _MISSING)
-    if isinstance(node, ast.Attribute):
-        owner = _resolve(node.value, namespace)
-        if owner is _MISSING:
-            return _MISSING
-        try:
-            return getattr(owner, node.attr)
-        except Exception:
-            return _MISSING
-    return _MISSING
-
-
-def _root(node):
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
-def executed_nodes(statement):
-    """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
-    if isinstance(statement, _SCOPES):
-        return
-    pending = [statement]
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
-
-
-def _augmented_change(node, namespace, fresh):
-    """``x += …`` where x holds a mutable value now, or ``a[i] += …`` / ``obj.n += …``."""
-    target = node.target
-    if isinstance(target, ast.Name):
-        value = namespace.get(target.id, _MISSING)
-        if target.id in fresh or value is _MISSING or isinstance(value, IMMUTABLE) or isinstance(value, Number):
-            return []
-        return [f"augmented assignment to {target.id} changes a {type(value).__name__} in place"]
-    if _root(target) in fresh:
-        return []
-    return [f"augmented assignment to {ast.unparse(target)} changes an object in place"]
-
-
-def _method_change(func, namespace, fresh):
-    """``obj.append(…)``, ``x.add_(…)``, ``optimizer.step()`` on an object that is not a module."""
-    name = func.attr
-    inplace = name.endswith("_") and not name.startswith("_") and name not in IDEMPOTENT_INPLACE
-    if not (inplace or name in MUTATING_METHODS) or _root(func.value) in fresh:
-        return []
-    owner = _resolve(func.value, namespace)
-    if owner is _MISSING or isinstance(owner, types.ModuleType):
-        return []
-    return [f"{ast.unparse(func)}() changes {ast.unparse(func.value)} in place"]
-
-
-def _plainly_bound(statement):
-    """Names a statement binds to new objects (later statements then change fresh objects, not the user's)."""
-    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom,
-                              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return set(top_level_names(ast.Module([statement], [])))
-    return set()
-
-
-def in_place_changes(tree, namespace):
-    """Sentences naming what the cell changes inside objects that exist before it runs.
-
-    Read against the values the names have *now* (before the cold run): ``x += 1`` is
-    harmless on an int and an in-place change on a list or a tensor.
-    """
-    found, fresh = [], set()
-    for statement in tree.body:
-        for node in executed_nodes(statement):
-            if isinstance(node, ast.AugAssign):
-                found += _augmented_change(node, namespace, fresh)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                found += _method_change(node.func, namespace, fresh)
-        fresh |= _plainly_bound(statement)
-    return list(dict.fromkeys(found))
 
 
 def _pyplot_figures():
@@ -183,19 +70,48 @@ def _live_widgets():
 
 class ProcessState:
     """Process-wide state a run can change that no name snapshot restores: the working
-    directory (``%cd``, ``os.chdir``) and pyplot's figures (``plt.plot`` draws on the current one)."""
+    directory (``%cd``, ``os.chdir``), the environment (``os.environ``, ``%env``) and pyplot's
+    figures (``plt.plot`` draws on the current one), read before and after the cold run."""
 
     def __init__(self):
-        self.cwd = os.getcwd()
-        self.figures = _pyplot_figures()
+        self.cwd, self.environ, self.figures = os.getcwd(), dict(os.environ), _pyplot_figures()
 
     def changes(self):
         found = []
         if os.getcwd() != self.cwd:
             found.append("the cell changes the working directory")
+        if dict(os.environ) != self.environ:
+            found.append("the cell changes the environment (os.environ)")
         if _pyplot_figures() != self.figures:
             found.append("the cell draws with pyplot, whose current figure is shared state")
         return found
+
+
+class RandomStates:
+    """The global random generators' states (``random``'s, NumPy's, torch's CPU one, and CUDA's
+    where a context exists), saved when made and put back by ``restore``: after the later runs,
+    the cell that follows draws the numbers it would draw after one run. Only frameworks
+    already imported are read."""
+
+    def __init__(self):
+        self.saved = [(put, get()) for get, put in _generators()]
+
+    def restore(self):
+        for put, state in self.saved:
+            put(state)
+
+
+def _generators():
+    """(get_state, set_state) of each global generator in use."""
+    yield random.getstate, random.setstate
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        yield numpy_random.get_state, numpy_random.set_state
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "get_rng_state"):
+        yield torch.get_rng_state, torch.set_rng_state
+        if torch.cuda.is_initialized():
+            yield torch.cuda.get_rng_state_all, torch.cuda.set_rng_state_all
 
 
 class _Sink(io.TextIOBase):
@@ -229,6 +145,74 @@ def _discard_output(shell):
         sys.stdout, sys.stderr, shell.display_pub = saved
 
 
+def _flush_streams():
+    """Write out what Python's and C's stdio buffers hold, before the file descriptors move."""
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):  # C's stdout (printf in an extension); POSIX only
+        ctypes.pythonapi.fflush(None)
+
+
+@contextlib.contextmanager
+def _discard_file_descriptors():
+    """Point fds 1 and 2 at the null device for the block, as pytest's ``capfd`` captures them:
+    output from C code, subprocesses (``!cmd``, ``os.system``) and handlers holding the process's
+    own streams is dropped too. Buffers are flushed before (the cold run's output is kept) and
+    after (the later runs' is not shown later); the fds are put back even on an error."""
+    _flush_streams()
+    saved, null = {}, os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            with contextlib.suppress(OSError):  # an fd that is not open stays so
+                saved[fd] = os.dup(fd)
+                os.dup2(null, fd)
+        yield
+    finally:
+        _flush_streams()
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
+
+
+def _asks(what):
+    """A stand-in for ``input``/``getpass`` that ends the later runs (``runner.StopRepeats``)."""
+    def ask(*args, **kwargs):
+        raise StopRepeats(what)
+
+    return ask
+
+
+class _NoStdin(io.TextIOBase):
+    """``sys.stdin`` during later runs: reading ends the repeats instead of waiting for the user."""
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        raise StopRepeats("reading stdin")
+
+    readline = read
+
+
+@contextlib.contextmanager
+def _no_prompts():
+    """``input()``, ``getpass()`` and ``sys.stdin`` end the later runs (``runner.StopRepeats``): a
+    later run never prompts (ipykernel puts its own ``input`` in builtins: it is replaced too)."""
+    getpass = sys.modules.get("getpass")
+    saved = builtins.input, sys.stdin, getattr(getpass, "getpass", None)
+    builtins.input, sys.stdin = _asks("input()"), _NoStdin()
+    if getpass is not None:
+        getpass.getpass = _asks("getpass()")
+    try:
+        yield
+    finally:
+        builtins.input, sys.stdin = saved[:2]
+        if getpass is not None:
+            getpass.getpass = saved[2]
+
+
 @contextlib.contextmanager
 def _close_new_figures_and_widgets():
     """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay."""
@@ -245,30 +229,61 @@ def _close_new_figures_and_widgets():
                 registry[key].close()
 
 
+class InterruptHold:
+    """From ``start()`` to the end of the ``with`` block, Ctrl-C (SIGINT) is kept, not raised:
+    the report of the runs done is assembled, saved and shown whole; ``caught`` then says
+    whether to raise ``KeyboardInterrupt``. Outside the main thread nothing is held."""
+
+    def __init__(self):
+        self.caught, self._previous = False, None
+
+    def start(self):
+        if threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT)):
+            self._previous = signal.signal(signal.SIGINT, self._keep)
+
+    def _keep(self, signum, frame):
+        self.caught = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+
 class CellRepeats(Repeats):
     """The runner's hooks for a cell of the user's (see ``runner.Repeats``).
 
-    ``begin`` (before the cold run) snapshots the names the cell binds and reads what it
-    would change in place; ``after_cold`` adds process-wide changes, says whether later
-    runs may follow and snapshots the names again; ``reset`` restores the first snapshot
-    before each later run and ``end`` the second one after them, so the namespace holds
-    the cold run's objects: its figures and widgets are the ones left open.
+    ``begin`` (before the cold run) snapshots the names the cell binds and the process's
+    state; ``after_cold`` reads whether the cell may repeat (``repeat_rule``, against the
+    registry's ``frameworks``), snapshots the names and the random generators again;
+    ``reset`` restores the first snapshot before each later run and ``end`` the second
+    ones after them, so the namespace holds the cold run's objects: its figures and widgets
+    are the ones left open. ``end`` also starts ``hold`` (an ``InterruptHold``), if given.
     ``reasons`` is then what made (or would have made) the cell run once only.
     """
 
-    def __init__(self, shell, namespace, tree, names):
+    def __init__(self, shell, namespace, tree, names, frameworks=(), hold=None):
         self.shell, self.namespace, self.tree, self.names = shell, namespace, tree, names
+        self.frameworks, self.hold = frameworks, hold
         self.reasons = []
-        self._snapshot = self._process = self._cold = None
+        self._snapshot = self._process = self._cold = self._random = None
 
     def begin(self):
         self._snapshot = NameSnapshot(self.namespace, self.names)
         self._process = ProcessState()
-        self.reasons = in_place_changes(self.tree, self.namespace)
 
-    def after_cold(self):
-        self.reasons += self._process.changes()
-        self._cold = NameSnapshot(self.namespace, self.names)
+    def _now(self, name):
+        value = self.namespace.get(name, MISSING)
+        return self.shell.user_ns.get(name, MISSING) if value is MISSING else value
+
+    def after_cold(self, value=None):
+        saved = self._snapshot.saved
+        before = lambda name: saved[name] if name in saved else self._now(name)  # noqa: E731
+        self.reasons = repeat_reasons(self.tree, before, self._now, self.frameworks, value) + self._process.changes()
+        self._cold, self._random = NameSnapshot(self.namespace, self.names), RandomStates()
         return not self.reasons
 
     def reset(self):
@@ -277,8 +292,12 @@ class CellRepeats(Repeats):
     def end(self):
         if self._cold is not None:
             self._cold.restore()
+            self._random.restore()
+        if self.hold is not None:
+            self.hold.start()
 
     @contextlib.contextmanager
     def quiet(self):
-        with _discard_output(self.shell), _close_new_figures_and_widgets():
+        with _discard_file_descriptors(), _discard_output(self.shell), _no_prompts(), \
+                _close_new_figures_and_widgets():
             yield

@@ -59,7 +59,7 @@ def test_setup_on_the_magic_line_runs_once_untimed(ip):
     cell = run(ip, "%%cudatime -n 3 calls.append('setup'); base = 40\ncalls.append('cell')\nbase + 2")
     assert cell.value == 42
     assert ip.user_ns["calls"].count("setup") == 1
-    assert ip.user_ns["calls"].count("cell") == 1 + 1 + 3  # cold, warm-up, warm
+    assert ip.user_ns["calls"].count("cell") == 1 + 3  # cold, then the 3 runs -n forces (no warm-up)
 
 
 def test_braces_are_not_expanded(ip):

@@ -6,7 +6,8 @@ import pytest
 from conftest import run
 from IPython.core.error import UsageError
 
-from ipython_cudatime.state import NameSnapshot, in_place_changes, top_level_names
+from ipython_cudatime.repeat_rule import top_level_names
+from ipython_cudatime.state import NameSnapshot
 
 ONCE = "Ran once only"
 
