@@ -63,7 +63,12 @@ ARRAY_WRITES = frozenset({"put", "itemset", "setfield", "setflags", "resize", "p
                           "register_hook"})
 # Framework and standard functions that write into their arguments or a file.
 FUNCTION_WRITES = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "shuffle", "save", "savez",
-                             "savez_compressed", "savetxt", "tofile", "insort", "heappush", "heappop"})
+                             "savez_compressed", "savetxt", "tofile", "insort", "heappush", "heappop", "setitem",
+                             "delitem", "iadd", "iand", "iconcat", "ifloordiv", "ilshift", "imod", "imul", "imatmul",
+                             "ior", "ipow", "irshift", "isub", "itruediv", "ixor"})
+# Special methods that write into their object (``x.__iadd__(y)`` is ``x += y``), and those that do not.
+WRITING_SPECIALS = frozenset({"__setitem__", "__delitem__", "__setattr__", "__delattr__"})
+READING_SPECIALS = frozenset({"__init__", "__iter__", "__index__", "__int__", "__invert__", "__instancecheck__"})
 # Idempotent, or meant for timing: repeating them leaves what one run leaves.
 TIMING = frozenset({"backward", "zero_grad", "synchronize", "block_until_ready", "copy_", "fill_", "zero_",
                     "requires_grad_", "share_memory_", "retain_grad"})
@@ -238,7 +243,10 @@ def _whole(index):
 
 
 def _in_place(name):
-    """torch's naming of in-place methods (``add_``), less those that repeat to the same result."""
+    """torch's naming of in-place methods (``add_``), less those that repeat to the same result;
+    the special methods that write (``__iadd__``, ``__setitem__``); operator's ``iadd``..."""
+    if name.startswith("__") and name.endswith("__"):
+        return name in WRITING_SPECIALS or (name.startswith("__i") and name not in READING_SPECIALS)
     return name.endswith("_") and not name.startswith("_") and name not in TIMING
 
 
@@ -440,13 +448,12 @@ class Judge:
 
     def _function_acts(self, name, call, where):
         """``input()``, ``next(it)``, ``open(f, "w")``, ``print(…, file=f)``, ``system(…)`` from os."""
+        values = [] if self._builtin(name) else self._name_values(name, where) or ()
         if self._builtin(name):
-            if name == "open" and _opens_for_writing(call):
-                return "open() for writing changes a file"
-            if name == "print" and _prints_to_a_file(call):
-                return "print(…, file=…) writes to a file"
-            return EFFECTFUL_BUILTINS.get(name)
-        for value in self._name_values(name, where) or ():
+            return _builtin_acts(name, call)
+        if any(map(_builtin_stand_in, values)):
+            return _builtin_acts("open", call)
+        for value in values:
             found = self._module_function_acts(self.kinds.module_of(value), getattr(value, "__name__", name), name)
             if found:
                 return found
@@ -455,7 +462,7 @@ class Judge:
     def _module_function_acts(self, module, name, callee):
         if module in ACTING_MODULES and name not in READS_ONLY:
             return f"{callee}() acts outside Python's objects ({module})"
-        if (name in FUNCTION_WRITES or _in_place(name)) and module in self.kinds.frameworks | PURE_MODULES:
+        if name in FUNCTION_WRITES or _in_place(name):
             return f"{callee}() writes into its arguments"
         return None
 
@@ -520,6 +527,19 @@ class Judge:
         if module != kind:
             return module in self.kinds.frameworks | PURE_MODULES or (module == "IPython" and name in OUTPUT)
         return kind in ("array", "framework")
+
+
+def _builtin_acts(name, call):
+    if name == "open" and _opens_for_writing(call):
+        return "open() for writing changes a file"
+    if name == "print" and _prints_to_a_file(call):
+        return "print(…, file=…) writes to a file"
+    return EFFECTFUL_BUILTINS.get(name)
+
+
+def _builtin_stand_in(value):
+    """IPython's own ``open`` in the namespace (it refuses fds 0-2), read as the builtin it wraps."""
+    return getattr(value, "__name__", None) == "open" and getattr(value, "__module__", None) in ("io", "_io")
 
 
 def _whole_store(node, statement):

@@ -128,7 +128,7 @@ def _fake_time(ip, seams, with_device):
 
     clock = fake_device.FakeClock()
     device = fake_device.FakeDevice(clock)
-    seams(registry=(("fake_device", device),) if with_device else (), probes=(), clock=clock)
+    seams(registry=(("fake_device", device if with_device else fake_device.NoDevice),), probes=(), clock=clock)
     ip.user_ns.update(gpu=device, host=clock)
     return device
 
@@ -143,7 +143,7 @@ def fake_gpu(ip, seams):
 
 @pytest.fixture
 def fake_cpu(ip, seams):
-    """The fake clock with no backend at all: a CPU-only cell, ``host.advance(seconds)``."""
+    """The fake clock with no device (``fake_device.NoDevice``): a CPU-only cell, ``host.advance(seconds)``."""
     return _fake_time(ip, seams, with_device=False).clock
 
 

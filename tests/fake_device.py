@@ -96,3 +96,13 @@ class FakeBackend(Backend):
 
     def describe(self):
         return "fake:0 stand-in device"
+
+
+class NoDevice:
+    """A registry entry for this module that finds no device: the fake framework imported on a
+    machine without its GPU, as torch is on a CPU-only one. Its objects (the clock) are still a
+    framework's to the repeat rule, and nothing is synchronized."""
+
+    @staticmethod
+    def detect(module):
+        return None

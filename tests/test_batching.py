@@ -70,7 +70,7 @@ def test_a_tiny_cell_is_batched_and_the_report_says_so(ip):
 
 
 def test_every_run_of_every_sample_is_a_real_run_and_counted(ip):
-    ip.run_cell("calls = 0\ndef tick():\n    global calls\n    calls += 1")
+    ip.run_cell("calls = 0\ndef tick():\n    global calls\n    calls += 1\n    return calls")  # a value: repeated
     r = timed(ip, "-b 0.05 tick()")
     assert r.batch > 1
     assert ip.user_ns["calls"] == r.total_runs == 1 + sum(w.batch for w in r.warmup) + len(r.warm) * r.batch
