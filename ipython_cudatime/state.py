@@ -124,25 +124,72 @@ class _Sink(io.TextIOBase):
         return len(text)
 
 
-@contextlib.contextmanager
-def _discard_output(shell):
+class _Around:
+    """A context manager that leaves the exception passing through it untouched (contextlib's
+    generator-based ones set its ``__traceback__``, which an exception with its own
+    ``__setattr__`` refuses): subclasses write ``enter()`` and ``leave()``."""
+
+    def enter(self):
+        pass
+
+    def leave(self):
+        pass
+
+    def __enter__(self):
+        self.enter()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.leave()
+        return False
+
+
+class _Together(_Around):
+    """Several ``_Around`` entered in order and left in reverse, each left even if one fails."""
+
+    def __init__(self, *parts):
+        self.parts, self.entered = parts, []
+
+    def enter(self):
+        try:
+            for part in self.parts:
+                part.enter()
+                self.entered.append(part)
+        except BaseException:
+            self.leave()
+            raise
+
+    def leave(self):
+        try:
+            if self.entered:
+                self.entered.pop().leave()
+        finally:
+            if self.entered:
+                self.leave()
+
+
+class _DiscardOutput(_Around):
     """Drop what runs print (sys.stdout/stderr) and display (the shell's display publisher)."""
-    from IPython.core.displaypub import DisplayPublisher
 
-    class Discard(DisplayPublisher):
-        def publish(self, *args, **kwargs):
-            pass
+    def __init__(self, shell):
+        self.shell, self.saved = shell, None
 
-        def clear_output(self, wait=False):
-            pass
+    def enter(self):
+        from IPython.core.displaypub import DisplayPublisher
 
-    saved = sys.stdout, sys.stderr, shell.display_pub
-    sys.stdout = sys.stderr = _Sink()
-    shell.display_pub = Discard(shell=shell)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr, shell.display_pub = saved
+        class Discard(DisplayPublisher):
+            def publish(self, *args, **kwargs):
+                pass
+
+            def clear_output(self, wait=False):
+                pass
+
+        self.saved = sys.stdout, sys.stderr, self.shell.display_pub
+        sys.stdout = sys.stderr = _Sink()
+        self.shell.display_pub = Discard(shell=self.shell)
+
+    def leave(self):
+        sys.stdout, sys.stderr, self.shell.display_pub = self.saved
 
 
 def _flush_streams():
@@ -154,26 +201,30 @@ def _flush_streams():
         ctypes.pythonapi.fflush(None)
 
 
-@contextlib.contextmanager
-def _discard_file_descriptors():
-    """Point fds 1 and 2 at the null device for the block, as pytest's ``capfd`` captures them:
-    output from C code, subprocesses (``!cmd``, ``os.system``) and handlers holding the process's
-    own streams is dropped too. Buffers are flushed before (the cold run's output is kept) and
-    after (the later runs' is not shown later); the fds are put back even on an error."""
-    _flush_streams()
-    saved, null = {}, os.open(os.devnull, os.O_WRONLY)
-    try:
+class _DiscardFileDescriptors(_Around):
+    """Point fds 1 and 2 at the null device, as pytest's ``capfd`` captures them: output from C
+    code, subprocesses (``!cmd``, ``os.system``) and handlers holding the process's own streams
+    is dropped too. Buffers are flushed before (the cold run's output is kept) and after (the
+    later runs' is not shown later); ``leave`` puts the fds back."""
+
+    def __init__(self):
+        self.saved, self.null = {}, None
+
+    def enter(self):
+        _flush_streams()
+        self.null = os.open(os.devnull, os.O_WRONLY)
         for fd in (1, 2):
             with contextlib.suppress(OSError):  # an fd that is not open stays so
-                saved[fd] = os.dup(fd)
-                os.dup2(null, fd)
-        yield
-    finally:
+                self.saved[fd] = os.dup(fd)
+                os.dup2(self.null, fd)
+
+    def leave(self):
         _flush_streams()
-        for fd, copy in saved.items():
+        while self.saved:
+            fd, copy = self.saved.popitem()
             os.dup2(copy, fd)
             os.close(copy)
-        os.close(null)
+        os.close(self.null)
 
 
 def _asks(what):
@@ -196,35 +247,35 @@ class _NoStdin(io.TextIOBase):
     readline = read
 
 
-@contextlib.contextmanager
-def _no_prompts():
+class _NoPrompts(_Around):
     """``input()``, ``getpass()`` and ``sys.stdin`` end the later runs (``runner.StopRepeats``): a
     later run never prompts (ipykernel puts its own ``input`` in builtins: it is replaced too)."""
-    getpass = sys.modules.get("getpass")
-    saved = builtins.input, sys.stdin, getattr(getpass, "getpass", None)
-    builtins.input, sys.stdin = _asks("input()"), _NoStdin()
-    if getpass is not None:
-        getpass.getpass = _asks("getpass()")
-    try:
-        yield
-    finally:
-        builtins.input, sys.stdin = saved[:2]
-        if getpass is not None:
-            getpass.getpass = saved[2]
+
+    def enter(self):
+        self.getpass = sys.modules.get("getpass")
+        self.saved = builtins.input, sys.stdin, getattr(self.getpass, "getpass", None)
+        builtins.input, sys.stdin = _asks("input()"), _NoStdin()
+        if self.getpass is not None:
+            self.getpass.getpass = _asks("getpass()")
+
+    def leave(self):
+        builtins.input, sys.stdin = self.saved[:2]
+        if self.getpass is not None:
+            self.getpass.getpass = self.saved[2]
 
 
-@contextlib.contextmanager
-def _close_new_figures_and_widgets():
+class _CloseNewFiguresAndWidgets(_Around):
     """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay."""
-    figures, widgets = set(_pyplot_figures()), set(_live_widgets())
-    try:
-        yield
-    finally:
+
+    def enter(self):
+        self.figures, self.widgets = set(_pyplot_figures()), set(_live_widgets())
+
+    def leave(self):
         pyplot = sys.modules.get("matplotlib.pyplot")
-        for number in set(_pyplot_figures()) - figures:
+        for number in set(_pyplot_figures()) - self.figures:
             pyplot.close(number)
         registry = _live_widgets()
-        for key in set(registry) - widgets:
+        for key in set(registry) - self.widgets:
             with contextlib.suppress(Exception):
                 registry[key].close()
 
@@ -296,8 +347,6 @@ class CellRepeats(Repeats):
         if self.hold is not None:
             self.hold.start()
 
-    @contextlib.contextmanager
     def quiet(self):
-        with _discard_file_descriptors(), _discard_output(self.shell), _no_prompts(), \
-                _close_new_figures_and_widgets():
-            yield
+        return _Together(_DiscardFileDescriptors(), _DiscardOutput(self.shell), _NoPrompts(),
+                         _CloseNewFiguresAndWidgets())

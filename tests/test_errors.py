@@ -18,11 +18,13 @@ def assert_shell_usable(ip):
     assert cell.error is None and cell.value == "still-alive"
 
 
-def test_syntax_error_is_reported_like_time(ip):
-    cell = run(ip, "%cudatime -n 1 1 +* 2")
-    assert isinstance(cell.error, SyntaxError)
+@pytest.mark.parametrize("source", ["%cudatime -n 1 1 +* 2", "%%cudatime -n 1\nx = 1\n1 +* 2"])
+def test_a_syntax_error_in_the_cell_is_shown_as_in_a_cell(ip, source):
+    cell = run(ip, source)
+    assert isinstance(cell.error, SyntaxError)  # error_in_exec: Run All stops
     out = cell.stdout + cell.stderr
-    assert "SyntaxError: invalid syntax" in out and "1 +* 2" in out  # the shape %time gives it
+    assert out.count("SyntaxError: invalid syntax") == 1 and "1 +* 2" in out
+    assert "magics.py" not in out and "interactiveshell.py" not in out and "Traceback" not in out  # no frame
     assert_shell_usable(ip)
 
 
@@ -123,3 +125,67 @@ def test_system_exit_in_warm_runs_reports_then_propagates(ip):
     assert isinstance(cell.error, SystemExit)
     assert any("Stopped early by SystemExit in warm run 2" in text for text in cell.displayed)
     assert_shell_usable(ip)
+
+
+def test_an_error_in_a_batched_later_run_shows_the_cells_frames_only(ip):
+    ip.run_cell("calls = 0\ndef g():\n    global calls\n    calls += 1\n    if calls == 30:\n"
+                "        raise ValueError('thirtieth')\n    return 1")
+    cell = run(ip, "%cudatime y = g() + 1")  # fast: timed in batches, as timeit does
+    assert isinstance(cell.error, ValueError)
+    out = cell.stdout + cell.stderr
+    assert "y = g() + 1" in out and "thirtieth" in out
+    assert "_cudatime_batch" not in out and "ipython_cudatime" not in out
+    assert any("Stopped early by ValueError in warm-up run" in text for text in cell.displayed)
+
+
+ODD = """
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no str")
+
+class Frozen(Exception):
+    def __setattr__(self, name, value):
+        raise RuntimeError("frozen")
+
+class Custom(BaseException):
+    pass
+"""
+
+
+@pytest.mark.parametrize("raised", ["Unprintable()", "Frozen()", "Custom()", "GeneratorExit()"])
+def test_odd_exceptions_in_a_warm_run_get_the_report_and_propagate_unchanged(ip, raised):
+    from IPython.utils.capture import capture_output
+
+    from conftest import Cell
+
+    ip.run_cell(ODD + FAIL_ON_THIRD + f"boom = {raised}")
+    with capture_output() as captured:  # no history: IPython 9 stores str(error) there, which Unprintable refuses
+        cell = Cell(ip.run_cell("%cudatime -n 5 -w 0 flaky(boom)"), captured)
+    assert cell.error is ip.user_ns["boom"]
+    name = raised.partition("(")[0]
+    assert any(f"Stopped early by {name} in warm run 2" in text for text in cell.displayed)
+    assert_shell_usable(ip)
+
+
+def test_an_interrupt_while_the_report_is_assembled_still_shows_and_saves_it(ip, seams, tmp_path):
+    import os
+    import signal
+
+    import fake_device
+
+    class Interrupting(fake_device.FakeBackend):
+        def describe(self):  # called while the result is assembled, after the runs
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as a user presses it
+            return super().describe()
+
+    clock = fake_device.FakeClock()
+    device = fake_device.FakeDevice(clock)
+    device.detect = lambda module: Interrupting(device)
+    seams(registry=(("fake_device", device),), probes=(), clock=clock)
+    ip.user_ns["gpu"] = device
+    path = tmp_path / "results.jsonl"
+    cell = run(ip, f"%cudatime -n 2 --save {path} gpu.launch(1 / 64)")
+    assert isinstance(cell.error, KeyboardInterrupt)  # the interrupt is not lost: it comes after the report
+    assert sum(text.startswith("CPU times") for text in cell.displayed) == 1
+    assert len(path.read_text().splitlines()) == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
