@@ -54,3 +54,57 @@ def test_a_plotting_cell_shows_one_figure(tmp_path):
         assert len(figures) == 1, cell.source
     assert "Ran once only" in str(nb.cells[3].outputs)
     nbformat.validate(nb)
+
+
+KERNEL_SETUP = """
+import os, sys, logging
+hist = {'loss': []}
+log = logging.getLogger('i20-kernel')
+log.propagate = False
+log.addHandler(logging.StreamHandler(sys.__stderr__))  # the process's own fd 2, not the notebook's stream
+def shout():
+    os.system('echo fd-shout')
+    return 1
+asked = 0
+def who():
+    global asked
+    asked += 1
+    return 'me' if asked == 1 else input('who? ')
+"""
+
+
+def _text(cell, name=None):
+    """What a cell's outputs say (streams of ``name`` only, when given)."""
+    outputs = [out for out in cell.outputs if name is None or out.get("name") == name]
+    return "".join(out.get("text", "") + str(out.get("data", {}).get("text/plain", "")) for out in outputs)
+
+
+def test_later_runs_in_a_kernel_leave_one_run_and_never_prompt(tmp_path, capfd):
+    """fd-level output reaches the notebook where ipykernel forwards fds 1 and 2, else the kernel's
+    own stdout/stderr, which are this process's (``capfd``): counted in both, it appears once."""
+    cells = [LOAD, KERNEL_SETUP,
+             "%cudatime hist['loss'].append(1)",
+             "%cudatime -n 3 y = shout()",  # repeats (a kept value); the command writes to fd 1
+             "%cudatime -n 3 log.warning('hi-log')",  # forced; the handler writes to fd 2
+             "%cudatime name = who()",  # repeats; who() asks for input in the later runs
+             "%cudatime !echo x >> f.txt",
+             "print(len(hist['loss']), name, open('f.txt').read().count('x'))"]
+    nb, error = run_all(cells, tmp_path)
+    assert error is None
+    assert "Ran once only: hist['loss'].append() changes hist['loss'] in place" in _text(nb.cells[2])
+    out, err = capfd.readouterr()
+    assert sum(_text(cell).count("fd-shout") for cell in nb.cells) + out.count("fd-shout") == 1
+    assert "3 warm" in _text(nb.cells[3])
+    assert sum(_text(cell).count("hi-log") for cell in nb.cells) + err.count("hi-log") == 1
+    assert "Stopped early by input() in warm-up run 1" in _text(nb.cells[5])
+    assert _text(nb.cells[7], "stdout").strip() == "1 me 1"
+
+
+def test_errors_in_a_kernel_show_the_users_lines_only(tmp_path):
+    fails_later = "calls = 0\ndef g():\n    global calls\n    calls += 1\n    if calls == 30:\n        raise ValueError('30')\n    return 1"
+    for cells, ename in (([LOAD, "%%cudatime -n 3\nx = 1\n1 +* 2"], "SyntaxError"),
+                         ([LOAD, fails_later, "%cudatime y = g() + 1"], "ValueError")):
+        nb, error = run_all(cells, tmp_path)
+        assert error is not None and error.ename == ename
+        shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(nb.cells[-1].outputs[-1].traceback))
+        assert "ipython_cudatime" not in shown and "_cudatime_batch" not in shown and "interactiveshell" not in shown
