@@ -18,6 +18,10 @@ active and it times on the CPU. ``timed_run`` is also timed alone, on the CPU
 fallback, with an empty callable: the raw per-run cost of its three clocks.
 With JAX installed, the drain before every run (``JaxBackend.settle``: every live JAX
 array waited on, outside the timed span) is timed with 0, 1,000 and 10,000 live arrays.
+Paid once per timed cell, outside every timed span: the repeat rule's decision
+(``repeat_rule.repeat_reasons`` on a one-line cell, seed 001's loop and a 30-line cell),
+the fd-level quiet of the later runs (fds 1 and 2 to the null device and back), and
+saving and restoring the random generators (random's, NumPy's; torch's once imported).
 Figures are printed, not checked.
 
 Run from the repository root:
@@ -36,7 +40,9 @@ from common import arguments
 from IPython.testing.globalipapp import start_ipython
 
 from ipython_cudatime.backends import DeviceSet
+from ipython_cudatime.repeat_rule import MISSING, repeat_reasons
 from ipython_cudatime.runner import Clock, timed_run
+from ipython_cudatime.state import RandomStates, _DiscardFileDescriptors
 
 STATEMENTS = ["pass", "sum(range(40))"]
 GOAL_US = 15.0
@@ -103,6 +109,49 @@ def time_jax_drain(counts, repeat):
     return figures
 
 
+CELLS = {
+    "one line": "sum(range(40))",
+    "seed 001's loop": "for loop in range(10):\n    y = np.matmul(x, x)",
+    "30 lines": "\n".join(f"y{i} = np.matmul(x, x).sum() + len(items)\nitems.append(y{i})" if i % 10 == 9
+                           else f"y{i} = np.matmul(x, x).sum() + len(items)" for i in range(30)),
+}
+
+
+def _microseconds(fn, calls):
+    """Median over 5 rounds of ``calls`` calls, µs per call."""
+    rounds = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        rounds.append((time.perf_counter() - t0) / calls * US)
+    return statistics.median(rounds)
+
+
+def time_once_per_cell(calls):
+    """µs per timed cell: the repeat decision for each of CELLS, the fd capture, the random states."""
+    import ast
+
+    import numpy as np
+
+    namespace = {"np": np, "x": np.ones((4, 4)), "items": [], "loop": 9, "y": 1.0}
+    lookup = lambda name: namespace.get(name, MISSING)  # noqa: E731
+    figures = {}
+    for label, source in CELLS.items():
+        tree = ast.parse(source)
+        figures[f"decision, {label}"] = _microseconds(lambda: repeat_reasons(tree, lookup, lookup, {"numpy"}), calls)
+
+    def capture():
+        with _DiscardFileDescriptors():
+            pass
+
+    figures["fd capture (fds 1, 2 to /dev/null and back)"] = _microseconds(capture, calls)
+    figures["random states, random + NumPy"] = _microseconds(lambda: RandomStates().restore(), calls)
+    if torch_installed():
+        figures["random states, + torch CPU"] = _microseconds(lambda: RandomStates().restore(), calls)
+    return figures
+
+
 def torch_installed():
     try:
         import torch  # noqa: F401
@@ -131,6 +180,7 @@ def main():
         row["overhead_elapsed"] = row["cudatime_elapsed"] - row["timeit_best"]
     raw = time_timed_run(calls)
     drain = time_jax_drain((0, 1000) if args.quick else (0, 1000, 10_000), repeat)
+    per_cell = time_once_per_cell(100 if args.quick else 1000)
 
     lines = [
         ("%timeit best per loop", "timeit_best"),
@@ -163,12 +213,16 @@ def main():
         print("\nJAX drain before each run (every live array waited on; untimed), ms: "
               + ", ".join(f"{count:,} live arrays {ms:.3f}" for count, ms in drain.items()))
 
+    print("\nonce per timed cell, outside the timed runs, µs:")
+    for label, microseconds in per_cell.items():
+        print(f"  {label:48}{microseconds:10.1f}")
+
     worst = max(figures[stmt]["overhead_elapsed"] for stmt in STATEMENTS)
     verdict = "met" if worst <= GOAL_US else "not met"
     print(f"\ngoal: at most {GOAL_US:g} µs of overhead per run on the CPU clock: {verdict} ({worst:.2f} µs)")
 
     if args.json:
-        data = {"device": device, "runs": runs, "statements": figures, "timed_run": raw, "jax_drain_ms": drain,
+        data = {"device": device, "runs": runs, "statements": figures, "timed_run": raw, "jax_drain_ms": drain, "once_per_cell_us": per_cell,
                 "goal_us": GOAL_US, "worst_overhead_us": worst, "goal_met": worst <= GOAL_US}
         with open(args.json, "w") as out:
             json.dump(data, out, indent=2)

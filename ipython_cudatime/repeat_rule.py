@@ -219,6 +219,23 @@ def _blocks(statement):
     yield from ((case.body, set()) for case in getattr(statement, "cases", ()))
 
 
+_JUDGED = (ast.Call, ast.AugAssign, ast.Subscript, ast.Attribute)
+
+
+def _bound_by(statement, nodes):
+    """The names ``statement`` binds itself (``nodes``: its own), less an augmented assignment's target."""
+    names = [handler.name for handler in getattr(statement, "handlers", ()) if handler.name]
+    if isinstance(statement, _SCOPES):
+        names.append(statement.name)
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and not (
+                isinstance(statement, ast.AugAssign) and node is statement.target):
+            names.append(node.id)
+        elif isinstance(node, ast.alias) and node.name != "*":
+            names.append((node.asname or node.name).partition(".")[0])
+    return names
+
+
 def _stored_names(target):
     return {node.id for node in ast.walk(target) if isinstance(node, ast.Name)}
 
@@ -270,8 +287,9 @@ class Where:
     def then(self, names):
         return Where(self.bound | frozenset(names))
 
-    def after(self, statement):
-        return self.then(top_level_names(ast.Module([statement], []))) if isinstance(statement, ALWAYS_BINDS) else self
+    def after(self, statement, names):
+        """Past ``statement``, which binds ``names`` (they count when it binds whenever it runs)."""
+        return self.then(names) if isinstance(statement, ALWAYS_BINDS) else self
 
 
 class Judge:
@@ -280,23 +298,17 @@ class Judge:
 
     def __init__(self, tree, before, after, kinds, value):
         self.tree, self.before, self.after, self.kinds = tree, before, after, kinds
+        self.nodes, self.binds = {}, {}  # id(statement) -> the nodes it runs itself; the names it binds
         self.sites = self._binding_sites(tree)
         self.effects = self._effect_calls(tree, value)
 
-    @staticmethod
-    def _binding_sites(tree):
-        """name -> the statements that bind it (augmented assignment keeps a value's kind: not one)."""
+    def _binding_sites(self, tree):
+        """name -> the statements that bind it (augmented assignment keeps a value's kind: not one).
+        Fills ``nodes`` and ``binds`` on the way: the cell's nodes are walked once."""
         sites = {}
         for statement in _statements(tree.body):
-            names = [handler.name for handler in getattr(statement, "handlers", ()) if handler.name]
-            if isinstance(statement, _SCOPES):
-                names.append(statement.name)
-            for node in _own_nodes(statement):
-                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and not (
-                        isinstance(statement, ast.AugAssign) and node is statement.target):
-                    names.append(node.id)
-                elif isinstance(node, ast.alias) and node.name != "*":
-                    names.append((node.asname or node.name).partition(".")[0])
+            nodes = self.nodes[id(statement)] = [statement, *_own_nodes(statement)]
+            names = self.binds[id(statement)] = _bound_by(statement, nodes)
             for name in names:
                 sites.setdefault(name, []).append(statement)
         return sites
@@ -321,11 +333,12 @@ class Judge:
 
     def _block(self, block, where, found):
         for statement in block:
-            nodes = (statement, *_own_nodes(statement))
-            found += filter(None, (self._node(node, statement, where) for node in nodes))
+            found += filter(None, (self._node(node, statement, where) for node in self.nodes[id(statement)]
+                                   if isinstance(node, _JUDGED)))
             for body, entry in _blocks(statement):
-                self._block(body, where.then(entry), found)
-            where = where.after(statement)
+                if body:
+                    self._block(body, where.then(entry), found)
+            where = where.after(statement, self.binds[id(statement)])
 
     def _node(self, node, statement, where):
         if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
@@ -459,45 +472,44 @@ class Judge:
                 return found
         return None
 
-    def _module_function_acts(self, module, name, callee):
+    @staticmethod
+    def _module_function_acts(module, name, callee):
+        """``callee``: the call's function, a name or a node (unparsed only for the sentence)."""
         if module in ACTING_MODULES and name not in READS_ONLY:
-            return f"{callee}() acts outside Python's objects ({module})"
+            return f"{_source(callee)}() acts outside Python's objects ({module})"
         if name in FUNCTION_WRITES or _in_place(name):
-            return f"{callee}() writes into its arguments"
+            return f"{_source(callee)}() writes into its arguments"
         return None
 
     def _method_acts(self, func, owner, call, where):
         """``x.append()``, ``t.add_()``, ``f.write()``, ``log.warning()``, ``rng.normal()``, ``opt.step()``."""
-        name, callee, target = func.attr, ast.unparse(func), ast.unparse(func.value)
-        kind = self.kinds.owner(owner)
+        name, kind = func.attr, self.kinds.owner(owner)
         if kind.startswith("module:"):
-            return self._module_function_acts(kind.removeprefix("module:"), name, callee)
+            return self._module_function_acts(kind.removeprefix("module:"), name, func)
         if isinstance(func.value, ast.Name) and self._fresh(func.value.id, where):
             return None
         if kind == "array":
             return self._array_method_acts(func, call)
         if kind == "generator":
-            return f"{callee}() advances the random generator {target}"
+            return f"{ast.unparse(func)}() advances the random generator {ast.unparse(func.value)}"
         if kind == "acts" and name not in READS_ONLY:
-            return f"{callee}() acts on {target}, a {type(owner).__name__}"
-        return f"{callee}() changes {target} in place" if name in MUTATING or _in_place(name) else None
+            return f"{ast.unparse(func)}() acts on {ast.unparse(func.value)}, a {type(owner).__name__}"
+        return _changes(func) if name in MUTATING or _in_place(name) else None
 
     def _array_method_acts(self, func, call):
-        name, callee, target = func.attr, ast.unparse(func), ast.unparse(func.value)
+        name = func.attr
         if _in_place(name) or name in ARRAY_WRITES:
-            return f"{callee}() changes {target} in place"
+            return _changes(func)
         arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
         if name in WRITES_ITS_ARGUMENT and _read_names(func.value) & set().union(*map(_read_names, arguments)):
-            return f"{callee}() writes {target} from its own value"
+            return f"{ast.unparse(func)}() writes {ast.unparse(func.value)} from its own value"
         return None
 
     def _unknown_owner_acts(self, func, call, where):
         """A method of an object we cannot name (``hist['loss'].append``, ``f().add_()``)."""
         if self._array_expression(func.value, where):
             return self._array_method_acts(func, call)
-        if func.attr in MUTATING or _in_place(func.attr):
-            return f"{ast.unparse(func)}() changes {ast.unparse(func.value)} in place"
-        return None
+        return _changes(func) if func.attr in MUTATING or _in_place(func.attr) else None
 
     def _effect(self, call, where):
         """A call made for its effect repeats only when it is recognisably safe (see the module's doc)."""
@@ -527,6 +539,14 @@ class Judge:
         if module != kind:
             return module in self.kinds.frameworks | PURE_MODULES or (module == "IPython" and name in OUTPUT)
         return kind in ("array", "framework")
+
+
+def _source(node):
+    return node if isinstance(node, str) else ast.unparse(node)
+
+
+def _changes(func):
+    return f"{ast.unparse(func)}() changes {ast.unparse(func.value)} in place"
 
 
 def _builtin_acts(name, call):
