@@ -291,3 +291,19 @@ def test_work_on_the_second_gpu_alone_is_synchronized():
         "r = ip.run_line_magic('cudatime', '-o -q -n 3 a @ a')\n"
         "print(min(run.wall for run in r.warm) > 20 * max(run.host for run in r.warm))\n")
     assert line == "True"  # Python returns at once; the synchronized wall time waits for cuda:1
+
+
+def test_the_cuda_random_stream_is_where_one_run_leaves_it(ip):
+    ip.run_cell("import torch\ntorch.cuda.manual_seed(5)")
+    first, second = ip.ev("torch.rand(4, device='cuda').tolist()"), ip.ev("torch.rand(4, device='cuda').tolist()")
+    ip.run_cell("torch.cuda.manual_seed(5)")
+    cell = run(ip, "%cudatime -b 0.05 r = torch.rand(4, device='cuda')")
+    assert "Ran once only" not in "\n".join(cell.displayed) and "warm-up" in "\n".join(cell.displayed)
+    assert ip.ev("r.tolist()") == first and ip.ev("torch.rand(4, device='cuda').tolist()") == second
+
+
+def test_the_issues_tensor_cells_on_the_gpu_leave_one_runs_state(ip):
+    ip.run_cell("import torch\nZ = torch.zeros(2, device='cuda')\nt = torch.zeros(1, device='cuda')")
+    for cell in ("%cudatime Z[0] = Z[0] + 1", "%%cudatime\nalias = t\nalias += 1"):
+        assert "Ran once only" in "\n".join(run(ip, cell).displayed)
+    assert ip.ev("Z.tolist()") == [1, 0] and ip.ev("t.tolist()") == [1]

@@ -148,6 +148,7 @@ def test_underscore_and_out_read_as_in_one_run_batched_or_not(ip):
 def test_categories_of_change_run_once(ip, tmp_path, monkeypatch):
     """Each way of changing state that a name restore cannot undo, in a form of its own."""
     monkeypatch.delenv("I20_VAR", raising=False)
+    monkeypatch.delenv("I20_MAGIC", raising=False)
     path = tmp_path / "log.txt"
     ip.run_cell(f"import os, queue\nimport numpy as np\npath = {str(path)!r}\nclass C:\n    n = 0\nc = C()")
     cases = [
@@ -168,6 +169,7 @@ def test_categories_of_change_run_once(ip, tmp_path, monkeypatch):
          "open(path).read() == 'x\\ny\\n'"),  # a command
         ("z = np.zeros(2)", None, "True"),
         ("np.add(z, 1, out=z)", "np.add(…, out=…) writes into its out= argument", "z.tolist() == [1, 1]"),
+        ("%env I20_MAGIC=set", "the magic %env may act outside the cell's names", "os.environ['I20_MAGIC'] == 'set'"),
     ]
     for cell, why, check in cases:
         if why is None:
@@ -199,6 +201,7 @@ def warm_result(ip, setup, cell):
     ("import numpy as np\nout = np.zeros(3)\nx = np.ones(3)", "out[:] = x * 2"),
     ("", "new = []\nnew.append(1)\nd = {}\nd['k'] = 1"),  # the cell's own new objects
     ("", "print('hi')"),
+    ("", "here = %pwd"),  # a magic that only reads
 ])
 def test_safe_cells_still_get_warm_runs(ip, setup, cell):
     r = warm_result(ip, setup, cell)
