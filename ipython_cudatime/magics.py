@@ -13,6 +13,7 @@ import os
 import shlex
 import sys
 import tokenize
+import traceback
 
 from IPython.core.error import UsageError
 from IPython.core.magic import (
@@ -72,10 +73,11 @@ def _render_as_users(shell, error, tb):
     """Make IPython show ``error`` with the user's frames only, on IPython 7 (which would show its
     magic machinery's frames) as on 9: IPython renders an exception that has a
     ``_render_traceback_`` through it, in the terminal and in the kernel's error reply."""
-    if tb is None:
-        return
     with contextlib.suppress(Exception):  # __slots__, a raising __setattr__ or __str__: IPython's own view
-        rendered = shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
+        if tb is None:  # no frame of the user's (an interrupt held while the report was shown): the line alone
+            rendered = [line.rstrip("\n") for line in traceback.format_exception_only(type(error), error)]
+        else:
+            rendered = shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
         error._render_traceback_ = lambda: rendered
 
 

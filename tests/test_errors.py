@@ -186,6 +186,7 @@ def test_an_interrupt_while_the_report_is_assembled_still_shows_and_saves_it(ip,
     path = tmp_path / "results.jsonl"
     cell = run(ip, f"%cudatime -n 2 --save {path} gpu.launch(1 / 64)")
     assert isinstance(cell.error, KeyboardInterrupt)  # the interrupt is not lost: it comes after the report
+    assert "magics.py" not in cell.stdout + cell.stderr
     assert sum(text.startswith("CPU times") for text in cell.displayed) == 1
     assert len(path.read_text().splitlines()) == 1
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
