@@ -260,8 +260,8 @@ def _whole(index):
 
 
 def _in_place(name):
-    """torch's naming of in-place methods (``add_``), less those that repeat to the same result;
-    the special methods that write (``__iadd__``, ``__setitem__``); operator's ``iadd``..."""
+    """torch's naming of in-place methods (``add_``), less those that repeat to the same result,
+    and the special methods that write (``__iadd__``, ``__setitem__``)."""
     if name.startswith("__") and name.endswith("__"):
         return name in WRITING_SPECIALS or (name.startswith("__i") and name not in READING_SPECIALS)
     return name.endswith("_") and not name.startswith("_") and name not in TIMING
