@@ -67,17 +67,21 @@ def _plural(count, word):
 
 
 def _load_words(context):
-    """``load average 3.50 and 4 other threads ready to run, on 2 usable cores``."""
+    """``load average 3.50 and 4 other threads ready to run``."""
     load = "load average unknown" if context.load_before is None else f"load average {context.load_before:.2f}"
     ready = f" and {_plural(context.ready_before, 'other thread')} ready to run" if context.ready_before is not None else ""
-    return f"{load}{ready}, on {_plural(context.cores, 'usable core')}"
+    return load + ready
+
+
+def _cores_words(context):
+    return _plural(context.cores, "usable core")
 
 
 def _waited_words(context):
     share = context.waited_share
     if share is None:
         return ""
-    return f"; this process waited for a core during {100 * share:.0f}% of the warm runs"
+    return f", and this process waited for a core during {100 * share:.0f}% of the warm runs"
 
 
 def _free_words(free):
@@ -86,28 +90,30 @@ def _free_words(free):
 
 def _oversubscribed(context, pool, threads):
     setting = "torch.set_num_threads(1)" if pool == "torch" else "threadpoolctl.threadpool_limits(1)"
-    return (f"Likely cause: oversubscription. {pool} runs {threads} threads, but the machine's load "
-            f"({_load_words(context)}) left {_free_words(context.free_cores)}{_waited_words(context)}: "
+    return (f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)}, but the "
+            f"machine's load ({_load_words(context)}) left {_free_words(context.free_cores)}{_waited_words(context)}: "
             "the threads wait for each other at every barrier while one of them is descheduled. "
             f"Fix: {setting}, or time with --threads 1 (as torch's Timer does); or a quieter machine.")
 
 
 def _loaded(context):
-    return (f"Likely cause: a loaded machine ({_load_words(context)}{_waited_words(context)}): other work "
-            "took the cores. Fix: a quieter machine (close other work), or more runs (-n/-b) for a steadier median.")
+    return (f"Likely cause: a loaded machine: {_load_words(context)} on {_cores_words(context)}"
+            f"{_waited_words(context)}. Fix: a quieter machine (close other work), or more runs (-n/-b) "
+            "for a steadier median.")
 
 
 def _varies(context):
-    return (f"Likely cause: the cell itself varies. The CPU was free ({_load_words(context)}"
-            f"{_waited_words(context)}) and the process was busy all along (CPU time {context.cpu_share:.2f}× "
-            "the wall time), so its runs differ in the work they do. Time the same work each run, "
-            "or read the spread with the median.")
+    return (f"Likely cause: the cell itself varies. The CPU was free ({_load_words(context)} on "
+            f"{_cores_words(context)}{_waited_words(context)}) and the process was busy all along (CPU time "
+            f"{context.cpu_share:.2f}× the wall time), so its runs differ in the work they do. Time the same "
+            "work each run, or read the spread with the median.")
 
 
 def _unknown(context):
     if context is None:
         return "Cause unknown: no CPU facts were recorded with this result. Time more runs (-n/-b) for a steadier median."
-    return (f"Cause unknown: the CPU facts do not explain it ({_load_words(context)}{_waited_words(context)}; "
+    return (f"Cause unknown: the CPU facts do not explain it ({_load_words(context)} on {_cores_words(context)}"
+            f"{_waited_words(context)}; "
             f"CPU time {context.cpu_share or 0:.2f}× the wall time). Time more runs (-n/-b) for a steadier median.")
 
 
