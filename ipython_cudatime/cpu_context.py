@@ -49,18 +49,22 @@ class Sample(NamedTuple):
     preempted: Optional[int] = None
 
 
-def _load():
-    """(1-minute load average, other threads ready to run now) from /proc/loadavg; elsewhere the
-    load from ``os.getloadavg`` and no ready count."""
-    text = _read_proc("/proc/loadavg")
-    if text is not None:
-        fields = text.split()
-        running = fields[3].partition("/")[0]
-        return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
+def _load_average():
     try:
-        return os.getloadavg()[0], None
+        return os.getloadavg()[0]
     except (AttributeError, OSError):  # Windows has none
-        return None, None
+        return None
+
+
+def _load(ready=True):
+    """(1-minute load average, other threads ready to run now) from /proc/loadavg; elsewhere (or
+    without ``ready``: 0.5 µs instead of 5) the load from ``os.getloadavg`` and no ready count."""
+    text = _read_proc("/proc/loadavg") if ready else None
+    if text is None:
+        return _load_average(), None
+    fields = text.split()
+    running = fields[3].partition("/")[0]
+    return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
 
 
 def _waited():
@@ -97,9 +101,14 @@ class Machine:
     def cores(self):
         return usable_cores()
 
-    def sample(self):
-        load, ready = _load()
-        return Sample(load, ready, _waited(), _preempted())
+    def load(self, ready=True):
+        """(1-minute load average, other threads ready to run, or None without ``ready``), None where
+        the system has none."""
+        return _load(ready)
+
+    def waits(self):
+        """(seconds this thread has waited for a core, the process's involuntary switches) so far."""
+        return _waited(), _preempted()
 
     def _blas(self):
         """threadpoolctl's BLAS libraries loaded in this process; None without threadpoolctl; []
@@ -111,8 +120,11 @@ class Machine:
             try:
                 import threadpoolctl
             except ImportError:
-                return None
-            self._controller, self._seen = threadpoolctl.ThreadpoolController(), seen
+                threadpoolctl = None
+            self._controller = threadpoolctl.ThreadpoolController() if threadpoolctl is not None else None
+            self._seen = seen
+        if self._controller is None:
+            return None
         return [lib for lib in self._controller.lib_controllers if lib.user_api == BLAS]
 
     def threads(self):
@@ -156,8 +168,10 @@ class Machine:
 
 
 class CpuWatch:
-    """The three readings of one call, on the runner's clock: "before" the cold run, "warm" as
-    the warm runs begin and "after" they end."""
+    """The three readings of one call, on the runner's clock: "before" the cold run (the load),
+    "warm" as the warm runs begin (the clocks, the waits, the pools as the warm runs see them,
+    inside --threads) and "after" they end (all but the pools). Each reads only what the context
+    needs from that moment: a /proc file costs a few µs."""
 
     def __init__(self, machine, clock):
         self.machine, self.clock = machine, clock
@@ -165,10 +179,13 @@ class CpuWatch:
         self.pools = {}
 
     def read(self, moment):
+        machine = self.machine
+        load = machine.load(ready=moment == "before") if moment != "warm" else (None, None)
+        waits = machine.waits() if moment != "before" else (None, None)
         user, system = self.clock.cpu()
-        self.readings[moment] = (self.clock.now(), user + system, self.machine.sample())
-        if moment == "warm":  # the pools as the warm runs see them (inside --threads)
-            self.pools = self.machine.threads()
+        self.readings[moment] = (self.clock.now(), user + system, Sample(*load, *waits))
+        if moment == "warm":
+            self.pools = machine.threads()
 
     def context(self):
         """The ``CpuContext`` of the call, or None when the warm runs never began."""
@@ -177,7 +194,7 @@ class CpuWatch:
         (_, _, first), (t0, cpu0, start), (t1, cpu1, end) = (self.readings[m] for m in ("before", "warm", "after"))
         return CpuContext(
             cores=self.machine.cores(), load_before=first.load, load_after=end.load,
-            ready_before=first.ready, ready_after=end.ready, threads=dict(self.pools),
+            ready_before=first.ready, threads=dict(self.pools),
             cpu=cpu1 - cpu0, wall=t1 - t0, waited=_delta(start.waited, end.waited),
             preempted=_delta(start.preempted, end.preempted))
 
@@ -203,7 +220,8 @@ class CpuContext:
     cores                  cores this process could use (affinity mask, else the machine's);
     load_before/after      the 1-minute load average before the cold run and after the warm runs
                            (this process included), None where the system has none;
-    ready_before/after     other threads ready to run at those moments (Linux), None elsewhere;
+    ready_before           other threads ready to run before the cold run (Linux), None elsewhere
+                           (not read after the runs: the pools' own threads may still be spinning);
     threads                {pool: threads} during the warm runs: ``torch`` (intra-op), BLAS
                            libraries by name; ``blas: None`` where threadpoolctl could not look;
     cpu, wall              the process's CPU seconds (all its threads) and the wall seconds of the
@@ -216,7 +234,6 @@ class CpuContext:
     load_before: Optional[float] = None
     load_after: Optional[float] = None
     ready_before: Optional[int] = None
-    ready_after: Optional[int] = None
     threads: dict = field(default_factory=dict)
     cpu: float = 0.0
     wall: float = 0.0

@@ -23,7 +23,6 @@ the ``timing`` tests of the clocks themselves.
 import contextlib
 
 from ipython_cudatime.backends.base import Backend, EventTimer, event_elapsed_ms
-from ipython_cudatime.cpu_context import Sample
 
 
 class FakeClock:
@@ -106,19 +105,22 @@ class FakeBackend(Backend):
 
 
 class FakeMachine:
-    """A quiet machine by default: ``cores`` usable, no load, no thread pool; set ``load``,
+    """A quiet machine by default: ``cores`` usable, no load, no thread pool; set ``load_average``,
     ``ready`` and ``pools`` to load it. ``limit(n)`` sets every pool to n while it lasts."""
 
     def __init__(self, clock, cores=2):
         self.clock, self._cores = clock, cores
-        self.load, self.ready, self.pools = 0.0, 0, {}
+        self.load_average, self.ready, self.pools = 0.0, 0, {}
         self.waited = 0.0
 
     def cores(self):
         return self._cores
 
-    def sample(self):
-        return Sample(self.load, self.ready, self.waited, 0)
+    def load(self, ready=True):
+        return self.load_average, self.ready if ready else None
+
+    def waits(self):
+        return self.waited, 0
 
     def threads(self):
         return dict(self.pools)

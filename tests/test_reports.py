@@ -81,7 +81,7 @@ def test_overlapping_results_compare_as_inconclusive(ip, fake_gpu):
 
 
 def test_noise_from_oversubscription_is_named_with_its_numbers(ip, fake_cpu):
-    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load, cpu.ready = 2.6, 3\n"
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
                 "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])")
     report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(next(stalls) / 1024); host.advance(1 / 1024)")
     assert "Likely cause: oversubscription. torch runs 2 threads" in report

@@ -81,7 +81,7 @@ def _waited_words(context):
     share = context.waited_share
     if share is None:
         return ""
-    return f", and this process waited for a core during {100 * share:.0f}% of the warm runs"
+    return f", and the timing thread waited for a core during {100 * share:.0f}% of the warm runs"
 
 
 def _free_words(free):
@@ -176,8 +176,8 @@ def context_rows(context):
         ("CPU: usable cores", str(context.cores)),
         ("CPU: load average", _pair(context.load_before, context.load_after,
                                     lambda v: "?" if v is None else f"{v:.2f}")),
-        ("CPU: other threads ready", _pair(context.ready_before, context.ready_after,
-                                           lambda v: "?" if v is None else str(v))),
+        ("CPU: other threads ready", "unknown" if context.ready_before is None
+         else f"{context.ready_before} before the cold run"),
         ("CPU: thread pools", pools_text(context.threads)),
         ("CPU: warm runs' CPU time", f"{fmt(context.cpu)} over {fmt(context.wall)} wall"
                                      + (f" ({share:.2f}×)" if share is not None else "")),
