@@ -263,12 +263,10 @@ class CpuContext:
 
     @property
     def widest_pool(self):
-        """(pool, threads) of the framework pool with the most threads, or (None, 0)."""
-        known = [(threads, pool) for pool, threads in self.threads.items() if threads is not None]
-        if not known:
-            return None, 0
-        threads, pool = max(known)
-        return pool, threads
+        """(pool, threads) of the framework pool with the most threads (the first recorded, torch's,
+        on a tie), or (None, 0)."""
+        known = [(pool, threads) for pool, threads in self.threads.items() if threads is not None]
+        return max(known, key=lambda item: item[1]) if known else (None, 0)
 
     def to_dict(self):
         return dataclasses.asdict(self)

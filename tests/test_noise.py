@@ -247,3 +247,9 @@ def test_under_real_load_two_threads_are_named_oversubscribed_and_one_thread_is_
     assert f"{context.cores} usable cores" in text and f"load average {context.load_before:.2f}" in text
     assert one.cpu_context.threads["torch"] == 1
     assert "oversubscription" not in report(one), report(one)
+
+
+def test_the_widest_pool_is_torch_on_a_tie_and_unseen_pools_do_not_count():
+    context = CpuContext(cores=2, threads={"torch": 2, "openblas": 2, "blas": None})
+    assert context.widest_pool == ("torch", 2)
+    assert CpuContext(cores=2, threads={"blas": None}).widest_pool == (None, 0)

@@ -147,7 +147,7 @@ def _symptom(result, context):
 def noise(result):
     """(warning sentence, ``NoiseCause``) for a result whose warm runs are noisy or starved, else
     (None, None)."""
-    context = getattr(result, "cpu_context", None)
+    context = result.cpu_context
     symptom, warning = _symptom(result, context)
     if symptom is None:
         return None, None
