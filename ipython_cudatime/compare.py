@@ -17,7 +17,7 @@ import statistics
 import tokenize
 from dataclasses import dataclass, field
 
-from .explain.noise import pools_text
+from .cpu_context import pools_text
 from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
 
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)

@@ -38,6 +38,14 @@ def _read_proc(path):
         os.close(fd)
 
 
+def pools_text(threads):
+    """``torch 2, openblas 2``; a BLAS threadpoolctl could not see reads as such."""
+    if not threads:
+        return "no framework thread pool"
+    return ", ".join(f"{pool} {count}" if count is not None else f"{pool} not seen (threadpoolctl is not installed)"
+                     for pool, count in threads.items())
+
+
 class Sample(NamedTuple):
     """The machine at one moment: the 1-minute load average, the other threads ready to run
     (Linux), the seconds this thread has waited for a core so far (Linux's schedstat) and the

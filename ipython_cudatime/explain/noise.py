@@ -16,6 +16,7 @@ The same check serves a single report, every sweep point and every compared resu
 
 from dataclasses import dataclass
 
+from ..cpu_context import pools_text
 from ..units import format_seconds as fmt
 
 NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree...
@@ -153,14 +154,6 @@ def noise(result):
         return None, None
     kind, text = _cause(result, context)
     return warning, NoiseCause(symptom, kind, text)
-
-
-def pools_text(threads):
-    """``torch 2, openblas 2``; a BLAS threadpoolctl could not see reads as such."""
-    if not threads:
-        return "no framework thread pool"
-    return ", ".join(f"{pool} {count}" if count is not None else f"{pool} not seen (threadpoolctl is not installed)"
-                     for pool, count in threads.items())
 
 
 def _pair(before, after, show):

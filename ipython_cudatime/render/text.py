@@ -1,6 +1,6 @@
 """The text report: what terminal IPython prints, and the fallback everywhere else."""
 
-from ..explain.noise import pools_text
+from ..cpu_context import pools_text
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import percent_text
