@@ -285,7 +285,7 @@ class CudaTimeMagics(Magics):
                 raise measurement.error
             return measurement.result, measurement.value
 
-        failed = Task(compiled.source, opts.label, env=Env.here("not timed"), threads=opts.threads)  # a failed point's task
+        failed = Task(compiled.source, opts.label, env=Env.here("not timed"), threads=opts.threads)  # a failed point
         try:
             sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error, failed)
         finally:

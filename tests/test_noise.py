@@ -154,7 +154,8 @@ def test_contrast_names_the_faster_only_when_the_spreads_do_not_overlap():
 
 def test_contrast_says_when_the_thread_settings_differ():
     verdict = contrast(_result(2e-3, 2e-3, label="one", threads=1), _result(1e-3, 1e-3, label="all"))
-    assert verdict.sentence == "all 2.0× faster (timed with different thread settings: --threads 1 and the user's threads)"
+    assert verdict.sentence == ("all 2.0× faster (timed with different thread settings: --threads 1 and the "
+                                "user's threads)")
     assert verdict.to_dict()["sentence"] == verdict.sentence
 
 

@@ -70,8 +70,9 @@ def _plural(count, word):
 def _load_words(context):
     """``load average 3.50 and 4 other threads ready to run``."""
     load = "load average unknown" if context.load_before is None else f"load average {context.load_before:.2f}"
-    ready = f" and {_plural(context.ready_before, 'other thread')} ready to run" if context.ready_before is not None else ""
-    return load + ready
+    if context.ready_before is None:
+        return load
+    return f"{load} and {_plural(context.ready_before, 'other thread')} ready to run"
 
 
 def _cores_words(context):
@@ -112,7 +113,8 @@ def _varies(context):
 
 def _unknown(context):
     if context is None:
-        return "Cause unknown: no CPU facts were recorded with this result. Time more runs (-n/-b) for a steadier median."
+        return ("Cause unknown: no CPU facts were recorded with this result. Time more runs (-n/-b) for a "
+                "steadier median.")
     return (f"Cause unknown: the CPU facts do not explain it ({_load_words(context)} on {_cores_words(context)}"
             f"{_waited_words(context)}; "
             f"CPU time {context.cpu_share or 0:.2f}× the wall time). Time more runs (-n/-b) for a steadier median.")
