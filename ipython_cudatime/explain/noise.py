@@ -90,12 +90,19 @@ def _free_words(free):
     return "no core free" if free < 0.05 else f"{free:.1f} cores free"
 
 
+def _thread_fix(threads):
+    """How to set each recorded pool to one thread: torch's call, threadpoolctl's for BLAS pools."""
+    fixes = ["torch.set_num_threads(1)" if pool == "torch" else "threadpoolctl.threadpool_limits(1)"
+             for pool in threads]
+    return " and ".join(dict.fromkeys(fixes))
+
+
 def _oversubscribed(context, pool, threads):
-    setting = "torch.set_num_threads(1)" if pool == "torch" else "threadpoolctl.threadpool_limits(1)"
-    return (f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)}, but the "
-            f"machine's load ({_load_words(context)}) left {_free_words(context.free_cores)}{_waited_words(context)}: "
-            "the threads wait for each other at every barrier while one of them is descheduled. "
-            f"Fix: {setting}, or time with --threads 1 (as torch's Timer does); or a quieter machine.")
+    return (f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)} "
+            f"(pools: {pools_text(context.threads)}), but the machine's load ({_load_words(context)}) left "
+            f"{_free_words(context.free_cores)}{_waited_words(context)}: the threads wait for each other at every "
+            f"barrier while one of them is descheduled. Fix: {_thread_fix(context.threads)}, or time with "
+            "--threads 1 (as torch's Timer does); or a quieter machine.")
 
 
 def _loaded(context):
