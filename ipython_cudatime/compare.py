@@ -210,8 +210,8 @@ class Results:
         return cls([Point.from_dict(point) for point in data["points"]], check, data["stopped"], data["interrupted"])
 
     def to_pandas(self):
-        """One row per point: the swept values, median, IQR, cold, runs and error, then label,
-        device and host; with --roofline, also flop_rate, byte_rate and fraction_of_peak."""
+        """One row per point: the swept values, median, IQR, min, max, cold, runs, noise and error,
+        then label, device and host; with --roofline, also flop_rate, byte_rate and fraction_of_peak."""
         import pandas
 
         return pandas.DataFrame.from_records([_record(point) for point in self.points])
@@ -224,11 +224,15 @@ class Results:
 
 
 def _record(point):
-    """``to_pandas``'s row for one point."""
+    """``to_pandas``'s row for one point; ``noise``: the noise check's cause ("oversubscribed",
+    "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
+    from .explain.noise import noise
+
     r = point.result
-    record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "cold": r and r.cold_time,
-              "runs": r.runs if r else 0, "error": point.error, "label": point.label,
-              "device": point.task.env.device, "host": point.task.env.host}
+    cause = noise(r)[1] if r is not None else None
+    record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "min": r and r.min, "max": r and r.max,
+              "cold": r and r.cold_time, "runs": r.runs if r else 0, "noise": cause and cause.kind,
+              "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
     roofline = r.roofline if r is not None else None
     if roofline is not None:
         record.update(flop_rate=roofline.flop_rate, byte_rate=roofline.byte_rate,

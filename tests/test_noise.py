@@ -255,3 +255,12 @@ def test_the_widest_pool_is_torch_on_a_tie_and_unseen_pools_do_not_count():
     context = CpuContext(cores=2, threads={"torch": 2, "openblas": 2, "blas": None})
     assert context.widest_pool == ("torch", 2)
     assert CpuContext(cores=2, threads={"blas": None}).widest_pool == (None, 0)
+
+
+def test_to_pandas_has_the_spread_and_the_noise_of_each_point(ip, fake_cpu):
+    pytest.importorskip("pandas")
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
+                "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0] + [0] * 13)")
+    frame = ip.run_line_magic("cudatime", f"-o -q -n 12 -w 0 --sweep n=1,2 {STALLED_CELL}").to_pandas()
+    assert frame["noise"][0] == "oversubscribed" and frame["noise"].isna()[1]
+    assert list(frame["min"]) == [pytest.approx(1 / 1024)] * 2 and frame["max"][0] == pytest.approx(9 / 1024)
