@@ -75,6 +75,7 @@ bench: .venv/.installed
 	.venv/bin/python benchmarks/display.py
 	.venv/bin/python benchmarks/progress.py
 	.venv/bin/python benchmarks/roofline.py
+	.venv/bin/python benchmarks/cpu_context.py
 
 # README's pictures, from a real run rendered in headless Chromium.
 screenshots: .venv/.installed browser-deps frontends

@@ -5,7 +5,7 @@ imports neither IPython's magics nor any GPU framework: the result, the collecti
 file format below are plain data (``tests/test_package.py`` checks what an import loads).
 """
 
-from .compare import Results
+from .compare import Results, contrast
 from .result import CudaTimeResult, Env, Task
 from .store import load, save
 
@@ -16,6 +16,7 @@ __all__ = [
     "Env",
     "Results",
     "Task",
+    "contrast",
     "load",
     "load_ipython_extension",
     "profile_trace",

@@ -13,9 +13,11 @@ import io
 import itertools
 import keyword
 import math
+import statistics
 import tokenize
 from dataclasses import dataclass, field
 
+from .cpu_context import pools_text
 from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
 
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
@@ -165,17 +167,22 @@ class Results:
         """The swept names, in the order the points first use them."""
         return list(dict.fromkeys(name for point in self.points for name in point.params))
 
-    def speedups(self):
-        """For a ``device`` sweep: each point's warm median against the first device's, other params equal."""
+    def references(self):
+        """For a ``device`` sweep: {index: the result at the first device with the other params equal},
+        for each point whose speed-up can be computed."""
         if "device" not in self.names:
             return {}
         first = self.points[0].params.get("device")
         reference = {}
         for point in self.points:
-            if point.params.get("device") == first and point.result is not None:
-                reference[_others(point)] = point.result.median
-        return {i: reference[_others(p)] / p.result.median for i, p in enumerate(self.points)
-                if p.result is not None and p.result.median and reference.get(_others(p))}
+            if point.params.get("device") == first and point.result is not None and point.result.median:
+                reference[_others(point)] = point.result
+        return {i: reference[_others(p)] for i, p in enumerate(self.points)
+                if p.result is not None and p.result.median and _others(p) in reference}
+
+    def speedups(self):
+        """For a ``device`` sweep: each point's warm median against the first device's, other params equal."""
+        return {i: reference.median / self.points[i].result.median for i, reference in self.references().items()}
 
     def record(self, points):
         """Add ``points``, replacing those recorded earlier under the same label (``-l`` again)."""
@@ -203,8 +210,8 @@ class Results:
         return cls([Point.from_dict(point) for point in data["points"]], check, data["stopped"], data["interrupted"])
 
     def to_pandas(self):
-        """One row per point: the swept values, median, IQR, cold, runs and error, then label,
-        device and host; with --roofline, also flop_rate, byte_rate and fraction_of_peak."""
+        """One row per point: the swept values, median, IQR, min, max, cold, runs, noise and error,
+        then label, device and host; with --roofline, also flop_rate, byte_rate and fraction_of_peak."""
         import pandas
 
         return pandas.DataFrame.from_records([_record(point) for point in self.points])
@@ -217,11 +224,15 @@ class Results:
 
 
 def _record(point):
-    """``to_pandas``'s row for one point."""
+    """``to_pandas``'s row for one point; ``noise``: the noise check's cause ("oversubscribed",
+    "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
+    from .explain.noise import noise
+
     r = point.result
-    record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "cold": r and r.cold_time,
-              "runs": r.runs if r else 0, "error": point.error, "label": point.label,
-              "device": point.task.env.device, "host": point.task.env.host}
+    cause = noise(r)[1] if r is not None else None
+    record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "min": r and r.min, "max": r and r.max,
+              "cold": r and r.cold_time, "runs": r.runs if r else 0, "noise": cause and cause.kind,
+              "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
     roofline = r.roofline if r is not None else None
     if roofline is not None:
         record.update(flop_rate=roofline.flop_rate, byte_rate=roofline.byte_rate,
@@ -259,6 +270,92 @@ def run_sweep(points, time_point, stop_on_error=False, task=None):
         done.append(Point(result.task or dataclasses.replace(task, params=params), result))
         values.append(value)
     return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
+
+
+def spread(result):
+    """(low, high) of a result's warm runs: the quartiles from IQR_MIN_RUNS runs on, min and max
+    below (where quartiles rest on two or three samples), None without two warm runs (one run has
+    no spread, so nothing can be concluded from it)."""
+    if result is None or result.runs < 2:
+        return None
+    if result.has_iqr:
+        q1, _, q3 = statistics.quantiles(result.samples, n=4, method="inclusive")
+        return q1, q3
+    return result.min, result.max
+
+
+def _result(item):
+    return item.result if isinstance(item, Point) else item
+
+
+def _name(item, fallback):
+    """A result's short name: its label (and swept values), else ``fallback``."""
+    task = item.task if isinstance(item, Point) else getattr(item, "task", None)
+    return task.name if task is not None and (task.label or task.params) else fallback
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """Two results' verdict, as plain data: ``ratio`` is a's median over b's (above 1: b is faster);
+    ``faster`` names the faster one only when ``conclusive`` (their spreads do not overlap);
+    ``reason`` says why not otherwise; ``threads`` notes different thread settings."""
+
+    names: tuple
+    medians: tuple
+    ratio: float = None
+    faster: str = None
+    conclusive: bool = False
+    reason: str = None
+    threads: str = None
+
+    @property
+    def sentence(self):
+        """``torch 29% faster``, ``torch 3.1× faster`` or ``inconclusive: the spreads overlap``."""
+        if not self.conclusive:
+            text = f"inconclusive: {self.reason}"
+        else:
+            times = self.ratio if self.ratio >= 1 else 1 / self.ratio
+            gain = f"{times - 1:.0%}" if times - 1 >= 0.01 else f"{100 * (times - 1):.1f}%"
+            text = f"{self.faster} {gain} faster" if times < 2 else f"{self.faster} {times:.1f}× faster"
+        return text + (f" ({self.threads})" if self.threads else "")
+
+    def to_dict(self):
+        return dict(dataclasses.asdict(self), sentence=self.sentence)
+
+
+def _thread_note(a, b):
+    """Why two results' thread settings differ, or None: --threads N against the user's settings,
+    or different pools (what each CPU context saw during the warm runs)."""
+    def setting(r):
+        chosen = r.task.threads if r.task is not None else None
+        pools = r.cpu_context.threads if r.cpu_context is not None else None
+        return chosen, pools
+
+    (chosen_a, pools_a), (chosen_b, pools_b) = setting(a), setting(b)
+    if chosen_a != chosen_b:
+        words = ["--threads " + str(n) if n is not None else "the user's threads" for n in (chosen_a, chosen_b)]
+        return f"timed with different thread settings: {words[0]} and {words[1]}"
+    if pools_a is not None and pools_b is not None and pools_a != pools_b:
+        return f"timed with different thread pools: {pools_text(pools_a)} and {pools_text(pools_b)}"
+    return None
+
+
+def contrast(a, b, names=None):
+    """Which of two results (``CudaTimeResult`` or ``Point``) is faster, and whether the runs can
+    tell: a winner only when the two spreads (``spread``) do not overlap. ``names`` defaults to
+    their labels, else "a" and "b"."""
+    names = tuple(names or (_name(a, "a"), _name(b, "b")))
+    a, b = _result(a), _result(b)
+    if a is None or b is None or not a.median or not b.median:
+        return Contrast(names, (a and a.median, b and b.median), reason="a result has no warm runs")
+    ratio, note = a.median / b.median, _thread_note(a, b)
+    low_high = spread(a), spread(b)
+    if None in low_high:
+        return Contrast(names, (a.median, b.median), ratio, reason="fewer than 2 warm runs", threads=note)
+    (low_a, high_a), (low_b, high_b) = low_high
+    if low_a <= high_b and low_b <= high_a:
+        return Contrast(names, (a.median, b.median), ratio, reason="the spreads overlap", threads=note)
+    return Contrast(names, (a.median, b.median), ratio, names[1] if ratio > 1 else names[0], True, threads=note)
 
 
 def to_numpy(value):

@@ -11,14 +11,6 @@ ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the 
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
-NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree...
-# ... by more than this in absolute terms: perf_counter resolves 1 ns and CUDA events 0.5 µs, but
-# a synchronized run's own jitter (the synchronize call, the scheduler) is a few µs; a wider spread
-# than that is the machine's, a narrower one is the timer's.
-NOISY_MIN_IQR = 20e-6
-# Where the harness was measured (null runs), the floor is the clocks' own spread instead: a warm
-# spread within this many times the null runs' IQR (per run of a sample) is the clock's jitter.
-JITTER_TIMES = 3
 
 
 @dataclass(frozen=True)
@@ -49,14 +41,6 @@ def _cold_sentence(result, ratio):
 def _worker(result):
     """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
     return "the GPU" if result.on_gpu else "the device"
-
-
-def _clock_jitter(result):
-    """The spread the clocks and the synchronize show on their own, per run: JITTER_TIMES the null
-    runs' IQR spread over a sample's runs; NOISY_MIN_IQR where the harness was not measured."""
-    if result.harness is None:
-        return NOISY_MIN_IQR
-    return JITTER_TIMES * result.harness.jitter / result.batch
 
 
 def _async_findings(result):
@@ -100,22 +84,21 @@ def _explain_findings(result):
     return found
 
 
-def _is_noisy(result):
-    """A spread large against the median and against the clocks' own jitter."""
-    return (result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR
-            and result.iqr > _clock_jitter(result))
+def _noise_findings(result):
+    """The noise warning and its likely cause (see ``explain.noise``), when the warm runs are noisy
+    or were slowed down by the CPU."""
+    from .explain.noise import noise
+
+    warning, cause = noise(result)
+    if warning is None:
+        return []
+    return [Finding(cause.symptom, warning), Finding(f"noise-{cause.kind}", cause.text)]
 
 
 def findings(result):
     """The sentences worth printing under the numbers, most important first."""
     found = _async_findings(result) + _explain_findings(result)
-    if _is_noisy(result):
-        found.append(Finding(
-            "noisy",
-            f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
-            "the median, more than the clocks' own jitter). Close other work on this machine, or time "
-            "more runs (-n/-b).",
-        ))
+    found.extend(_noise_findings(result))
     if result.stopped:
         found.append(Finding("stopped", f"Stopped early by {result.stopped}; the statistics cover the runs done."))
     found.extend(Finding("note", note) for note in result.notes)

@@ -31,6 +31,7 @@ from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet
 from .batching import compile_batch
 from .compare import Point, Results, check_values, grid, run_sweep
+from .cpu_context import Machine
 from .display import Display
 from .explain import PROBES, ColdWatch, ProbeSet
 from .progress import live_progress
@@ -191,13 +192,15 @@ class CudaTimeMagics(Magics):
     ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
     cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
-    or False forces it). Tests register an instance built with their own."""
+    or False forces it); ``machine``, where the CPU facts are read and threads set
+    (``cpu_context.Machine``). Tests register an instance built with their own."""
 
-    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None, notebook=None):
+    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None, notebook=None, machine=None):
         super().__init__(shell)
         self.registry = registry
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
+        self.machine = machine or Machine()
         self.display = Display(shell, notebook)
         self.history = Results()  # what -l recorded, in order: %cudatime_compare's live rows
         self.auto = AutoTimer(shell, registry, self.clock, self.display)
@@ -249,15 +252,17 @@ class CudaTimeMagics(Magics):
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
         repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
         watch = ColdWatch.detect(self.probes, compiled.source)
-        measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
-                              repeats=repeats, watch=watch, profiler=profiler,
-                              outputs=compiled.outputs(scope), counter=counter,
-                              batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live)
+        with self.machine.limit(opts.threads):  # --threads N, the user's settings back afterwards
+            measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
+                                  repeats=repeats, watch=watch, profiler=profiler,
+                                  outputs=compiled.outputs(scope), counter=counter,
+                                  batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live,
+                                  machine=self.machine)
         result = measurement.result
         note = _repeat_note(opts.runs, result, repeats.reasons)
         if note:
             result.notes.append(note)
-        result.task = Task(compiled.source, opts.label, dict(params or {}), Env.here(result.device))
+        result.task = Task(compiled.source, opts.label, dict(params or {}), Env.here(result.device), opts.threads)
         return measurement
 
     def _time(self, opts, compiled, where, run_setup, live):
@@ -317,7 +322,7 @@ class CudaTimeMagics(Magics):
                 raise measurement.error
             return measurement.result, measurement.value
 
-        failed = Task(compiled.source, opts.label, env=Env.here("not timed"))  # a failed point's task
+        failed = Task(compiled.source, opts.label, env=Env.here("not timed"), threads=opts.threads)  # a failed point
         try:
             sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error, failed)
         finally:

@@ -51,6 +51,10 @@ Options:
                         the peaks to compare with (implies --roofline), e.g.
                         --peak 989e12,4.8e12 or --peak 989T,4.8T; without it the
                         table of common GPUs is used (none on the CPU)
+  --threads N           time with N intra-op threads in torch and in the BLAS
+                        pools threadpoolctl sees (as torch's Timer(num_threads=)
+                        does: --threads 1 for comparisons on a shared CPU); your
+                        settings come back afterwards
   --no-raise-error      print the traceback of an error in the cell and go on,
                         instead of raising it (which stops Run All)
   --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
@@ -148,6 +152,7 @@ _SPEC = {
     "--roofline": ("roofline", False, True),
     "--peak": ("peak", True, None),
     "--save": ("save", True, None),
+    "--threads": ("threads", True, None),
 }
 
 
@@ -175,6 +180,7 @@ class Options:
     raise_error: bool = True
     large_grid: bool = False
     save: str = None  # --save FILE: append the result(s) as JSON lines
+    threads: int = None  # --threads N: intra-op threads in torch and the BLAS pools while timing
 
 
 def _count(name, text):
@@ -264,8 +270,15 @@ def _peak(name, text):
     return PeakOverride(*(_rate(name, part.strip()) for part in parts))
 
 
+def _threads(name, text):
+    value = _count(name, text)
+    if value == 0:
+        raise OptionError(f"{name} expects a number of threads {symbol('≥')} 1, got 0")
+    return value
+
+
 _CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
-            "label": _label, "trace": _file, "peak": _peak, "save": _save}
+            "label": _label, "trace": _file, "peak": _peak, "save": _save, "threads": _threads}
 
 
 def _split_flag(token):

@@ -113,6 +113,7 @@ class Task:
     label: str = None
     params: dict = field(default_factory=dict)
     env: Env = field(default_factory=Env)
+    threads: int = None  # --threads N: the intra-op threads it ran with; None: the user's own settings
 
     @property
     def name(self):
@@ -124,11 +125,12 @@ class Task:
 
     def to_dict(self):
         return {"stmt": self.stmt, "label": self.label, "params": params_to_json(self.params),
-                "env": self.env.to_dict()}
+                "env": self.env.to_dict(), "threads": self.threads}
 
     @classmethod
     def from_dict(cls, data):
-        return cls(data["stmt"], data["label"], params_from_json(data["params"]), Env(**data["env"]))
+        return cls(data["stmt"], data["label"], params_from_json(data["params"]), Env(**data["env"]),
+                   data.get("threads"))
 
 
 def _record(kind, data, rows=()):
@@ -163,6 +165,7 @@ class CudaTimeResult:
     memory: object = None  # explain.memory.DeviceMemory where torch's CUDA allocator was used, else None
     harness: Harness = None  # the harness's own cost, measured once per call
     task: Task = None  # what was timed; the magic sets it, a bare runner result has none
+    cpu_context: object = None  # cpu_context.CpuContext: the CPU facts of the call, or None (older files)
 
     # What was timed, forwarded from the task as torch's ``Measurement`` forwards its ``TaskSpec``.
     @property
@@ -322,6 +325,7 @@ class CudaTimeResult:
             memory=self.memory.to_dict() if self.memory is not None else None,
             batch=self.batch,
             harness=self.harness._asdict() if self.harness is not None else None,
+            cpu_context=self.cpu_context.to_dict() if self.cpu_context is not None else None,
         )
         return data
 
@@ -331,6 +335,7 @@ class CudaTimeResult:
         device are required (KeyError, or TypeError for a foreign field in a run); what a later
         version added may be missing, so that older files still load."""
         # The explainers' records are data too; their classes live beside the code that makes them.
+        from .cpu_context import CpuContext
         from .explain import Cause
         from .explain.memory import DeviceMemory
         from .explain.profile import Profile
@@ -351,6 +356,7 @@ class CudaTimeResult:
             memory=_record(DeviceMemory, get("memory")),
             harness=Harness(**get("harness")) if get("harness") is not None else None,
             task=Task.from_dict(get("task")) if get("task") is not None else None,
+            cpu_context=_record(CpuContext, get("cpu_context")),
         )
 
     def __repr__(self):

@@ -12,6 +12,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from .cpu_context import CpuWatch, NoCpuWatch
 from .result import CudaTimeResult, Harness, Run
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
@@ -255,7 +256,7 @@ class Progress:
 
 
 def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None,
-            clock=None, progress=None):
+            clock=None, progress=None, machine=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -276,10 +277,14 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     after those (``--roofline``), whose time stays out of the statistics.
     ``clock`` (``Clock``, the default) is what every run and the budget are read on.
     ``progress`` (see ``Progress``) hears of each run as it ends.
+    ``machine`` (``cpu_context.Machine``) is read before the cold run and around the warm runs,
+    never during one, for the result's ``cpu_context``; None reads nothing.
     """
     repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
     progress = progress or Progress()
     sampler = Sampler(fn, devices, repeats, clock, outputs, batch)
+    cpu = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
+    cpu.read("before")
     repeats.begin()
     cold, value = _cold_run(sampler, plan, watch, profiler)
     progress.ran("cold", 1, [])
@@ -287,12 +292,14 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
         plan, counter = (plan.once(), None) if plan.runs is None else (plan.forced(), counter)
     harness = calibrate(devices, clock, outputs)
     try:
-        later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress)
+        later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress, cpu)
     finally:
         repeats.end()
     if later.error is not None:
         _drain(devices)
-    return Measurement(_assemble(devices, watch, profiler, counter, later, harness), value, later.error)
+    result = _assemble(devices, watch, profiler, counter, later, harness)
+    result.cpu_context = cpu.context()
+    return Measurement(result, value, later.error)
 
 
 def _cold_run(sampler, plan, watch, profiler):
@@ -337,13 +344,17 @@ class _Later:
         self.stopped = f"{cause} in {self.phase} run {number}".rstrip()
 
 
-def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress):
-    """The warm loop, the watch's last snapshot, then the profiled and counting runs; an
-    error stops them."""
+def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress, cpu):
+    """The warm loop (with ``cpu`` read around it), the watch's last snapshot, then the profiled
+    and counting runs; an error stops them."""
     later = _Later(plan, cold)
     try:
         with sampler.repeats.quiet():
-            _warm_loop(sampler, later, harness, progress)
+            cpu.read("warm")
+            try:
+                _warm_loop(sampler, later, harness, progress)
+            finally:
+                cpu.read("after")
             watch.snapshot("after_warm")
             if plan.profile == "warm" and plan.runs != 0:
                 later.phase = "profiled"

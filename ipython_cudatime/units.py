@@ -11,7 +11,7 @@ import codecs
 import math
 import sys
 
-ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "..."}  # every symbol the text output uses
+ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-"}  # every symbol the text output uses
 
 
 def _encoding():

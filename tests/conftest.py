@@ -128,16 +128,19 @@ def _fake_time(ip, seams, with_device):
 
     clock = fake_device.FakeClock()
     device = fake_device.FakeDevice(clock)
-    seams(registry=(("fake_device", device if with_device else fake_device.NoDevice),), probes=(), clock=clock)
-    ip.user_ns.update(gpu=device, host=clock)
+    machine = fake_device.FakeMachine(clock)
+    seams(registry=(("fake_device", device if with_device else fake_device.NoDevice),), probes=(), clock=clock,
+          machine=machine)
+    ip.user_ns.update(gpu=device, host=clock, cpu=machine)
     return device
 
 
 @pytest.fixture
 def fake_gpu(ip, seams):
     """The fake clock and the fake device (``fake_device``) as the magics' clock and only backend,
-    with no cold-run probes: every duration is exact and nothing sleeps. A cell queues device
-    work with ``gpu.launch(seconds)`` and does host work with ``host.advance(seconds)``."""
+    with no cold-run probes, on a quiet fake machine (``fake_device.FakeMachine``): every duration is
+    exact and nothing sleeps. A cell queues device work with ``gpu.launch(seconds)``, does host work
+    with ``host.advance(seconds)`` and waits for a core with ``cpu.stall(seconds)``."""
     return _fake_time(ip, seams, with_device=True)
 
 

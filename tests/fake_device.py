@@ -12,9 +12,15 @@ a framework; both plug into the seams the real ones use:
   does; the stream runs kernels back to back; ``synchronize`` moves the clock to the
   moment the stream is empty; an event reads the time at which the stream reaches it.
 
+- ``FakeMachine`` is a ``cpu_context.Machine`` (the magics' ``machine``): fixed CPU facts (cores,
+  load, thread pools), and ``stall(seconds)``, a wait for a core that passes on the clock
+  without CPU time, as a run on a loaded machine waits.
+
 The real-time counterpart is ``async_device_double`` (a thread that sleeps), kept for
 the ``timing`` tests of the clocks themselves.
 """
+
+import contextlib
 
 from ipython_cudatime.backends.base import Backend, EventTimer, event_elapsed_ms
 
@@ -106,3 +112,40 @@ class NoDevice:
     @staticmethod
     def detect(module):
         return None
+
+
+class FakeMachine:
+    """A quiet machine by default: ``cores`` usable, no load, no thread pool; set ``load_average``,
+    ``ready`` and ``pools`` to load it. ``limit(n)`` sets every pool to n while it lasts."""
+
+    def __init__(self, clock, cores=2):
+        self.clock, self._cores = clock, cores
+        self.load_average, self.ready, self.pools = 0.0, 0, {}
+        self.waited = 0.0
+
+    def cores(self):
+        return self._cores
+
+    def load(self, ready=True):
+        return self.load_average, self.ready if ready else None
+
+    def waits(self):
+        return self.waited, 0
+
+    def threads(self):
+        return dict(self.pools)
+
+    def stall(self, seconds):
+        """The timing thread waits ``seconds`` for a core: wall time passes, CPU time does not."""
+        self.clock.seconds += seconds
+        self.waited += seconds
+
+    @contextlib.contextmanager
+    def limit(self, threads):
+        before = dict(self.pools)
+        if threads is not None:
+            self.pools = {pool: threads for pool in self.pools}
+        try:
+            yield
+        finally:
+            self.pools = before

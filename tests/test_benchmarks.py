@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
     ("progress.py", "their share of the measured time", False),
     ("explain.py", "cold-cause checks per call", True),
     ("roofline.py", "peak-memory reading per call", True),
+    ("cpu_context.py", "CPU-context reading per %cudatime call", False),
 ])
 def test_benchmark_prints_figures(tmp_path, script, expected, needs_torch):
     if needs_torch:

@@ -83,17 +83,27 @@ def test_check_converts_tensors(ip):
     assert sweep.check.ok
 
 
-def test_device_sweep_shows_the_speedup_against_the_first_device():
-    def result(median):
-        return CudaTimeResult(cold=Run(median, median), warm=[Run(median, median)])
+def _timed(*warm):
+    return CudaTimeResult(cold=Run(warm[0], warm[0]), warm=[Run(t, t) for t in warm])
 
+
+def test_device_sweep_shows_the_speedup_against_the_first_device():
     def point(median, **params):
-        return Point(Task(params=params), result(median))
+        return Point(Task(params=params), _timed(median, median))
 
     sweep = Results([point(0.4, n=1, device="cpu"), point(0.01, n=1, device="cuda"),
                      point(0.8, n=2, device="cpu"), point(0.1, n=2, device="cuda")])
     assert sweep.speedups() == {0: 1.0, 1: pytest.approx(40.0), 2: 1.0, 3: pytest.approx(8.0)}
     assert "40.0×" in report(sweep)
+
+
+def test_a_speedup_is_shown_only_where_the_spreads_do_not_overlap():
+    sweep = Results([Point(Task(params=dict(device="cpu")), _timed(0.010, 0.030)),
+                     Point(Task(params=dict(device="cuda")), _timed(0.008, 0.020)),  # overlaps the cpu point's
+                     Point(Task(params=dict(device="mps")), _timed(0.4))])  # one run: no spread at all
+    rows = report(sweep).splitlines()
+    assert rows[2].split()[-1] == "inconclusive" and rows[3].split()[-1] == "inconclusive"
+    assert "×" not in rows[2] + rows[3]
 
 
 def test_sweep_display_has_a_table_and_a_chart(ip):

@@ -61,3 +61,29 @@ def test_chart_data_is_every_run_in_order(ip, fake_gpu):
     r = ip.run_line_magic("cudatime", "-o -q -n 2 -w 1 host.advance(1 / 1024); gpu.launch(1 / 64)")
     run = (1 / 1024, 1 / 1024 + 1 / 64)
     assert list(_bars(r)) == [("cold", *run), ("warm-up", *run), ("warm", *run), ("warm", *run)]
+
+
+def test_sweep_with_few_runs_shows_min_max_and_one_run_says_so(ip, fake_gpu):
+    """Below 10 warm runs a table shows min–max, never "IQR 0 ns"; one run has no spread."""
+    report = shown(ip, "%cudatime -b 0.1 --sweep n=1,16,64 gpu.launch(n / 512)")
+    rows = report.splitlines()
+    assert "IQR" in rows[1] and "min–max" in rows[2] and "one run" in rows[3]
+    assert "IQR" not in rows[2] + rows[3]
+    assert_expected(report, "sweep_few_runs")
+
+
+def test_overlapping_results_compare_as_inconclusive(ip, fake_gpu):
+    ip.run_cell("a = iter([1, 3, 1, 3, 1, 3] * 2)\nb = iter([2, 2, 2, 2, 3] * 2)")
+    run(ip, "%cudatime -q -n 4 -l first gpu.launch(next(a) / 256)")
+    run(ip, "%cudatime -q -n 4 -l second gpu.launch(next(b) / 256)")
+    report = shown(ip, "%cudatime_compare first second")
+    assert "second against first: inconclusive: the spreads overlap" in report
+    assert_expected(report, "comparison_inconclusive")
+
+
+def test_noise_from_oversubscription_is_named_with_its_numbers(ip, fake_cpu):
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
+                "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])")
+    report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(next(stalls) / 1024); host.advance(1 / 1024)")
+    assert "Likely cause: oversubscription. torch runs 2 threads" in report
+    assert_expected(report, "noise_oversubscribed")

@@ -9,6 +9,8 @@ where the rows come from more than one machine, the machine.
 
 from html import escape
 
+from ..compare import contrast
+from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import plain, ratio_text
@@ -19,19 +21,59 @@ from .roofline import RATE_HEADER, rate_cells
 CHART_HEIGHT_PX = 260
 
 
+def spread_text(result):
+    """A table's spread cell: the IQR from ``IQR_MIN_RUNS`` warm runs on, min–max below (quartiles
+    of a few samples mean little), "one run" where there is no spread to show."""
+    if result.runs < 2:
+        return "one run" if result.runs else ""
+    if result.has_iqr:
+        return f"IQR {fmt(result.iqr)}"
+    low, high = fmt(result.min), fmt(result.max)
+    unit = low.rpartition(" ")[2]
+    if high.endswith(" " + unit):  # 15.6–31.2 ms
+        low = low.rpartition(" ")[0]
+    return f"min–max {low}–{high}"
+
+
+def noise_text(result):
+    """A table's noise cell, the same check as a single report's: "noisy: oversubscribed",
+    "slowed: loaded", "noisy: cause unknown", or "" for steady runs."""
+    _, cause = noise(result)
+    if cause is None:
+        return ""
+    symptom = "noisy" if cause.symptom == "noisy" else "slowed"
+    return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
+
+
+def noise_lines(names, results):
+    """Under a table: each cause found once, in full, with the rows it was found at."""
+    found = {}
+    for name, result in zip(names, results):
+        cause = noise(result)[1] if result is not None else None
+        if cause is not None:
+            found.setdefault(cause.kind, (cause.text, []))[1].append(name)
+    return [f"{', '.join(where)}: {text}" for text, where in found.values()]
+
+
+def _speedup(reference, result):
+    """``40.0×`` against the first device's point, or "inconclusive" where the spreads overlap."""
+    verdict = contrast(reference, result)
+    return f"{verdict.ratio:.1f}×" if verdict.conclusive else "inconclusive"
+
+
 def _sweep_rows(sweep):
-    """(point label, median, IQR, cold, runs, speed-up or "", error) per point."""
-    speedups = sweep.speedups()
+    """(point label, median, spread, cold, runs, speed-up or "", noise, error) per point."""
+    references = sweep.references()
     for index, point in enumerate(sweep.points):
         r = point.result
         if r is None:
-            yield point.name, "", "", "", "", "", point.error
+            yield point.name, "", "", "", "", "", "", point.error
             continue
-        speedup = f"{speedups[index]:.1f}×" if index in speedups else ""
-        yield (point.name, fmt(r.median), fmt(r.iqr), fmt(r.cold_time), str(r.runs), speedup, "")
+        speedup = _speedup(references[index], r) if index in references else ""
+        yield (point.name, fmt(r.median), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
 
 
-HEADER = ("point", "warm median", "IQR", "cold", "runs", "speed-up", "error")
+HEADER = ("point", "warm median", "spread", "cold", "runs", "speed-up", "noise", "error")
 
 
 def _with_rates(header, rows, results):
@@ -68,12 +110,14 @@ def _table_text(header, rows):
     return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
 
 
+def _sweep_notes(sweep):
+    """The lines under a sweep's table: the noise causes, the value check, what stopped it."""
+    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points])
+    return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
+
+
 def sweep_text(sweep):
-    lines = _table_text(*_sweep_table(sweep))
-    for extra in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}"):
-        if extra:
-            lines.append(extra)
-    return plain("\n".join(lines))
+    return plain("\n".join(_table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
 
 
 def _figure():
@@ -122,7 +166,7 @@ def sweep_chart(sweep):
 
 
 def sweep_html(sweep):
-    extras = [f"<div>{escape(line)}</div>" for line in (_check_line(sweep.check), sweep.stopped) if line]
+    extras = [f"<div>{escape(line)}</div>" for line in _sweep_notes(sweep)]
     chart = sweep_chart(sweep)
     key = "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>" if chart else ""
     return report_html([chart, key, table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
@@ -139,20 +183,45 @@ def _names(points):
     return [point.name + (f" @ {point.task.env.host}" if len(hosts) > 1 else "") for point in points]
 
 
+def _first(results):
+    """The first point that has warm runs: what every other row is measured against."""
+    return next((point for point in results.points if point.result is not None and point.result.median), None)
+
+
+def _against(first, point):
+    """The "vs first" cell: the median ratio, or "inconclusive" where the spreads overlap."""
+    if first is None or not point.result.median:
+        return ""
+    if point is first:
+        return _ratio(1.0)
+    verdict = contrast(first, point)
+    return _ratio(1 / verdict.ratio) if verdict.conclusive else "inconclusive"
+
+
 def compare_rows(results):
-    """(name, warm median, cold, cold/warm, against the first, device, error) per point."""
-    done = [point.result for point in results.points if point.result is not None]
-    first = done[0].median if done else None
+    """(name, warm median, spread, cold, cold/warm, against the first, noise, device, error) per point."""
+    first = _first(results)
     for name, point in zip(_names(results.points), results.points):
         r = point.result
         if r is None:
-            yield name, "", "", "", "", point.task.env.device, point.error
+            yield name, "", "", "", "", "", "", point.task.env.device, point.error
             continue
-        against = _ratio(r.median / first) if first and r.median else ""
-        yield name, fmt(r.median), fmt(r.cold_time), ratio_text(r.ratio), against, r.device, ""
+        yield (name, fmt(r.median), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
+               noise_text(r), r.device, "")
 
 
-COMPARE_HEADER = ("label", "warm median", "cold", "cold/warm", "vs first", "device", "error")
+def compare_notes(results):
+    """The lines under a comparison: each row against the first, in words ("fused 5.0× faster",
+    "inconclusive: the spreads overlap"), then the noise causes."""
+    first, names = _first(results), _names(results.points)
+    name_of = {id(point): name for name, point in zip(names, results.points)}
+    lines = [f"{name_of[id(point)]} against {name_of[id(first)]}: "
+             + contrast(first, point, (name_of[id(first)], name_of[id(point)])).sentence
+             for point in results.points if first is not None and point is not first and point.result is not None]
+    return lines + noise_lines(names, [point.result for point in results.points])
+
+
+COMPARE_HEADER = ("label", "warm median", "spread", "cold", "cold/warm", "vs first", "noise", "device", "error")
 
 
 def _compare_table(results):
@@ -160,7 +229,7 @@ def _compare_table(results):
 
 
 def compare_text(results):
-    return plain("\n".join(_table_text(*_compare_table(results))))
+    return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
 
 
 def compare_chart(results):
@@ -183,7 +252,8 @@ def compare_chart(results):
 
 
 def compare_html(results):
-    return report_html([compare_chart(results), table_html(*_compare_table(results))], "cudatime-compare")
+    notes = [f"<div>{escape(line)}</div>" for line in compare_notes(results)]
+    return report_html([compare_chart(results), table_html(*_compare_table(results)), *notes], "cudatime-compare")
 
 
 def is_sweep(results):

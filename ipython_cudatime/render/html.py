@@ -11,6 +11,7 @@ where an element sets both. Another section is one more entry in ``SECTIONS``.
 from html import escape
 
 from ..explain.memory import memory_sentence
+from ..explain.noise import context_rows
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import ratio_text
@@ -85,6 +86,8 @@ def statistics_rows(result):
         ("device", result.device),
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
         ("device memory", memory_sentence(result.memory)),
+        *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
+        *context_rows(result.cpu_context),
     ]
     return rows
 
@@ -113,7 +116,7 @@ def runs_html(result):
 
 
 def details_html(result):
-    """The statistics table, the device, the cold run's clocks, and every run's numbers."""
+    """The statistics table, the device, the cold run's clocks, the CPU facts, and every run's numbers."""
     stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th><td style='{CELL}'>{escape(value)}</td></tr>"
                     for label, value in statistics_rows(result))
     return (f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>"

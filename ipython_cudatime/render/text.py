@@ -1,5 +1,6 @@
 """The text report: what terminal IPython prints, and the fallback everywhere else."""
 
+from ..cpu_context import pools_text
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import percent_text
@@ -74,6 +75,12 @@ def _warm_line(result):
             f"{extremes}, mean {fmt(result.mean)} ± {fmt(result.stdev)} std)")
 
 
+def threads_text(result):
+    """What --threads N set, as the warm runs saw it: ``--threads 1: torch 1, openblas 1``."""
+    context = result.cpu_context
+    return f"--threads {result.task.threads}: " + (pools_text(context.threads) if context is not None else "not read")
+
+
 def render_text(result):
     """``%time``'s two lines for the cold run, then cold vs warm and what they mean."""
     cold = result.cold
@@ -102,5 +109,7 @@ def render_text(result):
         lines.append(memory_line(result.memory))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(f"device   : {result.device}; synchronized: {synced}")
+    if result.task is not None and result.task.threads is not None:
+        lines.append(f"threads  : {threads_text(result)}")
     lines.extend(finding.text for finding in findings(result))
     return plain("\n".join(lines))

@@ -1,0 +1,280 @@
+"""The CPU a measurement ran on: how many cores it could use, how loaded the machine was, how many
+threads each imported framework's pools run, and the CPU time the warm runs used against their
+wall time. Facts only; ``explain.noise`` reads them to name why runs were noisy or slow.
+
+Read three times per call (before the cold run, before and after the warm runs), never per run,
+from what the kernel gives in a few microseconds: ``/proc/loadavg`` (the 1-minute load and the
+threads ready to run now), ``/proc/self/schedstat`` (how long this thread waited for a core),
+``getrusage`` (involuntary context switches) and the process's CPU times. A framework's pools
+are read only when it is already in ``sys.modules``; BLAS pools through ``threadpoolctl``, an
+optional package, where it is installed.
+"""
+
+import contextlib
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
+
+# Frameworks whose libraries may load a BLAS or OpenMP pool; threadpoolctl is consulted only once
+# one of them is imported (a process with none has no pool to see).
+POOL_FRAMEWORKS = ("numpy", "scipy", "torch", "jax", "tensorflow", "sklearn", "cupy", "numba")
+BLAS = "blas"  # threadpoolctl's user_api for BLAS libraries (OpenBLAS, MKL, BLIS, ...); an unseen BLAS: blas=None
+
+
+def _read_proc(path):
+    """A small /proc file's text, or None where it does not exist (not Linux, a sandbox). Raw
+    os calls: Python's ``open`` costs 15 µs, these 2 µs."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, 512).decode("ascii", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def pools_text(threads):
+    """``torch 2, openblas 2``; a BLAS threadpoolctl could not see reads as such."""
+    if not threads:
+        return "no framework thread pool"
+    return ", ".join(f"{pool} {count}" if count is not None else f"{pool} not seen (threadpoolctl is not installed)"
+                     for pool, count in threads.items())
+
+
+class Sample(NamedTuple):
+    """The machine at one moment: the 1-minute load average, the other threads ready to run
+    (Linux), the seconds this thread has waited for a core so far (Linux's schedstat) and the
+    process's involuntary context switches so far (Unix). None where the system does not say."""
+
+    load: Optional[float] = None
+    ready: Optional[int] = None
+    waited: Optional[float] = None
+    preempted: Optional[int] = None
+
+
+def _load_average():
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows has none
+        return None
+
+
+def _load(ready=True):
+    """(1-minute load average, other threads ready to run now) from /proc/loadavg; elsewhere (or
+    without ``ready``: 0.5 µs instead of 5) the load from ``os.getloadavg`` and no ready count."""
+    text = _read_proc("/proc/loadavg") if ready else None
+    if text is None:
+        return _load_average(), None
+    fields = text.split()
+    running = fields[3].partition("/")[0]
+    return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
+
+
+def _waited():
+    text = _read_proc("/proc/thread-self/schedstat") or _read_proc("/proc/self/schedstat")
+    return int(text.split()[1]) / 1e9 if text else None
+
+
+def _preempted():
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
+def usable_cores():
+    """The cores this process may run on: its affinity mask (a container or ``taskset`` can give it
+    fewer than the machine has), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class Machine:
+    """Where the CPU facts are read; a seam: tests pass a stand-in with fixed facts. One per
+    magics instance, since it keeps threadpoolctl's list of loaded libraries (1-2 ms to build),
+    built again only when another framework has been imported since."""
+
+    def __init__(self, modules=None):
+        self._modules = sys.modules if modules is None else modules
+        self._controller, self._seen = None, None
+
+    def cores(self):
+        return usable_cores()
+
+    def load(self, ready=True):
+        """(1-minute load average, other threads ready to run, or None without ``ready``), None where
+        the system has none."""
+        return _load(ready)
+
+    def waits(self):
+        """(seconds this thread has waited for a core, the process's involuntary switches) so far."""
+        return _waited(), _preempted()
+
+    def _blas(self):
+        """threadpoolctl's BLAS libraries loaded in this process; None without threadpoolctl; []
+        before any framework that could load one is imported."""
+        seen = tuple(name for name in POOL_FRAMEWORKS if self._modules.get(name) is not None)
+        if not seen:
+            return []
+        if seen != self._seen:
+            try:
+                import threadpoolctl
+            except ImportError:
+                threadpoolctl = None
+            self._controller = threadpoolctl.ThreadpoolController() if threadpoolctl is not None else None
+            self._seen = seen
+        if self._controller is None:
+            return None
+        return [lib for lib in self._controller.lib_controllers if lib.user_api == BLAS]
+
+    def threads(self):
+        """{pool: threads}: torch's intra-op pool, each BLAS library threadpoolctl sees (by its
+        internal name, e.g. ``openblas``, ``mkl``); ``blas: None`` when a framework is imported
+        but threadpoolctl is not installed to see its BLAS."""
+        pools = {}
+        torch = self._modules.get("torch")
+        if torch is not None and hasattr(torch, "get_num_threads"):
+            pools["torch"] = torch.get_num_threads()
+        blas = self._blas()
+        if blas is None:
+            pools[BLAS] = None
+        for lib in blas or []:
+            pools[lib.internal_api] = max(pools.get(lib.internal_api) or 0, lib.num_threads)
+        return pools
+
+    @contextlib.contextmanager
+    def limit(self, threads):
+        """Run the block with ``threads`` intra-op threads in torch and in every BLAS pool that
+        threadpoolctl sees, as torch's ``Timer(num_threads=)`` does; the user's settings come back
+        afterwards, even when the block raises. None: change nothing."""
+        if threads is None:
+            yield
+            return
+        torch = self._modules.get("torch")
+        before = torch.get_num_threads() if torch is not None else None
+        blas = self._blas()
+        limits = None
+        try:
+            if blas:
+                limits = self._controller.limit(limits=threads, user_api=BLAS)
+            if torch is not None:
+                torch.set_num_threads(threads)
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(before)
+            if limits is not None:
+                limits.restore_original_limits()
+
+
+class CpuWatch:
+    """The three readings of one call, on the runner's clock: "before" the cold run (the load),
+    "warm" as the warm runs begin (the clocks, the waits, the pools as the warm runs see them,
+    inside --threads) and "after" they end (all but the pools). Each reads only what the context
+    needs from that moment: a /proc file costs a few µs."""
+
+    def __init__(self, machine, clock):
+        self.machine, self.clock = machine, clock
+        self.readings = {}
+        self.pools = {}
+
+    def read(self, moment):
+        machine = self.machine
+        load = machine.load(ready=moment == "before") if moment != "warm" else (None, None)
+        waits = machine.waits() if moment != "before" else (None, None)
+        user, system = self.clock.cpu()
+        self.readings[moment] = (self.clock.now(), user + system, Sample(*load, *waits))
+        if moment == "warm":
+            self.pools = machine.threads()
+
+    def context(self):
+        """The ``CpuContext`` of the call, or None when the warm runs never began."""
+        if not {"before", "warm", "after"} <= self.readings.keys():
+            return None
+        (_, _, first), (t0, cpu0, start), (t1, cpu1, end) = (self.readings[m] for m in ("before", "warm", "after"))
+        return CpuContext(
+            cores=self.machine.cores(), load_before=first.load, load_after=end.load,
+            ready_before=first.ready, threads=dict(self.pools),
+            cpu=cpu1 - cpu0, wall=t1 - t0, waited=_delta(start.waited, end.waited),
+            preempted=_delta(start.preempted, end.preempted))
+
+
+def _delta(first, last):
+    return None if first is None or last is None else last - first
+
+
+class NoCpuWatch:
+    """No facts read: what a bare ``measure`` call without a machine gets."""
+
+    def read(self, moment):
+        pass
+
+    def context(self):
+        return None
+
+
+@dataclass(frozen=True)
+class CpuContext:
+    """The CPU facts of one measurement (plain data, saved with the result).
+
+    cores                  cores this process could use (affinity mask, else the machine's);
+    load_before/after      the 1-minute load average before the cold run and after the warm runs
+                           (this process included), None where the system has none;
+    ready_before           other threads ready to run before the cold run (Linux), None elsewhere
+                           (not read after the runs: the pools' own threads may still be spinning);
+    threads                {pool: threads} during the warm runs: ``torch`` (intra-op), BLAS
+                           libraries by name; ``blas: None`` where threadpoolctl could not look;
+    cpu, wall              the process's CPU seconds (all its threads) and the wall seconds of the
+                           warm runs (warm-up included);
+    waited                 seconds the timing thread waited for a core during them (Linux), or None;
+    preempted              involuntary context switches of the process during them (Unix), or None.
+    """
+
+    cores: int
+    load_before: Optional[float] = None
+    load_after: Optional[float] = None
+    ready_before: Optional[int] = None
+    threads: dict = field(default_factory=dict)
+    cpu: float = 0.0
+    wall: float = 0.0
+    waited: Optional[float] = None
+    preempted: Optional[int] = None
+
+    @property
+    def cpu_share(self):
+        """CPU time over wall time of the warm runs: 1.0 is one thread busy all along."""
+        return self.cpu / self.wall if self.wall > 0 else None
+
+    @property
+    def waited_share(self):
+        """The part of the warm runs' wall time the timing thread spent waiting for a core."""
+        return self.waited / self.wall if self.waited is not None and self.wall > 0 else None
+
+    @property
+    def others(self):
+        """How many cores' worth of work the rest of the machine wanted: the larger of the load
+        average before the call and the threads ready to run then (0 when neither is known)."""
+        known = [value for value in (self.load_before, self.ready_before) if value is not None]
+        return max(known) if known else 0.0
+
+    @property
+    def free_cores(self):
+        return max(self.cores - self.others, 0.0)
+
+    @property
+    def widest_pool(self):
+        """(pool, threads) of the framework pool with the most threads (the first recorded, torch's,
+        on a tie), or (None, 0)."""
+        known = [(pool, threads) for pool, threads in self.threads.items() if threads is not None]
+        return max(known, key=lambda item: item[1]) if known else (None, 0)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)

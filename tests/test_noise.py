@@ -1,0 +1,266 @@
+"""The CPU context of a measurement and the cause named for noisy or slow warm runs.
+
+On the fake clock and the fake machine (``fake_device.FakeMachine``): each case of the cause
+logic with facts chosen for it. ``cpu.stall(s)`` is a wait for a core (wall time, no CPU time),
+``host.advance(s)`` host work. The real machine's facts are read in the ``timing`` test at the end,
+under load made by the test itself.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import run
+
+from ipython_cudatime import report
+from ipython_cudatime.compare import contrast
+from ipython_cudatime.cpu_context import CpuContext, Machine
+from ipython_cudatime.explain.noise import noise
+from ipython_cudatime.result import CudaTimeResult, Run, Task
+
+NOISY = "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])"  # 13 runs: every other one waits
+STALLED_CELL = "cpu.stall(next(stalls) / 1024); host.advance(1 / 1024)"
+
+
+def timed(ip, cell, options="-n 12 -w 0"):
+    return ip.run_line_magic("cudatime", f"-o -q {options} {cell}")
+
+
+def cause_kind(result):
+    return noise(result)[1].kind if noise(result)[1] is not None else None
+
+
+def test_oversubscribed_names_the_pool_its_threads_the_cores_and_the_load(ip, fake_cpu):
+    ip.run_cell(f"cpu.pools = {{'torch': 2, 'openblas': 1}}\ncpu.load_average, cpu.ready = 1.4, 1\n{NOISY}")
+    r = timed(ip, STALLED_CELL)
+    assert cause_kind(r) == "oversubscribed"
+    text = noise(r)[1].text
+    assert "torch runs 2 threads on 2 usable cores" in text and "load average 1.40" in text
+    assert "torch.set_num_threads(1)" in text and "--threads 1" in text
+
+
+def test_a_blas_pool_that_oversubscribes_gets_threadpoolctl_as_the_fix(ip, fake_cpu):
+    ip.run_cell(f"cpu.pools = {{'openblas': 4}}\n{NOISY}")  # 4 threads on 2 quiet cores: its own waits
+    text = noise(timed(ip, STALLED_CELL))[1].text
+    assert "openblas runs 4 threads" in text and "threadpoolctl.threadpool_limits(1)" in text
+
+
+def test_loaded_when_one_thread_waited_for_a_core(ip, fake_cpu):
+    ip.run_cell(f"cpu.pools = {{'torch': 1}}\ncpu.load_average, cpu.ready = 3.5, 4\n{NOISY}")
+    r = timed(ip, STALLED_CELL)
+    assert cause_kind(r) == "loaded"
+    assert "a loaded machine: load average 3.50 and 4 other threads ready to run on 2 usable cores" in report(r)
+    assert "oversubscription" not in report(r)
+
+
+def test_threads_1_turns_oversubscription_into_no_such_diagnosis(ip, fake_cpu):
+    """The same cell and load as the oversubscribed case, with --threads 1: the pools run one thread
+    while it is timed (and get the user's two back after)."""
+    ip.run_cell(f"cpu.pools = {{'torch': 2}}\ncpu.load_average, cpu.ready = 2.6, 3\n{NOISY}")
+    r = timed(ip, STALLED_CELL, "-n 12 -w 0 --threads 1")
+    assert r.task.threads == 1 and r.cpu_context.threads == {"torch": 1}
+    assert ip.user_ns["cpu"].pools == {"torch": 2}
+    assert cause_kind(r) == "loaded" and "oversubscription" not in report(r)
+    assert "threads  : --threads 1: torch 1" in report(r)
+
+
+def test_a_cell_whose_runs_differ_in_work_varies(ip, fake_cpu):
+    ip.run_cell("sizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
+    r = timed(ip, "host.advance(next(sizes) / 1024)")
+    assert cause_kind(r) == "varies"
+    assert "the cell itself varies" in report(r) and "CPU time 1.00× the wall time" in report(r)
+
+
+def test_quiet_steady_runs_get_no_warning_and_no_cause(ip, fake_cpu):
+    r = timed(ip, "host.advance(1 / 1024)")
+    assert noise(r) == (None, None)
+    assert "cause" not in report(r).lower() and "Warning" not in report(r)
+
+
+def test_steady_but_starved_runs_are_called_slowed(ip, fake_cpu):
+    """No spread, but the thread waited for a core half of the time: a symptom all the same."""
+    ip.run_cell("cpu.load_average, cpu.ready = 2.5, 3")
+    r = timed(ip, "cpu.stall(1 / 1024); host.advance(1 / 1024)")
+    warning, cause = noise(r)
+    assert cause.symptom == "starved" and cause.kind == "loaded"
+    assert "waited for a core during 50% of their" in warning
+
+
+def test_noise_the_facts_do_not_explain_is_cause_unknown(ip, fake_gpu):
+    ip.run_cell("sizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
+    r = timed(ip, "gpu.launch(next(sizes) / 256)")  # the device varies; the CPU was free and idle
+    assert cause_kind(r) == "unknown"
+    assert "Cause unknown: the CPU facts do not explain it" in report(r)
+
+
+def test_a_result_without_cpu_facts_is_cause_unknown_and_older_files_load(ip, fake_cpu):
+    ip.run_cell("sizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
+    data = timed(ip, "host.advance(next(sizes) / 1024)").to_dict()
+    del data["cpu_context"], data["task"]["threads"]  # as a file from before this field was written
+    old = CudaTimeResult.from_dict(json.loads(json.dumps(data)))
+    assert old.cpu_context is None and old.task.threads is None
+    assert "Cause unknown: no CPU facts were recorded" in report(old)
+
+
+def test_the_cpu_context_is_saved_and_loaded_with_the_result(ip, fake_cpu):
+    ip.run_cell(f"cpu.pools = {{'torch': 2, 'blas': None}}\ncpu.load_average, cpu.ready = 1.5, 2\n{NOISY}")
+    r = timed(ip, STALLED_CELL, "-n 12 -w 0 --threads 3")
+    context = r.cpu_context
+    assert (context.cores, context.load_before, context.ready_before) == (2, 1.5, 2)
+    assert context.wall == pytest.approx(12 / 1024 + 27 / 1024) and context.cpu == pytest.approx(12 / 1024)
+    assert context.waited == pytest.approx(27 / 1024)
+    again = CudaTimeResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    assert again == r and again.cpu_context == context and again.task.threads == 3
+
+
+def test_the_html_details_list_the_cpu_facts(ip, fake_cpu):
+    from ipython_cudatime.display import bundle
+
+    ip.run_cell("cpu.pools = {'torch': 2, 'blas': None}\ncpu.load_average, cpu.ready = 1.5, 2")
+    html = bundle(timed(ip, "host.advance(1 / 1024)"))["text/html"]
+    for text in ("CPU: usable cores", "1.50 before", "torch 2, blas not seen (threadpoolctl is not installed)",
+                 "CPU: warm runs&#x27; CPU time", "CPU: waited for a core"):
+        assert text in html
+
+
+def test_every_sweep_point_carries_the_noise_check(ip, fake_cpu):
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
+                "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0] + [0] * 13)")
+    cell = run(ip, f"%cudatime -n 12 -w 0 --sweep n=1,2 {STALLED_CELL}")
+    table = cell.displayed[0].splitlines()
+    assert "noisy: oversubscribed" in table[1] and "noisy" not in table[2]
+    assert any(line.startswith("n=1: Likely cause: oversubscription.") for line in table)
+
+
+def _result(*warm, label=None, threads=None):
+    return CudaTimeResult(cold=Run(warm[0], warm[0]), warm=[Run(t, t) for t in warm],
+                          task=Task(label=label, threads=threads))
+
+
+def test_contrast_names_the_faster_only_when_the_spreads_do_not_overlap():
+    numpy, torch = _result(1.28e-3, 1.29e-3, 1.30e-3, label="numpy"), _result(1.0e-3, 1.01e-3, 0.99e-3, label="torch")
+    verdict = contrast(numpy, torch)
+    assert verdict.conclusive and verdict.faster == "torch" and verdict.ratio == pytest.approx(1.29)
+    assert verdict.sentence == "torch 29% faster"
+    overlapping = contrast(numpy, _result(1.0e-3, 1.4e-3, 1.2e-3, label="torch"))
+    assert (overlapping.conclusive, overlapping.faster) == (False, None)
+    assert overlapping.sentence == "inconclusive: the spreads overlap"
+    assert contrast(_result(2e-3), _result(1e-3)).sentence == "inconclusive: fewer than 2 warm runs"
+    assert contrast(_result(4e-3, 4e-3), _result(1e-3, 1e-3)).sentence == "b 4.0× faster"
+
+
+def test_contrast_says_when_the_thread_settings_differ():
+    verdict = contrast(_result(2e-3, 2e-3, label="one", threads=1), _result(1e-3, 1e-3, label="all"))
+    assert verdict.sentence == ("all 2.0× faster (timed with different thread settings: --threads 1 and the "
+                                "user's threads)")
+    assert verdict.to_dict()["sentence"] == verdict.sentence
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", "1.5"])
+def test_threads_needs_a_whole_number_of_at_least_1(ip, value):
+    cell = run(ip, f"%cudatime --threads {value} 1")
+    assert type(cell.error).__name__ == "UsageError" and "--threads" in str(cell.error)
+
+
+def test_threads_sets_torch_and_restores_the_users_setting_even_on_error(ip):
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        ip.run_cell("import torch\nseen = []")
+        r = ip.run_line_magic("cudatime", "-o -q -n 3 --threads 1 seen.append(torch.get_num_threads())")
+        assert set(ip.user_ns["seen"]) == {1} and torch.get_num_threads() == 2
+        assert r.cpu_context.threads["torch"] == 1
+        cell = run(ip, "%cudatime -n 3 --threads 1 seen.append(1); 1 / (len(seen) < 6)")
+        assert isinstance(cell.error, ZeroDivisionError) and torch.get_num_threads() == 2
+        cell = run(ip, "%cudatime --threads 1 1 / 0")  # the cold run fails
+        assert isinstance(cell.error, ZeroDivisionError) and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_threads_limits_the_blas_pools_threadpoolctl_sees(ip):
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason="optional: the test extras install it")
+    pytest.importorskip("numpy")
+    ip.run_cell("import numpy as np\nfrom threadpoolctl import threadpool_info\nseen = []\n"
+                "a = np.ones((64, 64))")
+    blas = [pool for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    if not blas or max(pool["num_threads"] for pool in blas) < 2:
+        pytest.skip("no BLAS pool with more than one thread to limit here")
+    before = [pool["num_threads"] for pool in blas]
+    r = ip.run_line_magic("cudatime", "-o -q -n 2 --threads 1 "
+                          "seen.append([p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas'])")
+    assert all(set(counts) == {1} for counts in ip.user_ns["seen"])
+    assert [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"] == before
+    assert all(r.cpu_context.threads[pool["internal_api"]] == 1 for pool in blas)
+
+
+def test_reading_the_facts_imports_no_framework():
+    code = ("import sys\nfrom ipython_cudatime.cpu_context import Machine\nm = Machine()\n"
+            "m.load(); m.waits(); m.threads(); m.cores()\n"
+            "print(sorted(n for n in ('torch', 'numpy', 'jax', 'threadpoolctl') if n in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_real_machine_gives_its_facts():
+    machine = Machine()
+    (load, ready), (waited, preempted) = machine.load(), machine.waits()
+    assert machine.cores() == len(os.sched_getaffinity(0))
+    if sys.platform.startswith("linux"):
+        assert load >= 0 and ready >= 0 and waited >= 0 and preempted >= 0
+
+
+BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass"
+
+
+@pytest.mark.timing
+@pytest.mark.torch
+def test_under_real_load_two_threads_are_named_oversubscribed_and_one_thread_is_not(ip):
+    """Busy processes, one per usable core (two on this 2-core machine; bounded: they stop by
+    themselves after a minute, and by PID in the finally), load the cores; a 256×256 torch product
+    timed with 2 threads then waits at every barrier. The report must name oversubscription with the
+    thread count, the usable cores and the load it read; with --threads 1 it must not."""
+    torch = pytest.importorskip("torch")
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2:
+        pytest.skip("needs 2 usable cores, so that 2 threads can run at once on a quiet machine")
+    before = torch.get_num_threads()
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY.format(seconds=60)]) for _ in range(cores)]
+    try:
+        time.sleep(0.5)  # both spinning before the first reading
+        ip.run_cell("import torch\ntorch.set_num_threads(2)\na = torch.rand(256, 256)")
+        two = ip.run_line_magic("cudatime", "-o -q -b 0.5 a @ a")
+        one = ip.run_line_magic("cudatime", "-o -q -b 0.5 --threads 1 a @ a")
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+        torch.set_num_threads(before)
+    context = two.cpu_context
+    assert context.threads["torch"] == 2 and context.ready_before >= 2
+    text = report(two)
+    assert "Likely cause: oversubscription. torch runs 2 threads on" in text, text
+    assert f"{context.cores} usable cores" in text and f"load average {context.load_before:.2f}" in text
+    assert one.cpu_context.threads["torch"] == 1
+    assert "oversubscription" not in report(one), report(one)
+
+
+def test_the_widest_pool_is_torch_on_a_tie_and_unseen_pools_do_not_count():
+    context = CpuContext(cores=2, threads={"torch": 2, "openblas": 2, "blas": None})
+    assert context.widest_pool == ("torch", 2)
+    assert CpuContext(cores=2, threads={"blas": None}).widest_pool == (None, 0)
+
+
+def test_to_pandas_has_the_spread_and_the_noise_of_each_point(ip, fake_cpu):
+    pytest.importorskip("pandas")
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
+                "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0] + [0] * 13)")
+    frame = ip.run_line_magic("cudatime", f"-o -q -n 12 -w 0 --sweep n=1,2 {STALLED_CELL}").to_pandas()
+    assert frame["noise"][0] == "oversubscribed" and frame["noise"].isna()[1]
+    assert list(frame["min"]) == [pytest.approx(1 / 1024)] * 2 and frame["max"][0] == pytest.approx(9 / 1024)
