@@ -11,9 +11,9 @@ from html import escape
 
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import plain, ratio_text
+from ..units import inert, plain, ratio_text
 from .html import report_html, table_html
-from .image import COLOURS, FONT_PT, MUTED, SERIES, figure, img_tag, svg_bytes
+from .image import COLOURS, FONT_PT, MUTED, SERIES, USER_TEXT, figure, img_tag, svg_bytes
 from .roofline import RATE_HEADER, rate_cells
 
 CHART_HEIGHT_PX = 260
@@ -62,7 +62,7 @@ def _check_line(check):
 
 
 def _table_text(header, rows):
-    rows = [tuple(header)] + [tuple(row) for row in rows]
+    rows = [tuple(header)] + [tuple(inert(cell, newlines=False) for cell in row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] for row in rows[1:])] or [0]
     widths = [max(len(row[i]) for row in rows) for i in keep]
     return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
@@ -88,7 +88,9 @@ def _finish(fig, axes, alt):
     from matplotlib.ticker import FuncFormatter
 
     axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
-    axes.legend(fontsize=FONT_PT, frameon=False, labelcolor=MUTED)
+    legend = axes.legend(fontsize=FONT_PT, frameon=False, labelcolor=MUTED)
+    for label in legend.get_texts():
+        label.update(USER_TEXT)
     return img_tag(svg_bytes(fig), alt)
 
 
@@ -116,7 +118,7 @@ def sweep_chart(sweep):
             axes.set_yscale("log")
         axes.set_xlabel(x_name, fontsize=FONT_PT)
     else:
-        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15)
+        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15, **USER_TEXT)
     axes.set_ylabel("time", fontsize=FONT_PT)
     return _finish(fig, axes, "cudatime: warm median and cold run per sweep point")
 
@@ -178,7 +180,7 @@ def compare_chart(results):
     axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"], label="warm median")
     if max(cold + warm) / min(cold + warm) >= 20:
         axes.set_yscale("log")
-    axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0)
+    axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0, **USER_TEXT)
     return _finish(fig, axes, "cudatime: cold run and warm median per label")
 
 
