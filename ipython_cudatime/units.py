@@ -82,7 +82,7 @@ def format_seconds(seconds, precision=3):
                 break
         return " ".join(parts)
     order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
-    unit = ("s", "ms", symbol("µ") + "s", "ns")[order]
+    unit = ("s", "ms", None, "ns")[order] or symbol("µ") + "s"  # symbol() encodes: only where it is needed
     return "%.*g %s" % (precision, seconds * 1000**order, unit)
 
 

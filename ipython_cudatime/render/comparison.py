@@ -17,6 +17,8 @@ from .image import COLOURS, FONT_PT, MUTED, SERIES, USER_TEXT, figure, img_tag, 
 from .roofline import RATE_HEADER, rate_cells
 
 CHART_HEIGHT_PX = 260
+CHART_ROWS = 40  # bars or labelled points a 600 px chart can show; past them the table stands alone
+CHART_SERIES = 12  # lines one sweep chart can tell apart in its legend
 
 
 def _sweep_rows(sweep):
@@ -94,19 +96,32 @@ def _finish(fig, axes, alt):
     return img_tag(svg_bytes(fig), alt)
 
 
+def crowded(count, limit, what):
+    """The line shown instead of a chart of ``count`` ``what`` when more than ``limit`` would make
+    it unreadable (and slow: 10,000 labelled bars take minutes to draw), else ""."""
+    if count <= limit:
+        return ""
+    return (f"<div class='cudatime-chart-note' style='font-size:90%'>no chart: {count:,} {what} are more than "
+            f"one chart can show ({limit}); the table below has them all</div>")
+
+
 def sweep_chart(sweep):
     """Warm median (solid) and cold (dashed) against the first numeric swept value, one line per
-    combination of the other values; log-log when the values span decades."""
+    combination of the other values; log-log when the values span decades. The chart's HTML, its
+    key included, or the line saying why there is none."""
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
     numeric = [n for n in sweep.names if all(isinstance(p.params[n], (int, float)) for p in done)]
     x_name = numeric[0] if numeric else None
-    fig, axes = _figure()
     series = {}
     for index, point in enumerate(done):
         key = _params({k: v for k, v in point.params.items() if k != x_name}) or "median"
         series.setdefault(key, []).append((point.params[x_name] if x_name else index, point.result))
+    note = crowded(len(series), CHART_SERIES, "lines") if x_name else crowded(len(done), CHART_ROWS, "points")
+    if note:
+        return note
+    fig, axes = _figure()
     for key, points in series.items():
         xs = [x for x, _ in points]
         line, = axes.plot(xs, [r.median for _, r in points], marker="o", label=key)
@@ -120,14 +135,13 @@ def sweep_chart(sweep):
     else:
         axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15, **USER_TEXT)
     axes.set_ylabel("time", fontsize=FONT_PT)
-    return _finish(fig, axes, "cudatime: warm median and cold run per sweep point")
+    return (_finish(fig, axes, "cudatime: warm median and cold run per sweep point")
+            + "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>")
 
 
 def sweep_html(sweep):
     extras = [f"<div>{escape(line)}</div>" for line in (_check_line(sweep.check), sweep.stopped) if line]
-    chart = sweep_chart(sweep)
-    key = "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>" if chart else ""
-    return report_html([chart, key, table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
+    return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
 def _ratio(value):
@@ -171,6 +185,9 @@ def compare_chart(results):
             if point.result is not None]
     if not done:
         return ""
+    note = crowded(len(done), CHART_ROWS, "rows")
+    if note:
+        return note
     fig, axes = _figure()
     labels = [name for name, _ in done]
     xs = range(len(labels))
@@ -178,7 +195,7 @@ def compare_chart(results):
     warm = [r.median or r.cold_time for _, r in done]
     axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"], label="cold run")
     axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"], label="warm median")
-    if max(cold + warm) / min(cold + warm) >= 20:
+    if min(cold + warm) > 0 and max(cold + warm) / min(cold + warm) >= 20:
         axes.set_yscale("log")
     axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0, **USER_TEXT)
     return _finish(fig, axes, "cudatime: cold run and warm median per label")
