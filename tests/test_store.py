@@ -246,6 +246,8 @@ HOSTILE = [  # (how the line is spoiled, what the problem must say)
     ({"cold_causes.0.name": None}, "cold_causes[0].name must be a string, got null"),
     ({"harness.jitter": ...}, "harness.jitter is missing"),
     ({"notes": "a note"}, "notes must be a list, got a string"),
+    ({"task.params.shape": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
+     "nested more than 32 levels deep"),
 ]
 
 
@@ -301,3 +303,20 @@ def test_every_field_of_every_saved_record_is_checked():
     for cls in (CudaTimeResult, Run, Env, Task, Harness, Cause, Profile, Roofline, DeviceMemory):
         fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
         assert set(fields) == set(schema.RECORDS[cls.__name__].fields), cls.__name__
+
+
+def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):
+    """Zero and huge times are valid: the table and the charts (comparison and sweep) still draw."""
+    good = full_result()
+    zero = {f"{kind}.{field}": 0 for kind in ("cold", "warm.0", "warm.1", "warm.2") for field in ("host", "wall", "device")}
+    huge = {"cold.wall": 1e300, "cold.device": 1e300, "warm.0.device": 1e300}
+    seams(notebook=True)
+    for name, label in (("compared", "task.label"), ("swept", "task.params.n")):  # 3 labels; one label's sweep
+        path = tmp_path / f"{name}.jsonl"
+        lines = [saved_line(good, **zero, **{label: "zero"}), saved_line(good, **huge, **{label: "huge"}),
+                 saved_line(good)]
+        path.write_text("\n".join(lines) + "\n")
+        run(ip, "%cudatime_compare --clear")
+        cell = run(ip, f"%cudatime_compare --load {path}")
+        assert cell.error is None and cell.stderr == "" and "<img" in cell.outputs[0].data["text/html"]
+        assert len(cell.outputs[0].data["text/plain"].splitlines()) == 4
