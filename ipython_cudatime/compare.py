@@ -9,44 +9,77 @@ Each point has its own cold and warm runs; an error at one point does not lose t
 import ast
 import builtins
 import dataclasses
-import io
 import itertools
 import keyword
 import math
 import statistics
 import tokenize
+import warnings
 from dataclasses import dataclass, field
 
 from .cpu_context import pools_text
 from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
+from .units import inert
 
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
 
 
-def _split_values(text):
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def top_level(text):
+    """Yield (index, character) for each character of ``text`` outside quotes and brackets.
+
+    Written out rather than left to ``tokenize``, whose rules for quotes, backslashes and ``#``
+    changed between Python 3.11 and 3.12 (PEP 701): here a quote opens a string that the same
+    quote closes, a backslash inside it escapes the next character, as in a Python string, and
+    ``#`` is a character like any other. Raises ValueError for a bracket closed that was not open
+    (as soon as it is met) or a quote or bracket left open (at the end)."""
+    closing, quote, escaped = [], None, False
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char in _CLOSING:
+            closing.append(_CLOSING[char])
+        elif char in ")]}":
+            if not closing or closing.pop() != char:
+                raise ValueError(f"{char!r} closes no bracket")
+        elif not closing:
+            yield index, char
+    if quote or closing:
+        raise ValueError("a quote or a bracket is left open")
+
+
+def _split_values(name, text):
     """Split at the commas outside brackets and quotes: ``[1,2],[3,4]`` → ``[1,2]``, ``[3,4]``."""
-    parts, depth, start = [], 0, 0
-    offsets = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.OP and token.string in "([{":
-                depth += 1
-            elif token.type == tokenize.OP and token.string in ")]}":
-                depth -= 1
-            elif token.type == tokenize.OP and token.string == "," and depth == 0:
-                at = offsets[token.start[0] - 1] + token.start[1]
-                parts.append(text[start:at])
-                start = at + 1
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        raise ValueError(f"unbalanced quotes or brackets in {text!r}") from None
-    return parts + [text[start:]]
+        cuts = [index for index, char in top_level(text) if char == ","]
+    except ValueError:
+        raise ValueError(f"--sweep {name}: unbalanced quotes or brackets in {text!r}") from None
+    bounds = [-1, *cuts, len(text)]
+    return [text[start + 1:end] for start, end in zip(bounds, bounds[1:])]
 
 
-def _value(text):
-    """A Python literal, else the text itself: a plain word (``cpu``, ``cuda:0``) stays a string."""
+def _value(name, text):
+    """A Python literal, else the text itself: a plain word (``cpu``, ``cuda:0``, ``#ff0000``) stays
+    a string. A value with a quote in it must be a literal: a quoting mistake is an error, never a
+    string that keeps the quotes. Warnings are errors, so that ``'\\d'`` (an invalid escape, a
+    warning that differs between Python versions) fails the same way on each."""
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, Warning):
+        if "'" in text or '"' in text:
+            raise ValueError(f"--sweep {name}: {inert(text)} is not a Python literal (a value with quotes must be one; "
+                             "a backslash in a string is written \\\\)") from None
         return text
 
 
@@ -64,10 +97,10 @@ def parse_sweep(spec):
         raise ValueError(f"--sweep {name}: {name!r} is a Python keyword, not a variable name")
     if hasattr(builtins, name):
         raise ValueError(f"--sweep {name}: {name!r} is a builtin; sweep a name of your own")
-    texts = [text.strip() for text in _split_values(values)]
+    texts = [text.strip() for text in _split_values(name, values)]
     if "" in texts:
         raise ValueError(f"--sweep {name}: empty value in {values!r}")
-    return name, [_value(text) for text in texts]
+    return name, [_value(name, text) for text in texts]
 
 
 def grid_size(sweeps):

@@ -379,10 +379,8 @@ class CudaTimeMagics(Magics):
         torch = sys.modules.get("torch")
         if torch is None:
             raise UsageError(f"--profile uses torch.profiler: import torch first; {HELP}")
-        if trace is not None:
+        if trace is not None:  # a file in a folder that exists: options checked it
             trace = os.path.abspath(os.path.expanduser(trace))
-            if not os.path.isdir(os.path.dirname(trace)):
-                raise UsageError(f"--trace {trace}: no such folder to write it in; {HELP}")
         from .explain.profile import TorchProfiler
 
         return TorchProfiler(torch, trace)

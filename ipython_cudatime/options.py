@@ -10,9 +10,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .compare import MAX_GRID, grid_size, parse_sweep
+from .compare import MAX_GRID, grid_size, parse_sweep, top_level
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS
 from .units import symbol
+
+MAX_N = 100_000  # -n and -w: runs per call; more is a mistaken zero or a loop better timed in one cell
 
 USAGE = f"""Time GPU code where you would write %time: synchronized, the cold first run kept
 apart from the warm runs (whose median is the answer), and what it saw explained.
@@ -21,10 +23,10 @@ Usage: %cudatime [options] statement  or, for a whole cell: %%cudatime [options]
 Options:
   -n N, --runs N        make exactly N warm runs (0: the cold run only, one run
                         in all, which is %time with synchronization), even
-                        when the cell changes state in place
+                        when the cell changes state in place; at most {MAX_N:,}
   -w W, --warmup W      W warm-up runs between the cold run and the warm runs
                         (default: 1, or 0 when the cold run alone took longer
-                        than the budget; not with -n 0)
+                        than the budget; not with -n 0; at most {MAX_N:,})
   -b S, --budget S      without -n: make warm runs until S seconds have passed
                         since the cold run ended (default {DEFAULT_BUDGET:g})
   -o                    also return the result object (instead of the cell's
@@ -38,8 +40,8 @@ Options:
                         "launch-bound". Timed runs are not affected.
   --profile-cold        profile the cold run instead (its time is then inflated)
   --trace FILE          keep the profiled run's Chrome trace in FILE (.json, or
-                        .json.gz compressed) for Perfetto or chrome://tracing;
-                        implies -p. ipython_cudatime.profile_trace(FILE) reads it
+                        .json.gz compressed; a file, never a folder) for
+                        Perfetto or chrome://tracing; implies -p. ipython_cudatime.profile_trace(FILE) reads it
                         back. -p alone keeps no file
   --roofline            one more run, after the warm runs, counting PyTorch ops'
                         FLOPs (torch's FlopCounterMode) and bytes (each op's
@@ -59,8 +61,10 @@ Options:
                         instead of raising it (which stops Run All)
   --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
                         (values are Python literals, e.g. [1,2],[3,4] or
-                        'a, b'; a plain word is a string; repeat --sweep for a
-                        grid). NAME gets its old value back afterwards. -o
+                        'a, b', split at commas outside quotes and brackets;
+                        a plain word such as cuda:0 or #ff0000 is a string; in
+                        quotes a backslash escapes, as in Python; repeat
+                        --sweep for a grid). NAME gets its old value back afterwards. -o
                         returns a sweep result with .rows, .to_dict() and
                         .to_pandas()
   --yes-large-grid      allow a sweep grid of more than {MAX_GRID} points
@@ -129,7 +133,7 @@ notebooks and terminals show it too.
 
 _OPTION = re.compile(r"--?[A-Za-z]")
 _SPACE = re.compile(r"\s*")
-_OPENING, _CLOSING = "([{", ")]}"
+_WORD = re.compile(r"\S*")
 
 # name -> (destination, takes a value, the value a flag sets)
 _SPEC = {
@@ -190,6 +194,8 @@ def _count(name, text):
         raise OptionError(f"{name} expects a whole number, got {text!r}") from None
     if value < 0:
         raise OptionError(f"{name} expects a number {symbol('≥')} 0, got {value}")
+    if value > MAX_N:
+        raise OptionError(f"{name} expects at most {MAX_N:,} runs per call, got {value:,}")
     return value
 
 
@@ -245,6 +251,16 @@ def _save(name, text):
     return path
 
 
+def _trace(name, text):
+    """--trace FILE: a file in a folder that exists, never a folder (writing the trace would put a
+    file in its place), checked before setup code or the cell runs."""
+    path = _save(name, text)
+    if os.path.isdir(path):
+        raise OptionError(f"{name} {text} is a folder: name a file in it, such as "
+                          f"{os.path.join(_file(name, text), 'trace.json')}")
+    return _file(name, text)
+
+
 _SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
@@ -278,7 +294,7 @@ def _threads(name, text):
 
 
 _CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
-            "label": _label, "trace": _file, "peak": _peak, "save": _save, "threads": _threads}
+            "label": _label, "trace": _trace, "peak": _peak, "save": _save, "threads": _threads}
 
 
 def _split_flag(token):
@@ -301,20 +317,10 @@ def _token(line, pos):
     ``--sweep n=[1, 2]`` are one token each.
     """
     start = _SPACE.match(line, pos).end()
-    end, quote, depth = start, None, 0
-    while end < len(line):
-        char = line[end]
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in _OPENING:
-            depth += 1
-        elif char in _CLOSING:
-            depth = max(depth - 1, 0)
-        elif char.isspace() and depth == 0:
-            break
-        end += 1
+    try:
+        end = next((start + index for index, char in top_level(line[start:]) if char.isspace()), len(line))
+    except ValueError:  # a quote or bracket left open or closed twice: up to the next space, for its option to refuse
+        end = _WORD.match(line, start).end()
     return (line[start:end], end) if end > start else None
 
 

@@ -17,9 +17,11 @@ import statistics
 import sys
 import time
 import uuid
+from html import escape
 
 from .runner import Progress
 from .units import format_seconds as fmt
+from .units import inert
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
 MIN_INTERVAL = 0.2  # seconds between two refreshes, at least
@@ -119,10 +121,12 @@ class WidgetView:
         self._publisher.publish(data, metadata={}, transient={"display_id": self.display_id}, update=update)
 
     def update(self, fraction, status):
+        """Show ``status`` as text: an HTML widget renders markup, and a status holds the user's
+        sweep values and labels, so it is escaped (``<img onerror=...>`` shows as typed)."""
         if self.widgets is None:
             self._show()
         box, bar, text = self.widgets
-        bar.value, text.value = fraction, status
+        bar.value, text.value = fraction, escape(status, quote=False)
 
     def _show(self):
         import ipywidgets
@@ -163,7 +167,7 @@ class LineView:
         self.shown = False
 
     def update(self, fraction, status):
-        self.stream.write(f"\r\x1b[K{status} [{100 * fraction:3.0f}%]")
+        self.stream.write(f"\r\x1b[K{inert(status, newlines=False)} [{100 * fraction:3.0f}%]")
         self.stream.flush()
         self.shown = True
 

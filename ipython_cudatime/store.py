@@ -4,61 +4,106 @@
 One line per result, or per sweep point: a JSON object, the point's ``to_dict()`` plus
 ``"format": "ipython_cudatime"`` (a line without it is foreign) and ``"schema": SCHEMA``.
 Appending never rewrites what is there, so two machines' files can simply be concatenated.
-A line that cannot be read is reported by file and line number and skipped; a file written
-by a newer schema is refused whole, since its lines may mean something this version cannot tell.
+
+A line is one physical line whatever its strings hold: it is written as ASCII (JSON escapes
+every other character, U+2028 and U+0085 included) and read back split at ``\n`` only, as
+JSON Lines readers do (``str.splitlines`` would also split at those). A save that finds the
+file's last line cut short (an interrupted save) ends it first, so the fragment stays one bad
+line and the new lines are whole. Each save is one ``write`` of all its lines.
+
+A line that cannot be read, or holds a value ``schema`` does not allow, is reported by file and
+line number and skipped; a file written by a newer schema is refused whole, since its lines may
+mean something this version cannot tell. Nothing in a file can make ``load`` raise.
 """
 
 import json
 import os
 
 from .compare import Point, Results
+from .schema import MAX_DEPTH, BadField, checked_line
 
 FORMAT = "ipython_cudatime"
 SCHEMA = 1  # raise it when a field changes meaning or goes; adding a field keeps it
+MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
+
+
+def _line(point):
+    return json.dumps({"format": FORMAT, "schema": SCHEMA, **point.to_dict()}, ensure_ascii=True) + "\n"
+
+
+def _cut_short(file):
+    """Whether the file ends inside a line: an earlier save was interrupted mid-line."""
+    end = file.seek(0, os.SEEK_END)
+    if end == 0:
+        return False
+    file.seek(end - 1)
+    return file.read(1) != b"\n"
 
 
 def save(points, path):
-    """Append one line per point to ``path`` (created if missing)."""
-    lines = [json.dumps({"format": FORMAT, "schema": SCHEMA, **point.to_dict()}, ensure_ascii=False)
-             for point in points]
-    with open(os.path.expanduser(path), "a", encoding="utf-8") as file:
-        file.writelines(line + "\n" for line in lines)
+    """Append one line per point to ``path`` (created if missing), in one write, flushed."""
+    data = "".join(_line(point) for point in points).encode("ascii")
+    with open(os.path.expanduser(path), "a+b", buffering=0) as file:
+        if _cut_short(file):
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:  # an unbuffered write may take less than all; the rest follows at once
+            view = view[file.write(view):]
 
 
-def _object(text):
-    """A line as our JSON object, or the reason it is not one."""
+def _object(raw):
+    """A line's bytes as our JSON object, or the reason it is not one."""
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    except RecursionError:
+        return None, f"nested more than {MAX_DEPTH} levels deep"
+    except MemoryError:
+        return None, "too large to read"
     except ValueError as exc:
         return None, f"not JSON ({exc})"
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None, f"not a line --save wrote (no \"format\": \"{FORMAT}\")"
-    if not isinstance(data.get("schema"), int):
-        return None, "no schema version"
+    if type(data.get("schema")) is not int or data["schema"] < 1:
+        return None, "no schema version (a whole number)"
     return data, None
 
 
 def _point(data):
     """The point on a line, or the reason it could not be rebuilt."""
     try:
-        return Point.from_dict(data), None
-    except (KeyError, TypeError, ValueError, SyntaxError, AttributeError) as exc:
-        return None, f"a {FORMAT} line with missing or unexpected fields ({type(exc).__name__}: {exc})"
+        return Point.from_dict(checked_line(data)), None
+    except BadField as exc:
+        return None, f"bad field: {exc}"
+    except (KeyError, TypeError, ValueError) as exc:  # a checked line should never get here: say so, go on
+        return None, f"could not rebuild its result ({type(exc).__name__}: {exc})"
 
 
-def _read(path, problems):
-    """The points of one file; bad lines are added to ``problems``, and a newer file's lines all are."""
-    try:
-        with open(os.path.expanduser(path), encoding="utf-8") as file:
-            lines = file.read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: cannot read it ({exc})")
-        return []
-    points, newest = [], 0
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
+def _lines(file):
+    """(number, bytes) per line of a binary file, split at ``\n`` only; a line longer than
+    ``MAX_LINE`` is (number, None), skipped without being held in memory."""
+    number = 0
+    while True:
+        raw = file.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) <= MAX_LINE or raw.endswith(b"\n"):
+            yield number, raw
             continue
-        data, why = _object(text)
+        while raw and not raw.endswith(b"\n"):
+            raw = file.readline(1 << 20)
+        yield number, None
+
+
+def _read_lines(path, lines, problems):
+    """The points of one file's ``lines``; bad lines are added to ``problems``, and a newer file's lines all are."""
+    points, newest = [], 0
+    for number, raw in lines:
+        if raw is not None and not raw.strip():
+            continue
+        data, why = _object(raw) if raw is not None else (None, f"longer than the {MAX_LINE:,} bytes a line may hold")
         if data is not None:
             newest = max(newest, data["schema"])
             point, why = _point(data) if data["schema"] <= SCHEMA else (None, None)
@@ -70,6 +115,15 @@ def _read(path, problems):
                         f"({SCHEMA}); not loaded: upgrade ipython_cudatime to read it")
         return []
     return points
+
+
+def _read(path, problems):
+    try:
+        with open(os.path.expanduser(path), "rb") as file:
+            return _read_lines(path, _lines(file), problems)
+    except OSError as exc:
+        problems.append(f"{path}: cannot read it ({exc})")
+        return []
 
 
 def load(paths):

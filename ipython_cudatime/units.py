@@ -42,9 +42,22 @@ def symbol(char):
     return char if _writable(char) else ASCII[char]
 
 
+def inert(text, newlines=True):
+    """``text`` with every character a terminal could act on written out as ``repr`` writes it:
+    ESC (``\\x1b``, which starts the sequences that clear a screen or retitle a window), BEL,
+    carriage return, tab, the C1 controls, bidirectional overrides: all that ``str.isprintable``
+    refuses. Newlines stay unless ``newlines`` is False (a table cell is one line)."""
+    lines = text.split("\n") if newlines else [text]
+    if all(line.isprintable() for line in lines):
+        return text
+    return "\n".join("".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in lines)
+
+
 def plain(text):
-    """``text`` with each symbol that stdout cannot write replaced by its ASCII stand-in, and
-    any other such character (a user's label, a kernel's name) by ``?``: never an encoding error."""
+    """``text`` made inert (``inert``: a label or a loaded field never reaches the terminal as a
+    control sequence), with each symbol that stdout cannot write replaced by its ASCII stand-in,
+    and any other such character (a user's label, a kernel's name) by ``?``: never an encoding error."""
+    text = inert(text)
     if _writable(text):
         return text
     for char in ASCII:
@@ -69,7 +82,7 @@ def format_seconds(seconds, precision=3):
                 break
         return " ".join(parts)
     order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
-    unit = ("s", "ms", symbol("µ") + "s", "ns")[order]
+    unit = ("s", "ms", None, "ns")[order] or symbol("µ") + "s"  # symbol() encodes: only where it is needed
     return "%.*g %s" % (precision, seconds * 1000**order, unit)
 
 

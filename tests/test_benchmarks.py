@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("script, expected, needs_torch", [
     ("overhead.py", "goal: at most 15 µs of overhead per run", False),
     ("display.py", "goal: bundle ready within 150 ms", False),
+    ("sizes.py", "-result comparison renders in under 2 s", False),
     ("progress.py", "their share of the measured time", False),
     ("explain.py", "cold-cause checks per call", True),
     ("roofline.py", "peak-memory reading per call", True),

@@ -157,3 +157,102 @@ def test_unloading_takes_the_reprs_away(ip):
         assert ip.display_formatter.format(r)[0]["text/plain"] == repr(r)
     finally:
         ipython_cudatime.load_ipython_extension(ip)
+
+
+# Terminal control sequences a label or a loaded field may hold: retitle, reset, clear the screen.
+ESCAPES = "\x1b]0;pwned\x07 \x1bc \x1b[2J \x9b2J \r\x08 \u202e"
+
+
+def raw_controls(text):
+    """The characters of ``text`` a terminal would act on (a newline between lines is not one)."""
+    return [c for c in text if not c.isprintable() and c != "\n"]
+
+
+def test_control_characters_in_any_field_are_escaped_in_the_text_report():
+    from ipython_cudatime.explain import Cause
+
+    r = sample()
+    r.device, r.synchronized, r.notes = f"cuda:0 {ESCAPES}", [f"torch {ESCAPES}"], [f"note {ESCAPES}"]
+    r.cold_causes = [Cause(f"cause {ESCAPES}", 0.1, f"detail {ESCAPES}")]
+    text = display.text(r)
+    assert raw_controls(text) == []
+    assert "cuda:0 \\x1b]0;pwned\\x07 \\x1bc \\x1b[2J \\x9b2J \\r\\x08 \\u202e" in text  # as repr writes them
+    assert text.count("\\x1b]0;pwned") >= 5  # the device, what was synchronized, the note, the cause
+
+
+def test_control_characters_in_loaded_labels_stay_out_of_the_terminal(ip, tmp_path):
+    from ipython_cudatime.store import save
+
+    path = tmp_path / "escapes.jsonl"
+    timed = sample(3)
+    timed.task = Task("x", f"lab{ESCAPES}")
+    points = [Point(timed.task, timed), Point(Task("y", "ok"), None, f"Error: two\nlines{ESCAPES}")]
+    save(points, str(path))
+    run(ip, "%cudatime_compare --clear")
+    cell = run(ip, f"%cudatime_compare --load {path}")
+    [table] = cell.displayed
+    assert cell.error is None and raw_controls(table) == [] and len(table.splitlines()) == 3
+    assert "lab\\x1b]0;pwned\\x07" in table and "Error: two\\nlines" in table
+
+
+def svg_of(html):
+    [source] = re.findall(r"src='data:image/svg\+xml;base64,([^']+)'", html)
+    return base64.b64decode(source).decode()
+
+
+def test_mathtext_and_markup_in_sweep_values_and_labels_are_drawn_as_typed(ip, seams):
+    """``$\\nosuch$`` would make matplotlib's mathtext raise after the whole sweep was measured."""
+    import xml.etree.ElementTree as ElementTree
+
+    seams(notebook=True)
+    values = "'$\\\\nosuch$','<img src=x onerror=alert(1)>','$x^2$'"
+    cell = run(ip, f"%%cudatime -n 1 -l $\\undefinedmacro$ --sweep s={values} --sweep n=1,2\nlen(s) * n")
+    assert cell.error is None
+    [data] = [out.data for out in cell.outputs]
+    svg = svg_of(data["text/html"])
+    elements = list(ElementTree.fromstring(svg).iter())  # well-formed: no user text broke out of its place
+    assert {e.tag.rsplit("}", 1)[-1] for e in elements} <= {"svg", "metadata", "RDF", "Work", "format", "type",
+                                                          "creator", "Agent", "title", "defs", "style", "g",
+                                                          "path", "use", "clipPath", "rect", "image"}
+    assert not [name for e in elements for name in e.attrib if name.lower().startswith("on")]
+    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg  # only in matplotlib's comments
+    assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"] and "<img src=x" not in data["text/html"]
+    run(ip, "%cudatime -n 1 -l $x^$ 1")
+    compare = run(ip, "%cudatime_compare '$\\undefinedmacro$' '$x^$'")  # bars named by the labels
+    assert compare.error is None and "cold run and warm median per label" in compare.outputs[0].data["text/html"]
+
+
+def test_a_users_tex_setting_does_not_reach_our_charts():
+    import matplotlib
+
+    labelled = Results([Point(Task("x", f"${i}\\alpha$"), sample(3)) for i in range(2)])
+    with matplotlib.rc_context({"text.usetex": True}):  # no TeX is installed here: it would raise
+        assert svg_of(display.bundle(sample())["text/html"]) and svg_of(display.bundle(labelled)["text/html"])
+
+
+def test_a_report_stops_growing_past_what_the_chart_can_show():
+    from ipython_cudatime.render.html import LISTED_RUNS
+
+    sizes = {runs: len(display.bundle(sample(runs))["text/html"]) for runs in (LISTED_RUNS + 1, 20_000)}
+    assert abs(sizes[20_000] - sizes[LISTED_RUNS + 1]) < 5_000, sizes
+    html = display.bundle(sample(20_000))["text/html"]
+    assert "20,000 warm (device) runs" in html and "p99" in html and "each bar: up to 11 runs" in html
+
+
+def test_merged_bars_span_their_runs_and_keep_their_kind():
+    from ipython_cudatime.render.chart import CHART_BARS, summarised
+
+    bars = [("cold", 0.1, 0.5)] + [("warm", 0.001 * i, 0.01 * i) for i in range(1, 3 * CHART_BARS + 1)]
+    merged, starts = summarised(bars)
+    assert len(merged) <= CHART_BARS + 1 and merged[0] == ("cold", 0.1, 0.5) and starts[:3] == [1, 2, 6]
+    assert merged[1] == ("warm", 0.001, 0.04)  # runs 2-5: the lowest host time, the highest total
+    assert summarised(bars[:CHART_BARS]) == (bars[:CHART_BARS], None)
+
+
+def test_too_many_rows_for_a_chart_leave_the_table_alone():
+    from ipython_cudatime.render.comparison import CHART_ROWS
+
+    many = Results([Point(Task("x", f"l{i}"), sample(3)) for i in range(CHART_ROWS + 1)])
+    html = display.bundle(many)["text/html"]
+    assert "<img" not in html and f"no chart: {CHART_ROWS + 1} rows are more than one chart can show" in html
+    assert html.count("<tr>") == CHART_ROWS + 2

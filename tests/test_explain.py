@@ -106,6 +106,23 @@ def test_trace_option_errors_are_usage_errors(ip, tmp_path):
         ip.run_line_magic("cudatime", f"--trace {tmp_path / 't.json'} --sweep n=1,2 n + 1")
 
 
+@pytest.mark.parametrize("contents", [[], ["keep.txt"]])
+def test_trace_into_a_folder_is_refused_before_anything_runs_and_the_folder_is_kept(ip, tmp_path, contents):
+    """No torch needed: the option is refused when it is read, before the setup code and the cell."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for name in contents:
+        (folder / name).write_text("mine")
+    with pytest.raises(UsageError, match="is a folder: name a file in it, such as") as info:
+        ip.run_cell_magic("cudatime", f"-n 1 --trace {folder} ran_setup = True", "ran_cell = True")
+    assert "\n" not in str(info.value) and str(info.value).endswith("`%cudatime?` for help")
+    assert "ran_setup" not in ip.user_ns and "ran_cell" not in ip.user_ns
+    assert folder.is_dir() and sorted(p.name for p in folder.iterdir()) == contents
+    assert [p.name for p in tmp_path.iterdir()] == ["traces"]  # no stray temporary file beside it
+    for name in contents:
+        assert (folder / name).read_text() == "mine"
+
+
 def test_profile_cold_profiles_the_cold_run_with_a_warning(ip):
     ip.run_cell(SEED_002)
     r = timed(ip, "-n 2 --profile-cold corr2d_multi_in_out(X, K)")

@@ -140,3 +140,36 @@ def progress_run():
     from ipython_cudatime.result import Run
 
     return Run(0.001, 0.001)
+
+
+HANDLER = "<img src=x onerror=document.body.append(12345*11111)>"  # runs: the page shows 137170295
+HOSTILE_SWEEP = f"%%cudatime -n 2 --sweep s='<b>bold</b>{HANDLER}','{HANDLER}'\ntime.sleep(0.2)"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def test_sweep_values_in_the_progress_widget_stay_text_in_chromium(tmp_path):
+    """The progress widget as a live frontend had it mid-sweep (the state the kernel sent), rendered
+    by the widget manager in Chromium: the values show as typed, no element is made, no handler runs."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    import browser
+
+    if browser.browser_skip_reason():
+        pytest.skip(browser.browser_skip_reason())
+    cells = [new_code_cell("%load_ext ipython_cudatime\nimport time"), new_code_cell(HOSTILE_SWEEP)]
+    nb = browser.execute_notebook(new_notebook(cells=cells), tmp_path)
+    state = nb.metadata.widgets[WIDGET_STATE]["state"]
+    [status] = [m["state"]["value"] for m in state.values() if m["model_name"] == "HTMLModel"]
+    assert "point " in status and "&lt;img src=x" in status  # the latest status the kernel sent
+    [box] = [model_id for model_id, m in state.items() if m["model_name"] == "HBoxModel"]
+    view = {"version_major": 2, "version_minor": 0, "model_id": box}
+    nb.cells.append(new_code_cell("", outputs=[new_output("display_data", data={WIDGET_MIME: view,
+                                                                                "text/plain": "progress"})]))
+    path = tmp_path / "hostile.ipynb"
+    nbformat.write(nb, str(path))
+    page = browser.export_and_render(path, widgets=True)
+    assert page["errors"] == [] and page["blocked"] == [] and page["widget_views"] == 1
+    assert f"{HANDLER}'): warm" in page["text"]  # shown as typed
+    assert "137170295" not in page["text"]  # the handler never ran
+    assert all(image["src_prefix"].startswith("data:image/") for image in page["images"])  # the chart only

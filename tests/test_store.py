@@ -159,7 +159,7 @@ def test_bad_and_foreign_lines_are_named_and_the_rest_still_load(ip, tmp_path):
     assert len(loaded.points) == 2 and loaded.points[0].result == good
     assert [problem.split(":")[0] for problem in problems] == [f"{path}, line {n}" for n in (2, 4, 5)]
     assert "not JSON" in problems[0] and "not a line --save wrote" in problems[1]
-    assert "missing or unexpected fields" in problems[2]
+    assert "bad field: warmup is missing" in problems[2]
     run(ip, "%cudatime_compare --clear")
     cell = run(ip, f"%cudatime_compare --load {path}")
     assert f"{path}, line 2: not JSON" in cell.stderr and len(cell.displayed[0].splitlines()) == 3
@@ -178,3 +178,151 @@ def test_a_file_from_a_newer_schema_is_refused_with_a_message(ip, tmp_path):
         ip.run_line_magic("cudatime_compare", f"--load {newer}")
     with pytest.raises(UsageError, match="--load expects one or more files"):
         ip.run_line_magic("cudatime_compare", "--load")
+
+
+def saved_line(result, **changes):
+    """The line --save writes for ``result``, with ``changes`` applied to its data first: a field
+    path such as ``warm.0.wall`` set to a value (a value of ``...`` deletes the field)."""
+    data = {"format": "ipython_cudatime", "schema": SCHEMA, **result.to_dict()}
+    for path, value in changes.items():
+        *parents, last = path.split(".")
+        node = data
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        key = int(last) if isinstance(node, list) else last
+        if value is ...:
+            del node[key]
+        else:
+            node[key] = value
+    return json.dumps(data)
+
+
+def test_separators_inside_strings_keep_every_result_on_its_own_line(ip, tmp_path):
+    """U+2028, U+2029, U+0085 and the other characters str.splitlines splits at, in swept strings:
+    each point saved is one line, and loads back whole."""
+    path = tmp_path / "separators.jsonl"
+    values = ["'\\u2028'", "'\\u2029'", "'\\x85'", "'\\x0b\\x0c\\x1c\\x1d\\x1e'", "'a\\r\\nb'", "'ok'"]
+    cell = run(ip, f"%%cudatime -q -n 1 -l séparé✓ --save {path} --sweep s={','.join(values)}\nlen(s)")
+    assert cell.error is None
+    text = path.read_bytes().decode("ascii")  # written as ASCII: every other character escaped
+    assert len(text.split("\n")) == 7 and len(text.splitlines()) == 6
+    loaded, problems = load([str(path)])
+    assert problems == []
+    assert [p.params["s"] for p in loaded.points] == ["\u2028", "\u2029", "\x85", "\x0b\x0c\x1c\x1d\x1e", "a\r\nb", "ok"]
+    assert {p.label for p in loaded.points} == {"séparé✓"}
+
+
+def test_a_save_after_a_line_cut_short_keeps_the_new_result_whole(tmp_path):
+    good = full_result()
+    path = tmp_path / "cut.jsonl"
+    save([Point(good.task, good)] * 2, str(path))
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) - 40])  # the second save was interrupted mid-line
+    save([Point(good.task, good)], str(path))
+    loaded, problems = load([str(path)])
+    assert [point.result for point in loaded.points] == [good, good]
+    assert len(problems) == 1 and problems[0].startswith(f"{path}, line 2: not JSON")
+    save([Point(good.task, good)], str(path))  # a whole file gets no blank line
+    assert path.read_bytes().count(b"\n\n") == 0 and len(load([str(path)])[0].points) == 3
+
+
+DEEP = '{"format": "ipython_cudatime", "schema": 1, "cold": ' + "[" * 200_000 + "]" * 200_000 + "}"
+HOSTILE = [  # (how the line is spoiled, what the problem must say)
+    ({"device": {"a": 1}}, "device must be a string, got an object"),
+    ({"task.label": 12345}, "task.label must be a string, got 12345"),
+    ({"task.label": ["a"]}, "task.label must be a string, got a list"),
+    ({"warm.0.wall": float("inf")}, "warm[0].wall must be a finite number of seconds, not negative, got Infinity"),
+    ({"warm.1.device": float("nan")}, "warm[1].device must be a finite number of seconds, not negative, got NaN"),
+    ({"cold.wall": -8.1}, "cold.wall must be a finite number of seconds, not negative, got -8.1"),
+    ({"warm.0.batch": True}, "warm[0].batch must be a whole number, at least 1, got true"),
+    ({"schema": True}, "no schema version"),
+    ({"task.env.host": 5}, "task.env.host must be a string, got 5"),
+    ({"task.params.shape": {"literal": "(" * 100_000 + ")" * 100_000}},
+     'task.params["shape"] is a literal of 200,000 characters (at most 10,000)'),
+    ({"task.params.shape": {"literal": "'\\d'"}}, 'task.params["shape"] is not a Python literal'),
+    ({"task.params.shape": {"literal": "__import__('os')"}}, 'task.params["shape"] is not a Python literal'),
+    ({"profile.top.0.1": "3"}, "profile.top[0][1] must be a whole number, not negative, got a string"),
+    ({"profile.breakdown": {"compute": -1}}, 'profile.breakdown["compute"] must be a finite number of seconds'),
+    ({"memory.cold_exact": 1}, "memory.cold_exact must be true or false, got 1"),
+    ({"cold_causes.0.name": None}, "cold_causes[0].name must be a string, got null"),
+    ({"harness.jitter": ...}, "harness.jitter is missing"),
+    ({"notes": "a note"}, "notes must be a list, got a string"),
+    ({"task.params.shape": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
+     "nested more than 32 levels deep"),
+]
+
+
+def test_each_bad_field_is_one_problem_by_line_and_the_good_lines_load(ip, tmp_path):
+    good = full_result()
+    path = tmp_path / "hostile.jsonl"
+    lines = [saved_line(good)]
+    for changes, _ in HOSTILE:
+        lines += [saved_line(good, **changes), saved_line(good)]
+    lines += [DEEP, saved_line(good).replace('"mm"', '"' + "x" * 200_000 + '"')]  # a long label is fine
+    path.write_text("\n".join(lines) + "\n")
+    loaded, problems = load([str(path)])
+    assert len(loaded.points) == len(HOSTILE) + 2 and all(p.result == good for p in loaded.points[:-1])
+    assert loaded.points[-1].label == "x" * 200_000
+    expected = [(2 * n + 2, why) for n, (_, why) in enumerate(HOSTILE)] + [(2 * len(HOSTILE) + 2, "nested more")]
+    assert len(problems) == len(expected)
+    for problem, (number, why) in zip(problems, expected):
+        assert problem.startswith(f"{path}, line {number}: ") and why in problem, (problem[:300], why)
+    run(ip, "%cudatime_compare --clear")
+    cell = run(ip, f"%cudatime_compare --load {path}")
+    assert cell.error is None and cell.stderr.count("cudatime: ") == len(expected)
+    rows = len(loaded.points)
+    assert len(cell.displayed[0].splitlines()) == 1 + rows + 8 + 1  # header, rows, 8 sentences, "... and 12 more"
+
+
+def test_a_line_beyond_the_size_limit_is_skipped_unread(tmp_path, monkeypatch):
+    import ipython_cudatime.store as store
+
+    good = full_result()
+    monkeypatch.setattr(store, "MAX_LINE", len(saved_line(good)) + 100)
+    path = tmp_path / "long.jsonl"
+    path.write_text(saved_line(good) + "\n" + saved_line(good).replace('"mm"', '"' + "x" * 5000 + '"') + "\n"
+                    + saved_line(good) + "\n")
+    loaded, problems = load([str(path)])
+    assert len(loaded.points) == 2 and problems == [
+        f"{path}, line 2: longer than the {store.MAX_LINE:,} bytes a line may hold; skipped"]
+
+
+def test_a_line_that_is_not_utf8_is_one_problem(tmp_path):
+    good = full_result()
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(saved_line(good).encode() + b"\n" + b'{"label": "caf\xe9"}\n' + saved_line(good).encode())
+    loaded, problems = load([str(path)])
+    assert len(loaded.points) == 2 and len(problems) == 1 and "line 2: not UTF-8" in problems[0]
+
+
+def test_every_field_of_every_saved_record_is_checked():
+    """A field added to a record must be declared in ``schema``: else it would be dropped on load,
+    or a file could put anything in it."""
+    import dataclasses
+
+    from ipython_cudatime import schema
+
+    from ipython_cudatime.cpu_context import CpuContext
+
+    for cls in (CudaTimeResult, Run, Env, Task, Harness, Cause, Profile, Roofline, DeviceMemory, CpuContext):
+        fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
+        assert set(fields) == set(schema.RECORDS[cls.__name__].fields), cls.__name__
+
+
+def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):
+    """Zero and huge times are valid: the table and the charts (comparison and sweep) still draw."""
+    good = full_result()
+    zero = {f"{kind}.{field}": 0 for kind in ("cold", "warm.0", "warm.1", "warm.2") for field in ("host", "wall", "device")}
+    huge = {"cold.wall": 1e300, "cold.device": 1e300, "warm.0.device": 1e300}
+    seams(notebook=True)
+    for name, label in (("compared", "task.label"), ("swept", "task.params.n")):  # 3 labels; one label's sweep
+        path = tmp_path / f"{name}.jsonl"
+        lines = [saved_line(good, **zero, **{label: "zero"}), saved_line(good, **huge, **{label: "huge"}),
+                 saved_line(good)]
+        path.write_text("\n".join(lines) + "\n")
+        run(ip, "%cudatime_compare --clear")
+        cell = run(ip, f"%cudatime_compare --load {path}")
+        assert cell.error is None and cell.stderr == "" and "<img" in cell.outputs[0].data["text/html"]
+        lines = cell.outputs[0].data["text/plain"].splitlines()
+        assert lines[0].startswith(("label", "point")) and not any(" against " in line for line in lines[1:4])  # header, 3 rows
+        assert all(" against " in line or "ause" in line for line in lines[4:])  # then only sentences under the table

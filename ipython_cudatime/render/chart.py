@@ -17,6 +17,7 @@ from .image import COLOURS, FONT_PT, LIGHTER, MUTED, REPORT_PX, figure, img_tag,
 LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
 CHART_HEIGHT_PX = 230
 MANY_BARS = 200  # beyond this, bars of one kind merge into one stepped area (cheaper, same picture)
+CHART_BARS = 2_000  # beyond this many runs, consecutive runs share a bar: 600 px cannot show more
 
 
 def _bars(result):
@@ -26,6 +27,48 @@ def _bars(result):
         for run in runs:
             total = run.device if use_device and run.device is not None else run.wall
             yield kind, min(run.host, total), max(total, run.host)
+
+
+def runs_per_bar(count):
+    """How many runs one bar stands for in a chart of ``count`` runs: 1 up to ``CHART_BARS``."""
+    return -(-count // CHART_BARS)
+
+
+def summarised(bars):
+    """(bars, the first run of each) with at most about ``CHART_BARS`` bars, so that drawing time
+    and the report stay the same size past what the chart can show (``-n 100000``). Consecutive
+    runs of one kind share a bar spanning what their own bars would show at that width: from
+    the lowest host time to the highest total. None for the first runs when nothing is merged."""
+    from itertools import groupby
+
+    step = runs_per_bar(len(bars))
+    if step == 1:
+        return bars, None
+    merged, starts, run = [], [], 1
+    for kind, group in groupby(bars, key=lambda bar: bar[0]):
+        group = list(group)
+        for at in range(0, len(group), step):
+            chunk = group[at:at + step]
+            merged.append((kind, min(host for _, host, _ in chunk), max(total for _, _, total in chunk)))
+            starts.append(run + at)
+        run += len(group)
+    return merged, starts
+
+
+def _run_axis(axes, starts):
+    """The x axis in run numbers: the bars' own numbers, or round run numbers placed on the bars
+    that hold them when bars were merged (``starts``: each bar's first run)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, ScalarFormatter
+
+    if starts is None:
+        axes.xaxis.set_major_locator(MaxNLocator(8, integer=True, min_n_ticks=1))
+        axes.xaxis.set_major_formatter(ScalarFormatter())
+        return
+    import numpy
+
+    runs = [run for run in MaxNLocator(8, integer=True).tick_values(1, starts[-1]) if 1 <= run <= starts[-1]]
+    axes.xaxis.set_major_locator(FixedLocator(numpy.interp(runs, starts, range(1, len(starts) + 1))))
+    axes.xaxis.set_major_formatter(FixedFormatter([f"{run:,.0f}" for run in runs]))
 
 
 def _draw_bars(axes, kinds, lows, highs, palette):
@@ -83,7 +126,7 @@ def chart_svg(result):
     """SVG bytes of the run chart."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
 
-    bars = list(_bars(result))
+    bars, starts = summarised(list(_bars(result)))
     kinds = [kind for kind, _, _ in bars]
     hosts = [host for _, host, _ in bars]
     totals = [total for _, _, total in bars]
@@ -102,7 +145,7 @@ def chart_svg(result):
     axes.set_ylim(floor if log else 0.0, max(totals) * (3.0 if log else 1.25))
     if result.median is not None:
         axes.axhline(result.median, color=MUTED, linestyle="--", linewidth=1.2)
-    axes.xaxis.set_major_locator(MaxNLocator(8, integer=True, min_n_ticks=1))
+    _run_axis(axes, starts)
     axes.yaxis.set_major_locator(MaxNLocator(5) if not log else axes.yaxis.get_major_locator())
     axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_seconds(value) if value > 0 else "0"))
     axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=FONT_PT)
@@ -132,4 +175,7 @@ def legend_html(result):
         items.append(_item(f"<span style='color:{MUTED}'>– –</span> warm median {escape(format_seconds(result.median))}"))
     items += [_item(_swatch(COLOURS["warm"]) + "host (Python)"),
               _item(_swatch(LIGHTER["warm"]) + "device still working")]
+    step = runs_per_bar(1 + len(result.warmup) + len(result.warm))
+    if step > 1:
+        items.append(_item(f"each bar: up to {step:,} runs in a row, from their lowest host time to their highest total"))
     return f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6'>{' '.join(items)}</div>"

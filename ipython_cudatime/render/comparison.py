@@ -13,12 +13,15 @@ from ..compare import contrast
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import plain, ratio_text
+from ..units import inert, plain, ratio_text
 from .html import report_html, table_html
-from .image import COLOURS, FONT_PT, MUTED, SERIES, figure, img_tag, svg_bytes
+from .image import COLOURS, FONT_PT, MUTED, SERIES, USER_TEXT, figure, img_tag, svg_bytes
 from .roofline import RATE_HEADER, rate_cells
 
 CHART_HEIGHT_PX = 260
+CHART_ROWS = 40  # bars or labelled points a 600 px chart can show; past them the table stands alone
+CHART_SERIES = 12  # lines one sweep chart can tell apart in its legend
+CONTRAST_LINES = 8  # rows put in words against the first; past them the "vs first" column speaks
 
 
 def spread_text(result):
@@ -104,7 +107,7 @@ def _check_line(check):
 
 
 def _table_text(header, rows):
-    rows = [tuple(header)] + [tuple(row) for row in rows]
+    rows = [tuple(header)] + [tuple(inert(cell, newlines=False) for cell in row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] for row in rows[1:])] or [0]
     widths = [max(len(row[i]) for row in rows) for i in keep]
     return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
@@ -132,23 +135,38 @@ def _finish(fig, axes, alt):
     from matplotlib.ticker import FuncFormatter
 
     axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
-    axes.legend(fontsize=FONT_PT, frameon=False, labelcolor=MUTED)
+    legend = axes.legend(fontsize=FONT_PT, frameon=False, labelcolor=MUTED)
+    for label in legend.get_texts():
+        label.update(USER_TEXT)
     return img_tag(svg_bytes(fig), alt)
+
+
+def crowded(count, limit, what):
+    """The line shown instead of a chart of ``count`` ``what`` when more than ``limit`` would make
+    it unreadable (and slow: 10,000 labelled bars take minutes to draw), else ""."""
+    if count <= limit:
+        return ""
+    return (f"<div class='cudatime-chart-note' style='font-size:90%'>no chart: {count:,} {what} are more than "
+            f"one chart can show ({limit}); the table below has them all</div>")
 
 
 def sweep_chart(sweep):
     """Warm median (solid) and cold (dashed) against the first numeric swept value, one line per
-    combination of the other values; log-log when the values span decades."""
+    combination of the other values; log-log when the values span decades. The chart's HTML, its
+    key included, or the line saying why there is none."""
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
     numeric = [n for n in sweep.names if all(isinstance(p.params[n], (int, float)) for p in done)]
     x_name = numeric[0] if numeric else None
-    fig, axes = _figure()
     series = {}
     for index, point in enumerate(done):
         key = _params({k: v for k, v in point.params.items() if k != x_name}) or "median"
         series.setdefault(key, []).append((point.params[x_name] if x_name else index, point.result))
+    note = crowded(len(series), CHART_SERIES, "lines") if x_name else crowded(len(done), CHART_ROWS, "points")
+    if note:
+        return note
+    fig, axes = _figure()
     for key, points in series.items():
         xs = [x for x, _ in points]
         line, = axes.plot(xs, [r.median for _, r in points], marker="o", label=key)
@@ -160,16 +178,15 @@ def sweep_chart(sweep):
             axes.set_yscale("log")
         axes.set_xlabel(x_name, fontsize=FONT_PT)
     else:
-        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15)
+        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15, **USER_TEXT)
     axes.set_ylabel("time", fontsize=FONT_PT)
-    return _finish(fig, axes, "cudatime: warm median and cold run per sweep point")
+    return (_finish(fig, axes, "cudatime: warm median and cold run per sweep point")
+            + "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>")
 
 
 def sweep_html(sweep):
     extras = [f"<div>{escape(line)}</div>" for line in _sweep_notes(sweep)]
-    chart = sweep_chart(sweep)
-    key = "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>" if chart else ""
-    return report_html([chart, key, table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
+    return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
 def _ratio(value):
@@ -215,9 +232,12 @@ def compare_notes(results):
     "inconclusive: the spreads overlap"), then the noise causes."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
+    others = [point for point in results.points if first is not None and point is not first and point.result is not None]
     lines = [f"{name_of[id(point)]} against {name_of[id(first)]}: "
              + contrast(first, point, (name_of[id(first)], name_of[id(point)])).sentence
-             for point in results.points if first is not None and point is not first and point.result is not None]
+             for point in others[:CONTRAST_LINES]]
+    if len(others) > CONTRAST_LINES:
+        lines.append(f"... and {len(others) - CONTRAST_LINES:,} more rows: their 'vs first' column says the same")
     return lines + noise_lines(names, [point.result for point in results.points])
 
 
@@ -238,6 +258,9 @@ def compare_chart(results):
             if point.result is not None]
     if not done:
         return ""
+    note = crowded(len(done), CHART_ROWS, "rows")
+    if note:
+        return note
     fig, axes = _figure()
     labels = [name for name, _ in done]
     xs = range(len(labels))
@@ -245,9 +268,9 @@ def compare_chart(results):
     warm = [r.median or r.cold_time for _, r in done]
     axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"], label="cold run")
     axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"], label="warm median")
-    if max(cold + warm) / min(cold + warm) >= 20:
+    if min(cold + warm) > 0 and max(cold + warm) / min(cold + warm) >= 20:
         axes.set_yscale("log")
-    axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0)
+    axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0, **USER_TEXT)
     return _finish(fig, axes, "cudatime: cold run and warm median per label")
 
 

@@ -97,14 +97,33 @@ def _clocks(kind, number, run):
 
 
 WARM_PER_ROW = 10  # warm runs per row of the per-run table
+LISTED_RUNS = 2_000  # runs of one kind listed one by one; beyond, their distribution (see ``spread_html``)
+PERCENTILES = (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100)
+
+
+def spread_html(kind, times):
+    """``times`` (of ``kind`` runs) as percentiles, for more runs than ``LISTED_RUNS``: the report
+    stays the same size however many runs there were; every run is still in the result (``-o``)
+    and in the file ``--save`` writes."""
+    ordered = sorted(times)
+    cells = [fmt(ordered[round(p / 100 * (len(ordered) - 1))]) for p in PERCENTILES]
+    header = (f"{len(ordered):,} {kind} runs", *(f"p{p}" if 0 < p < 100 else ("min", "max")[p // 100]
+                                                for p in PERCENTILES))
+    return f"<div style='overflow-x:auto'>{table_html(header, [('percentiles', *cells)], 'cudatime-spread')}</div>"
 
 
 def runs_html(result):
     """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
-    on the statistics clock, ten to a row (1,000 runs stay a compact block)."""
-    first = [_clocks("cold", 1, result.cold)] + [_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
-    html = table_html(("run", "#", "host", "wall", "device"), first, "cudatime-first-runs")
+    on the statistics clock, ten to a row (1,000 runs stay a compact block). Past ``LISTED_RUNS``
+    runs of a kind, their percentiles instead."""
+    warmup = [_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)] if len(result.warmup) <= LISTED_RUNS else []
+    html = table_html(("run", "#", "host", "wall", "device"), [_clocks("cold", 1, result.cold)] + warmup,
+                      "cudatime-first-runs")
+    if not warmup and result.warmup:
+        html += spread_html("warm-up (wall)", [run.wall for run in result.warmup])
     samples = result.samples
+    if len(samples) > LISTED_RUNS:
+        return html + spread_html(f"warm ({result.clock})", samples)
     if samples:
         rows = [(f"{start + 1}–{min(start + WARM_PER_ROW, len(samples))}",
                  *(fmt(s) for s in samples[start:start + WARM_PER_ROW]),

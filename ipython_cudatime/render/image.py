@@ -25,18 +25,26 @@ COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
 LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
 SERIES = ("#3f8fd6", "#e8a030", "#4bab5a", "#e0504a", "#9a75c9", "#3fb3b3")  # sweep lines
 SVG_PREFIX = "data:image/svg+xml;base64,"
+# Text properties for what a user wrote (labels, swept values, loaded names) in a chart: drawn as
+# typed, never parsed as mathtext (``$\\nosuch$`` would raise) or sent to TeX (``text.usetex``).
+USER_TEXT = {"parse_math": False, "usetex": False}
+# Settings a user's own plots may change that would break ours: with TeX on (and none installed,
+# or a label TeX cannot read) a report would raise. Figures are made and saved under these.
+CHART_RC = {"text.usetex": False}
 
 
 def figure(height_px, width_px=REPORT_PX):
     """A matplotlib Figure (object API, never pyplot: nothing is left open or shown twice)
     with one axes, styled to read on light and dark themes."""
+    import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width_px / 96, height_px / 96), dpi=96)
-    FigureCanvasSVG(fig)
+    with matplotlib.rc_context(CHART_RC):
+        fig = Figure(figsize=(width_px / 96, height_px / 96), dpi=96)
+        FigureCanvasSVG(fig)
+        axes = fig.add_subplot()
     fig.patch.set_alpha(0.0)
-    axes = fig.add_subplot()
     axes.patch.set_alpha(0.0)
     axes.tick_params(labelsize=FONT_PT, colors=MUTED, labelcolor=MUTED)
     axes.xaxis.label.set_color(MUTED)
@@ -49,8 +57,11 @@ def figure(height_px, width_px=REPORT_PX):
 
 def svg_bytes(fig):
     """The figure as an SVG document, with no metadata that changes between calls."""
+    import matplotlib
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", transparent=True, dpi=144, metadata={"Date": None})
+    with matplotlib.rc_context(CHART_RC):  # the ticks are made as the figure is drawn
+        fig.savefig(buffer, format="svg", transparent=True, dpi=144, metadata={"Date": None})
     return buffer.getvalue()
 
 

@@ -1,0 +1,211 @@
+"""What a saved line may hold: each field's type and range, checked before the line is trusted.
+
+A line that ``%cudatime_compare --load`` reads may come from another version, another tool,
+a hand edit or a hostile file. ``checked_line`` compares it with the fields declared here
+(``LINE``) and returns a copy holding only them: a field a newer version added is dropped, so
+an older reader still loads the line, and the statistics a line carries for other readers are
+dropped too (loading recomputes them from the runs). Any other value raises ``BadField``,
+which names the field by its path in the line (``warm[3].wall``) and says what it should
+have been. So ``from_dict``, the table and the chart only ever see values they can use:
+finite, non-negative times; whole numbers that are not booleans; text where text belongs.
+
+Limits, per line (``store.MAX_LINE`` bounds its length): containers nested at most
+``MAX_DEPTH`` deep; a swept value JSON has no type for (``{"literal": "(2, 3)"}``) at most
+``MAX_LITERAL`` characters of a Python literal.
+"""
+
+import ast
+import json
+import math
+import warnings
+
+MAX_DEPTH = 32  # the deepest line --save writes is 5; a swept list of lists adds its own levels
+MAX_LITERAL = 10_000  # characters; a shape or a small dict is a few dozen
+
+
+class BadField(ValueError):
+    """A value a saved line may not hold, named by its path in the line."""
+
+
+def _shown(value):
+    """A value as a message shows it: its JSON spelling for a scalar, its JSON type for the rest.
+    JSON's spelling escapes every control character, so a message never carries one raw."""
+    names = {dict: "an object", list: "a list", str: "a string"}
+    return names.get(type(value)) or json.dumps(value)
+
+
+def _fail(where, what, value):
+    raise BadField(f"{where} must be {what}, got {_shown(value)}")
+
+
+def number(what, allowed=lambda value: True):
+    """A finite int or float (never a bool) that ``allowed`` accepts."""
+    def check(value, where):
+        if type(value) not in (int, float) or not math.isfinite(value) or not allowed(value):
+            _fail(where, what, value)
+        return value
+    return check
+
+
+def whole(what, allowed=lambda value: True):
+    """An int (never a bool) that ``allowed`` accepts."""
+    def check(value, where):
+        if type(value) is not int or not allowed(value):
+            _fail(where, what, value)
+        return value
+    return check
+
+
+def of_type(kind, what):
+    def check(value, where):
+        if type(value) is not kind:
+            _fail(where, what, value)
+        return value
+    return check
+
+
+SECONDS = number("a finite number of seconds, not negative", lambda value: value >= 0)
+AMOUNT = number("a finite number, not negative", lambda value: value >= 0)
+COUNT = whole("a whole number, not negative", lambda value: value >= 0)
+INTEGER = whole("a whole number")
+TEXT = of_type(str, "a string")
+FLAG = of_type(bool, "true or false")
+
+
+def optional(check):
+    """None, or what ``check`` accepts."""
+    return lambda value, where: None if value is None else check(value, where)
+
+
+def list_of(check):
+    def checked(value, where):
+        if type(value) is not list:
+            _fail(where, "a list", value)
+        return [check(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    return checked
+
+
+def dict_of(check):
+    """An object of any keys (JSON's are strings) whose values ``check`` accepts."""
+    def checked(value, where):
+        if type(value) is not dict:
+            _fail(where, "an object", value)
+        return {key: check(item, f"{where}[{json.dumps(key)}]") for key, item in value.items()}
+    return checked
+
+
+def row(*checks):
+    """A list of exactly ``len(checks)`` items, each checked by its own check."""
+    def checked(value, where):
+        if type(value) is not list or len(value) != len(checks):
+            _fail(where, f"a list of {len(checks)} items", value)
+        return [check(item, f"{where}[{index}]") for index, (check, item) in enumerate(zip(checks, value))]
+    return checked
+
+
+def _path(where, name):
+    return f"{where}.{name}" if where else name
+
+
+def record(fields, required=()):
+    """An object: the ``required`` keys present, each declared field checked, any other key dropped."""
+    def checked(value, where):
+        if type(value) is not dict:
+            _fail(where, "an object", value)
+        for name in required:
+            if name not in value:
+                raise BadField(f"{_path(where, name)} is missing")
+        return {name: check(value[name], _path(where, name)) for name, check in fields.items() if name in value}
+    checked.fields = tuple(fields)
+    return checked
+
+
+def _literal(text, where):
+    """``{"literal": "(2, 3)"}``: a Python literal of at most ``MAX_LITERAL`` characters that
+    ``ast.literal_eval`` reads without a warning (an invalid escape warns on one Python, fails on another)."""
+    if len(text) > MAX_LITERAL:
+        raise BadField(f"{where} is a literal of {len(text):,} characters (at most {MAX_LITERAL:,})")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, Warning):
+        raise BadField(f"{where} is not a Python literal") from None
+    return {"literal": text}
+
+
+def _swept(value, where):
+    """A swept value as ``params_to_json`` writes it: JSON's own null, true/false, number
+    (inf and nan included: a sweep may take them), string or list of these, or a literal."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if type(value) is list:
+        return [_swept(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if type(value) is dict and list(value) == ["literal"] and type(value["literal"]) is str:
+        return _literal(value["literal"], where)
+    _fail(where, 'a JSON value or {"literal": "..."}', value)
+
+
+RUN = record({"host": SECONDS, "wall": SECONDS, "device": optional(SECONDS), "cpu_user": optional(SECONDS),
+              "cpu_sys": optional(SECONDS), "batch": whole("a whole number, at least 1", lambda value: value >= 1)},
+             required=("host", "wall"))
+ENV = record({"device": TEXT, "frameworks": dict_of(TEXT), "python": TEXT, "host": TEXT})
+TASK = record({"stmt": TEXT, "label": optional(TEXT), "params": dict_of(_swept), "env": ENV,
+               "threads": optional(whole("a whole number of threads, at least 1", lambda value: value >= 1))},
+              required=("stmt", "label", "params", "env"))
+HARNESS = record({"wall": SECONDS, "jitter": SECONDS, "device": optional(SECONDS)}, required=("wall", "jitter"))
+CAUSE = record({"name": TEXT, "seconds": optional(SECONDS), "detail": TEXT, "explains": FLAG}, required=("name",))
+PROFILE = record({
+    "kernel_count": COUNT, "kernel_time": SECONDS, "busy_fraction": optional(AMOUNT),
+    "top": list_of(row(TEXT, COUNT, SECONDS)), "verdict": TEXT, "counted": TEXT, "wall": optional(SECONDS),
+    "cold": FLAG, "warning": optional(TEXT), "copy_count": COUNT, "window": optional(SECONDS),
+    "breakdown": dict_of(SECONDS), "launch_count": COUNT, "launch_mean": optional(SECONDS),
+    "sync_time": SECONDS, "kind": TEXT, "trace_file": optional(TEXT),
+}, required=("kernel_count", "kernel_time", "busy_fraction"))
+ROOFLINE = record({
+    "flops": AMOUNT, "bytes": AMOUNT, "intensity": optional(AMOUNT), "flop_rate": optional(AMOUNT),
+    "byte_rate": optional(AMOUNT), "peak_flops": optional(AMOUNT), "peak_bandwidth": optional(AMOUNT),
+    "fraction_of_peak": optional(AMOUNT), "bound": optional(TEXT), "device": TEXT, "dtype": optional(TEXT),
+    "peak_source": optional(TEXT), "pointwise_flops": AMOUNT, "uncounted": list_of(row(TEXT, COUNT, AMOUNT)),
+    "outside_share": AMOUNT, "wall": optional(SECONDS), "notes": list_of(TEXT), "verdict": TEXT,
+}, required=("flops", "bytes"))
+MEMORY = record({
+    "cold_peak": optional(INTEGER), "cold_exact": FLAG, "warm_peak": optional(INTEGER), "warm_exact": FLAG,
+    "reserved_growth": INTEGER, "total": optional(COUNT), "before": INTEGER,
+}, required=("cold_peak", "cold_exact"))
+CPU_CONTEXT = record({
+    "cores": whole("a whole number of cores, at least 1", lambda value: value >= 1),
+    "load_before": optional(AMOUNT), "load_after": optional(AMOUNT), "ready_before": optional(COUNT),
+    "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
+    "preempted": optional(COUNT),
+}, required=("cores",))
+RESULT = record({
+    "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
+    "synchronized": list_of(TEXT), "notes": list_of(TEXT), "stopped": optional(TEXT),
+    "cold_causes": list_of(CAUSE), "profile": optional(PROFILE), "roofline": optional(ROOFLINE),
+    "memory": optional(MEMORY), "harness": optional(HARNESS), "cpu_context": optional(CPU_CONTEXT),
+}, required=("cold", "warmup", "warm", "device"))
+FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a sweep point that raised
+
+# Which record checks which class: tests/test_store.py holds every field of these classes declared here.
+RECORDS = {"CudaTimeResult": RESULT, "Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CAUSE,
+           "Profile": PROFILE, "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
+
+
+def too_deep(data, limit=MAX_DEPTH):
+    """Whether ``data`` has containers nested more than ``limit`` deep (one level at a time,
+    without recursion: a hostile line may nest far deeper than Python's stack)."""
+    level = [data] if isinstance(data, (dict, list)) else []
+    for _ in range(limit):
+        level = [child for node in level for child in (node.values() if isinstance(node, dict) else node)
+                 if isinstance(child, (dict, list))]
+        if not level:
+            return False
+    return bool(level)
+
+
+def checked_line(data):
+    """A line's point data (``Point.from_dict``'s input), checked: a result, or a failed point's task and error."""
+    if too_deep(data):
+        raise BadField(f"nested more than {MAX_DEPTH} levels deep")
+    return RESULT(data, "") if "cold" in data else FAILED(data, "")
