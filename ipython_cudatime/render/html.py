@@ -13,7 +13,7 @@ from html import escape
 from ..explain.memory import memory_sentence
 from ..findings import findings
 from ..units import format_seconds as fmt
-from ..units import ratio_text
+from ..units import count_text, ratio_text
 from .image import COLOURS, REPORT_PX
 from .roofline import roofline_html
 
@@ -168,7 +168,7 @@ def profile_html(result):
     copies = f", {profile.copy_count:,} memcpy/memset" if profile.busy_fraction is not None else ""
     kept = f"<br>trace kept in <span style='font-family:monospace'>{escape(profile.trace_file)}</span>" if profile.trace_file else ""
     return (f"<div class='cudatime-profile'><b>{escape(profile.verdict)}</b><br>"
-            f"{profile.kernel_count:,} {escape(profile.counted)}{copies} in {fmt(profile.window)}{kept}{busy}"
+            f"{escape(count_text(profile.kernel_count, profile.counted))}{copies} in {fmt(profile.window)}{kept}{busy}"
             + table_html(("name", "calls", "total"), rows) + "</div>")
 
 
