@@ -42,12 +42,16 @@ def iopub_of(code, timeout=120):
     return messages
 
 
+def timed_in_a_kernel(options, cell):
+    """The iopub messages of ``%%cudatime options`` over ``cell`` on a real kernel."""
+    pytest.importorskip("ipykernel")
+    return iopub_of(f"%load_ext ipython_cudatime\nimport time\nget_ipython().run_cell_magic('cudatime', {options!r}, {cell!r})")
+
+
 @pytest.fixture(scope="module")
 def slow_cell():
     """One cold run and one warm run of 2 s each: the runner hears nothing for seconds."""
-    pytest.importorskip("ipykernel")
-    return iopub_of("%load_ext ipython_cudatime\nimport time\n"
-                    "get_ipython().run_cell_magic('cudatime', '-n 1', 'time.sleep(2)')")
+    return timed_in_a_kernel("-n 1", "time.sleep(2)")
 
 
 def _progress_texts(messages):
@@ -67,9 +71,7 @@ def test_a_slow_cold_run_and_a_single_long_warm_run_show_their_time_so_far(slow_
 
 @pytest.fixture(scope="module")
 def long_cell():
-    pytest.importorskip("ipykernel")
-    return iopub_of("%load_ext ipython_cudatime\nimport time\n"
-                    "get_ipython().run_cell_magic('cudatime', '-n 6', 'time.sleep(0.15)')")
+    return timed_in_a_kernel("-n 6", "time.sleep(0.15)")
 
 
 def test_progress_view_is_replaced_by_the_report_through_its_display_id(long_cell):

@@ -22,12 +22,15 @@ MANY_BARS = 200  # beyond this, bars of one kind merge into one stepped area (ch
 
 
 def _bars(result):
-    """(kind, host, total) per run in order; total is on the statistics clock."""
+    """(kind, host, total) per run in order; total is on the statistics clock. Where nothing was
+    synchronized, wall beyond host is no device's work (only the harness and the machine's
+    noise), so the whole bar is one part: host is total."""
     use_device = result.clock == "device"
     for kind, runs in (("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)):
         for run in runs:
             total = run.device if use_device and run.device is not None else run.wall
-            yield kind, min(run.host, total), max(total, run.host)
+            high = max(total, run.host)
+            yield kind, min(run.host, total) if result.synchronized else high, high
 
 
 def _draw_bars(axes, kinds, lows, highs, palette):
@@ -91,7 +94,8 @@ def _scale(result, bars):
 
 def device_part_shown(result):
     """Whether some bar's lighter part (the device still working after Python returned) is at
-    least a pixel tall: the legend names only what the chart draws."""
+    least a pixel tall: the legend names only what the chart draws. A cell that synchronized
+    nothing has none."""
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
     pixels = CHART_HEIGHT_PX * 0.75  # about the plot's height
