@@ -140,7 +140,8 @@ def test_every_report_renders_untrusted(seen):
 def test_widths_are_the_output_widths_asked_for(seen):
     for (theme, width), layout in seen["widths"].items():
         area = layout[0]["area"]
-        assert abs(area - width) <= 8 or (width > 1140 and area >= 1000), (theme, width, area)
+        # classic Notebook's page stops growing at 1140 px: its widest output area is 978 px
+        assert abs(area - width) <= 8 or (width > 1140 and area >= 970), (theme, width, area)
 
 
 def test_no_report_text_is_clipped_at_any_width(seen):
