@@ -80,12 +80,6 @@ def sweep_text(sweep):
     return plain("\n".join(lines))
 
 
-def _figure():
-    fig, axes = figure(CHART_HEIGHT_PX)
-    axes.set_prop_cycle(color=SERIES)
-    return fig, axes
-
-
 def _finish(fig, axes, alt, log, lines=1):
     """Time ticks on the value axis, margins for ``lines`` lines of x tick labels, then the ``<img>``."""
     axes.set_yscale("log" if log else "linear")
@@ -130,7 +124,7 @@ def sweep_chart(sweep):
     if not done:
         return ""
     x_name, numeric, categories, series = _sweep_series(sweep, done)
-    fig, axes = _figure()
+    fig, axes = figure(CHART_HEIGHT_PX)
     lines, key = 1, []
     for colour, points in zip(itertools.cycle(SERIES), series.values()):
         xs = [x for x, _ in points]
@@ -209,7 +203,7 @@ def compare_chart(results):
             if point.result is not None]
     if not done:
         return ""
-    fig, axes = _figure()
+    fig, axes = figure(CHART_HEIGHT_PX)
     labels = [name for name, _ in done]
     xs = range(len(labels))
     cold = [r.cold_time for _, r in done]
