@@ -2,9 +2,15 @@
 
 A measurement that takes longer than ``SHOW_AFTER`` seconds gets a view: runs done out
 of planned (or the time budget used), the running median, the sweep point. The runner
-reports after each run (``runner.Progress``); the view refreshes at most every
+reports before and after each run (``runner.Progress``); the view refreshes at most every
 ``MIN_INTERVAL`` seconds and never so often that refreshing costs more than
-``COST_SHARE`` of the time measured. It never runs inside a timed span.
+``COST_SHARE`` of the time measured. Between runs it refreshes on the runner's thread. A run
+that lasts (a slow cold run, one long warm run) would leave the view still, so a ticker
+thread wakes every ``TICK`` seconds and, when no refresh came for as long, shows the run
+under way and its time so far ("warm run 1 of 1: 1.2 s so far"): a value set on a widget
+from another thread is sent like any other (ipywidgets 7 and 8 alike). Only those refreshes
+fall inside a timed span, a fraction of a millisecond in a run of at least ``TICK`` seconds.
+All time is read on the runner's ``Clock``.
 
 - In a notebook with ipywidgets: core widgets (FloatProgress, HTML), shown under a
   display id that the final static report then replaces; the widgets are closed, so
@@ -13,18 +19,20 @@ reports after each run (``runner.Progress``); the view refreshes at most every
   TTY, else nothing.
 """
 
+import contextvars
 import statistics
 import sys
-import time
+import threading
 import uuid
 from html import escape
 
-from .runner import Progress
+from .runner import Clock, Progress
 from .units import format_seconds as fmt
 from .units import inert
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
 MIN_INTERVAL = 0.2  # seconds between two refreshes, at least
+TICK = 0.25  # seconds between two looks of the ticker at a run under way
 COST_SHARE = 0.01  # refreshing costs at most this share of the time measured
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -37,27 +45,92 @@ class LiveProgress(Progress):
     report replaced (``-q``, ``-o``, an error).
     """
 
-    def __init__(self, view, runs=None, budget=1.0, points=1):
+    def __init__(self, view, runs=None, budget=1.0, points=1, clock=None):
         self.view, self.runs, self.budget, self.points = view, runs, budget, points
         self.point, self.label = -1, ""  # the sweep point being timed (``next_point``), from 0
-        self.started = time.perf_counter()
+        self.clock = clock or Clock()
+        self.started = self.clock.now()
         self._next = self.started + SHOW_AFTER
         self._cold_ended = self.started
+        self._running = None  # (phase, number, start) of the run under way, between starting() and ran()
+        self._done = None  # what ran() last heard, for the ticker: (phase, done, warm, spent, took)
+        self._lock = threading.Lock()  # one refresh at a time: the runner's thread or the ticker's
+        self._stop = threading.Event()
+        self._ticker = None
 
     def next_point(self, label):
         """The sweep moves on to its next point, described by ``label``."""
         self.point, self.label = self.point + 1, label
 
+    def starting(self, phase, number):
+        self._running = (phase, number, self.clock.now())
+
     def ran(self, phase, done, warm):
-        now = time.perf_counter()
+        now = self.clock.now()
+        running, self._running = self._running, None
         if phase == "cold":
             self._cold_ended = now
-        if now < self._next or self.view is None:
-            return
-        spent = now - self._cold_ended  # of the budget, which starts when the cold run ends
-        self.view.update(self._fraction(phase, done, spent), self._status(phase, done, warm, spent))
-        cost = time.perf_counter() - now
+        took = now - running[2] if running is not None else None
+        self._done = (phase, done, warm, now - self._cold_ended, took)  # spent: of the budget, from the cold run's end
+        if now >= self._next and self.view is not None:
+            self._refresh(now, *self._after())
+
+    def _after(self):
+        """(fraction, text) for the runs that have ended, or (0, "") before the first."""
+        if self._done is None:
+            return 0.0, ""
+        phase, done, warm, spent, took = self._done
+        return self._fraction(phase, done, spent), self._status(phase, done, warm, spent, took)
+
+    def _refresh(self, now, fraction, text):
+        """Show ``text``; the next refresh waits until this one's cost is COST_SHARE of the time
+        between them (the first, which makes the view and imports ipywidgets, is a one-off)."""
+        with self._lock:
+            if self.view is None:
+                return
+            first = not self.view.shown
+            self.view.update(fraction, f"cudatime: {self._prefix()}{text}")
+        cost = 0.0 if first else self.clock.now() - now
         self._next = now + max(MIN_INTERVAL, cost / COST_SHARE)
+
+    def tick(self):
+        """The ticker's look: when a run has been under way for ``MIN_INTERVAL`` or more and no
+        refresh came for as long, show the run and its time so far beside what ended before it."""
+        running, now = self._running, self.clock.now()
+        if running is None or now < self._next or now - running[2] < MIN_INTERVAL:
+            return
+        phase, number, start = running
+        fraction, last = self._after()
+        text = f"{self._run_name(phase, number)}: {fmt(now - start)} so far" + (f" · {last}" if last else "")
+        self._refresh(now, fraction, text)
+
+    def _run_name(self, phase, number):
+        if phase == "warm":
+            return f"warm run {number}" + (f" of {self.runs}" if self.runs is not None else "")
+        return "cold run" if phase == "cold" else f"warm-up run {number}"
+
+    def _prefix(self):
+        return f"point {self.point + 1} of {self.points} ({self.label}): " if self.points > 1 else ""
+
+    def _tick_loop(self):
+        while not self._stop.wait(TICK):
+            try:
+                self.tick()
+            except Exception:  # a view that can no longer be updated: the measurement goes on without it
+                return
+
+    def _start_ticker(self):
+        """The ticker thread, in a copy of this context (a kernel finds the cell's output by it)."""
+        context = contextvars.copy_context()
+        self._ticker = threading.Thread(target=context.run, args=(self._tick_loop,), name="cudatime-progress",
+                                        daemon=True)
+        self._ticker.start()
+
+    def _stop_ticker(self):
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
 
     def _fraction(self, phase, done, spent):
         """The share of the whole measurement done: runs out of planned, or budget used."""
@@ -69,9 +142,10 @@ class LiveProgress(Progress):
             within = spent / self.budget if self.budget else 1.0
         return (max(self.point, 0) + min(max(within, 0.0), 1.0)) / self.points
 
-    def _status(self, phase, done, warm, spent):
+    def _status(self, phase, done, warm, spent, took):
+        """What the runs that ended come to (``took``: how long the last one lasted)."""
         if phase == "cold":
-            text = "cold run done"
+            text = "cold run done" + (f" in {fmt(took)}" if took is not None else "")
         elif phase == "warm-up":
             text = f"warm-up run {done}"
         elif self.runs is not None:
@@ -80,12 +154,11 @@ class LiveProgress(Progress):
             text = f"{done} warm sample{'s' if done != 1 else ''}, {fmt(spent)} of the {fmt(self.budget)} budget"
         if warm:
             text += f" · running median {fmt(statistics.median(r.wall if r.device is None else r.device for r in warm))}"
-        if self.points > 1:
-            text = f"point {self.point + 1} of {self.points} ({self.label}): {text}"
-        return f"cudatime: {text}"
+        return text
 
     def finish(self, data):
         """Publish the final bundle, in place of the view when one is showing."""
+        self._stop_ticker()
         view, self.view = self.view, None
         if view is not None and view.shown:
             view.replace(data)
@@ -95,9 +168,12 @@ class LiveProgress(Progress):
         display(data, raw=True)
 
     def __enter__(self):
+        if self.view is not None:
+            self._start_ticker()
         return self
 
     def __exit__(self, *exc):
+        self._stop_ticker()
         if self.view is not None:
             self.view.close()
             self.view = None

@@ -248,8 +248,12 @@ class Progress:
     ``ran(phase, done, warm)``: ``phase`` is "cold", "warm-up" or "warm"; ``done`` counts
     the runs of that phase; ``warm`` is the list of warm samples so far (read, never kept).
     An implementation (``progress.LiveProgress``) must return quickly: it is called after
-    every run. This default does nothing.
+    every run. ``starting(phase, number)`` comes just before a run's timed span, so that a
+    view can say which run is under way and for how long. This default does nothing.
     """
+
+    def starting(self, phase, number):
+        pass
 
     def ran(self, phase, done, warm):
         pass
@@ -286,6 +290,7 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     cpu = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
     cpu.read("before")
     repeats.begin()
+    progress.starting("cold", 1)
     cold, value = _cold_run(sampler, plan, watch, profiler)
     progress.ran("cold", 1, [])
     if not repeats.after_cold(value):
@@ -376,7 +381,8 @@ def _warm_loop(sampler, later, harness, progress):
     enough, on the budget counted from the end of the cold run; ``progress`` hears of each."""
     plan, cold, clock = later.plan, later.cold, sampler.clock
     start = clock.now()
-    for _ in range(plan.warmup_count(cold.wall)):
+    for number in range(1, plan.warmup_count(cold.wall) + 1):
+        progress.starting("warm-up", number)
         later.warmup.append(sampler.run())
         progress.ran("warm-up", len(later.warmup), later.warm)
     last = later.warmup[-1].wall if later.warmup else cold.wall
@@ -386,6 +392,7 @@ def _warm_loop(sampler, later, harness, progress):
     if runs > 1:  # the last try: a sample of ``runs`` runs
         last = later.warmup[-1].wall * runs
     while plan.wants_more(len(later.warm), clock.now() - start, last):
+        progress.starting("warm", len(later.warm) + 1)
         later.warm.append(sampler.sample(runs))
         last = later.warm[-1].wall * runs
         progress.ran("warm", len(later.warm), later.warm)

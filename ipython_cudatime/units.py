@@ -118,3 +118,12 @@ def percent_text(fraction):
     if 99.5 <= percent < 100:
         return f"{min(round(percent, 1), 99.9):.1f}%"
     return f"{percent:.0f}%"
+
+
+def count_text(count, noun):
+    """``1 operator call``, ``2 operator calls``: a count and its noun agree in number. ``noun`` is
+    the plural, optionally followed by a parenthesis (``operator calls (CPU only)``), which stays."""
+    head, paren, tail = noun.partition(" (")
+    if count == 1 and head.endswith("s"):
+        head = head[:-1]
+    return f"{count:,} {head}{paren}{tail}"

@@ -11,9 +11,10 @@ import pytest
 FOLDER = pathlib.Path(__file__).parent / "expected"
 
 
-def assert_expected(text, name):
-    """``text`` must equal the stored ``NAME.txt``, or is stored when EXPECTTEST_ACCEPT=1."""
-    path = FOLDER / f"{name}.txt"
+def assert_expected(text, name, suffix=".txt"):
+    """``text`` must equal the stored ``NAME.txt`` (or ``NAME`` + ``suffix``), or is stored when
+    EXPECTTEST_ACCEPT=1."""
+    path = FOLDER / f"{name}{suffix}"
     if os.environ.get("EXPECTTEST_ACCEPT") == "1":
         path.write_text(text + "\n", encoding="utf-8")
         return

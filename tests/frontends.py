@@ -35,20 +35,21 @@ CELLS = [
     "%%cudatime -n 20\ntotal = sum(range(20000))",
     "%%cudatime -n 3 --sweep n=100,10000,1000000\nsum(range(n))",
     "r = %cudatime -o -n 10 sorted(range(5000))\nr",
-    "%%cudatime -n 6\ntime.sleep(0.3)",  # ~2 s: long enough for the progress view
+    "%%cudatime -n 1\ntime.sleep(2)",  # a 2 s cold run and one 2 s warm run: the progress view must move
     "%%cudatime -n 3\nfails.append(1)\nif len(fails) > 1:\n    raise ValueError('boom in a warm run')",
     "print('ran after the failure')",
 ]
 SETTLE_MS = 3000
-REPORTS = 6  # cells 1-6 each show one report (line, cell, sweep, -o, long cell, the runs before the failure)
+REPORTS = 6  # cells 1-6 each show one report (line, cell, sweep, -o, slow cell, the runs before the failure)
+OUTPUT_WIDTHS = (360, 500, 1280)  # CSS px of the output area: a phone, a narrow panel, a wide screen
 FAILING, AFTER = 6, 7
 
 # What each frontend's page looks like (CSS selectors) and how it is driven.
 UI = {
-    "classic": {"cell": ".cell.code_cell", "error": ".output_error", "prompt": ".input_prompt",
+    "classic": {"cell": ".cell.code_cell", "error": ".output_error", "prompt": ".input_prompt", "output": ".output_subarea",
                 "open": "/notebooks/{name}?", "ready": "Jupyter.notebook && Jupyter.notebook.kernel"
                 " && Jupyter.notebook.kernel.is_connected()", "run_all": "Jupyter.notebook.execute_all_cells()", "panel": "#notebook-container"},
-    "lab": {"cell": ".jp-CodeCell", "error": "[data-mime-type='application/vnd.jupyter.stderr']",
+    "lab": {"cell": ".jp-CodeCell", "error": "[data-mime-type='application/vnd.jupyter.stderr']", "output": ".jp-OutputArea-output",
             "prompt": ".jp-InputPrompt", "open": "/lab/tree/{name}?reset&",
             "ready": "document.querySelector('.jp-Notebook-ExecutionIndicator[data-status=idle]')",
             "run_all": None, "panel": ".jp-NotebookPanel:not(.lm-mod-hidden)"},
@@ -155,7 +156,7 @@ READ_REPORTS = """([panelSel, cellSel]) => Array.from(document.querySelector(pan
         cls: r.className, text: r.innerText, details: r.querySelectorAll('details').length,
         charts: Array.from(r.querySelectorAll('img'), (i) => ({
             svg: i.src.startsWith('data:image/svg+xml;base64,'), complete: i.complete,
-            natural: i.naturalWidth, shown: i.clientWidth})),
+            natural: i.naturalWidth, shown: i.clientWidth, src: i.src})),
         width: r.getBoundingClientRect().width})),
     text: cell.innerText,
     output: Array.from(cell.querySelectorAll('.jp-OutputArea, .output_wrapper'), (o) => o.innerText).join(' '),
@@ -163,6 +164,41 @@ READ_REPORTS = """([panelSel, cellSel]) => Array.from(document.querySelector(pan
     widgetErrors: /Error displaying widget|widget state could not be found|model not found/i.test(cell.innerText),
     progress: cell.querySelectorAll('.widget-hprogress').length,
 }))"""
+
+
+# How each report fits its output area: elements whose content is wider than they are and that do
+# not scroll (clipped, or spilling out), how far the report reaches past the area, the smallest
+# text, and each chart's shown and natural width.
+READ_LAYOUT = """([panelSel, outSel]) => Array.from(document.querySelector(panelSel).querySelectorAll(
+        '.cudatime-report, .cudatime-sweep, .cudatime-compare'), (r) => {
+    const area = r.closest(outSel) || r.parentElement;
+    const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+    const all = [r, ...r.querySelectorAll('*')];
+    const ownText = (el) => Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+    return {
+        area: area.clientWidth,
+        past: r.getBoundingClientRect().right - area.getBoundingClientRect().right,
+        clipped: all.filter((el) => el.clientWidth && el.scrollWidth > el.clientWidth + 1 && !scrolls(el))
+                    .map((el) => `${el.tagName}.${el.className}: ${el.innerText.slice(0, 80)}`),
+        font: Math.min(...all.filter(ownText).map((el) => parseFloat(getComputedStyle(el).fontSize))),
+        charts: Array.from(r.querySelectorAll('img'), (i) => ({shown: i.clientWidth, natural: i.naturalWidth})),
+    };
+})"""
+
+# The first section's marker, closed and then opened by a click as a person would.
+READ_MARKER = """async (panelSel) => {
+    const summary = document.querySelector(panelSel).querySelector('.cudatime-report details > summary');
+    const look = () => ({display: getComputedStyle(summary).display,
+                         marker: getComputedStyle(summary).listStyleType, open: summary.parentElement.open});
+    const closed = look();
+    summary.click();
+    await new Promise((done) => setTimeout(done, 300));
+    const opened = look();
+    summary.click();
+    return {closed, opened};
+}"""
+
+PROGRESS_TEXT = "Array.from(document.querySelectorAll('.widget-hprogress'), (p) => p.parentElement.innerText)"
 
 
 class Session:
@@ -192,8 +228,8 @@ class Session:
             self.page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
     def run_all(self, progress_shot=None, timeout_ms=120000):
-        """Run all cells; return whether a progress view was seen while they ran (its cell is
-        then saved as ``progress_shot``).
+        """Run all cells; return the progress view's texts seen while they ran, in order, each
+        once (a screenshot of its cell is saved as ``progress_shot`` once a run's time so far shows).
 
         A kernel that has just started can drop the first requests while its connection
         settles: Run All is asked again if the first cell has not started within 5 s."""
@@ -205,13 +241,15 @@ class Session:
             self.page.wait_for_timeout(100)
         else:
             self._click_run_all()
-        seen = False
+        seen = []
         deadline = time.monotonic() + timeout_ms / 1000
         while time.monotonic() < deadline:
-            if not seen and self.page.locator(".widget-hprogress").count():
-                seen = True
-                if progress_shot:
-                    self._shoot_progress(progress_shot)
+            for text in self.page.evaluate(PROGRESS_TEXT):
+                if text not in seen[-1:]:
+                    seen.append(text)
+                    if progress_shot and "warm run" in text and "so far" in text:
+                        self._shoot_progress(progress_shot)
+                        progress_shot = None
             if self.page.locator(self.ui["error"]).count():
                 break
             self.page.wait_for_timeout(100)
@@ -219,13 +257,33 @@ class Session:
         return seen
 
     def _shoot_progress(self, path):
-        self.page.wait_for_timeout(700)  # a few runs in: the running median shows
         cell = self.page.locator(self.ui["cell"], has=self.page.locator(".widget-hprogress")).first
         with contextlib.suppress(Exception):  # the view may be replaced while the picture is taken
             cell.screenshot(path=str(path), timeout=2000)
 
     def reports(self):
         return self.page.evaluate(READ_REPORTS, [self.ui["panel"], self.ui["cell"]])
+
+    def layout(self):
+        return self.page.evaluate(READ_LAYOUT, [self.ui["panel"], self.ui["output"]])
+
+    def marker(self):
+        return self.page.evaluate(READ_MARKER, self.ui["panel"])
+
+    def output_width(self, width, tries=3):
+        """Resize the window until the reports' output area is ``width`` CSS px wide (or as near as
+        the frontend's layout allows: classic Notebook's page stops growing at 1140 px); returns
+        the layout read there."""
+        for _ in range(tries):
+            found = self.layout()
+            area = found[0]["area"]
+            if abs(area - width) <= 4:
+                break
+            viewport = self.page.viewport_size
+            self.page.set_viewport_size({"width": max(viewport["width"] + width - area, 320),
+                                         "height": viewport["height"]})
+            self.page.wait_for_timeout(800)
+        return self.layout()
 
     def prompts(self):
         return [p.inner_text() for p in self.page.locator(self.ui["panel"]).first.locator(self.ui["prompt"]).all()]

@@ -6,13 +6,16 @@ import gc
 import re
 from html.parser import HTMLParser
 
+import chart_samples
+import pytest
 from conftest import run
+from expected_text import FOLDER, assert_expected
 
 from ipython_cudatime import display
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
-from ipython_cudatime.render.image import FONT_PX, REPORT_PX
+from ipython_cudatime.render.image import CHART_PX, FONT_PX, REPORT_PX
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
@@ -55,9 +58,11 @@ def test_report_uses_only_what_an_untrusted_notebook_keeps():
     assert {name for name, _ in parsed.attrs} <= {"class", "style", "alt", "src", "title"}
     sources = [value for name, value in parsed.attrs if name == "src"]
     assert len(sources) == 1 and sources[0].startswith("data:image/svg+xml;base64,")
-    # collapsible sections with their own marker (classic hides the browser's)
+    # collapsible sections with the browser's marker, which turns when opened (classic's stylesheet
+    # hides it unless the summary is a list item again), and no fixed ▸ that would not turn
     assert parsed.tags.count("details") == parsed.tags.count("summary") >= 1
-    assert re.findall(r"<summary style='display:block[^']*'>▸ ", html)
+    assert len(re.findall(r"<summary style='display:list-item[^']*'><b>", html)) == parsed.tags.count("summary")
+    assert "▸" not in html
     # one width for the whole report; no fixed line height
     assert f"max-width:{REPORT_PX}px" in html.split(">")[0] and "line-height:1.4" in html.split(">")[0]
 
@@ -67,8 +72,8 @@ def test_chart_is_svg_with_text_as_paths_on_a_transparent_background():
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     assert "<text" not in svg  # glyphs as paths: no font needed on the reader's machine
     assert "fill: #ffffff" not in svg and "fill:#ffffff" not in svg  # transparent, not a white block
-    assert f'width="{REPORT_PX * 0.75:g}pt"' in svg  # shows REPORT_PX CSS pixels wide at natural size
-    assert FONT_PX * 400 / REPORT_PX >= 10  # text >= 10 px in a 400 px output area (a 500 px panel)
+    assert f'width="{CHART_PX * 0.75:g}pt"' in svg  # shows CHART_PX CSS pixels wide at natural size
+    assert FONT_PX * 340 / CHART_PX >= 10  # text >= 10 px in a 340 px output area (a 360 px panel)
 
 
 def test_per_run_numbers_are_in_the_details_table():
@@ -215,7 +220,7 @@ def test_mathtext_and_markup_in_sweep_values_and_labels_are_drawn_as_typed(ip, s
                                                           "creator", "Agent", "title", "defs", "style", "g",
                                                           "path", "use", "clipPath", "rect", "image"}
     assert not [name for e in elements for name in e.attrib if name.lower().startswith("on")]
-    assert "<img" not in svg and "&lt;img src=x onerror=alert(1)&gt;" in svg  # only in matplotlib's comments
+    assert "<img" not in svg  # the value is in matplotlib's escaped comments, or keyed under the chart
     assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"] and "<img src=x" not in data["text/html"]
     run(ip, "%cudatime -n 1 -l $x^$ 1")
     compare = run(ip, "%cudatime_compare '$\\undefinedmacro$' '$x^$'")  # bars named by the labels
@@ -256,3 +261,140 @@ def test_too_many_rows_for_a_chart_leave_the_table_alone():
     html = display.bundle(many)["text/html"]
     assert "<img" not in html and f"no chart: {CHART_ROWS + 1} rows are more than one chart can show" in html
     assert html.count("<tr>") == CHART_ROWS + 2
+
+
+UNIT = re.compile(r"^(0|[\d.]+ (ns|µs|us|ms|s))$")
+
+
+def _charts(html):
+    """The SVG documents of every chart ``<img>`` in ``html``."""
+    return [chart_samples.svg_of(src) for src in re.findall(r"src='(data:image/svg\+xml;base64,[^']+)'", html)]
+
+
+def _report(obj):
+    return display.bundle(obj)["text/html"]
+
+
+def _compare():
+    a, b = chart_samples.result(0.002, 0.3), chart_samples.result(0.0001, 0.05)
+    return Results([Point(Task(label="numpy"), a), Point(Task(label="a much longer label for torch"), b)])
+
+
+def test_every_time_axis_is_labelled_in_units_log_or_not():
+    big = sample()
+    big.cold = Run(0.001, 20.0, 19.9, 0.1, 0.1)
+    reports = [sample(), big, chart_samples.cpu_only(), chart_samples.log_sweep(), chart_samples.categorical_sweep(),
+               _compare()]
+    logs = 0
+    for obj in reports:
+        [svg] = _charts(_report(obj))
+        ticks = chart_samples.tick_labels(svg)["y"]
+        assert len(ticks) >= 2 and all(UNIT.match(label) for label in ticks), ticks
+        logs += ticks[0] != "0"
+    assert logs >= 3  # the big cold run, the log sweep and the comparison are log axes
+
+
+def test_minor_ticks_and_labels_are_mid_tone_not_black():
+    [svg] = _charts(_report(chart_samples.log_sweep()))
+    assert "#000000" not in svg and "fill: #8c8c8c" in svg
+
+
+def test_a_sweep_has_its_values_as_x_ticks():
+    [svg] = _charts(_report(chart_samples.log_sweep()))
+    assert chart_samples.tick_labels(svg)["x"] == ["256", "512", "1024", "2048", "4096"]
+    ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
+    crowded = Results([Point(Task(params={"n": n}), ok) for n in range(1000, 1060)])  # 60 values on a linear axis
+    [svg] = _charts(sweep_html(crowded))
+    ticks = chart_samples.tick_labels(svg)["x"]
+    assert 3 <= len(ticks) <= 12 and ticks[0] == "1000"  # a readable subset, never run together
+
+
+def test_a_sweep_over_words_draws_categories_one_series_per_other_value_and_its_cold_runs(monkeypatch):
+    from matplotlib.axes import Axes
+
+    plotted = []
+    original = Axes.plot
+    monkeypatch.setattr(Axes, "plot", lambda self, *a, **kw: (plotted.append((a, kw)), original(self, *a, **kw))[1])
+    sweep = chart_samples.categorical_sweep()
+    html = _report(sweep)
+    [svg] = _charts(html)
+    assert chart_samples.tick_labels(svg)["x"] == ["view", "contiguous"]  # horizontal, whole
+    assert len(plotted) == 4  # two series (way=...), each its warm medians and its cold runs
+    colds = sorted(y for (xs, ys), kw in plotted if kw.get("markerfacecolor") == "none" for y in ys)
+    assert colds == sorted(p.result.cold_time for p in sweep.points)
+    legend = html[html.index("cudatime-legend"):]
+    assert "way=&#x27;broadcast&#x27;" in legend and "way=&#x27;expand&#x27;" in legend and "cold run" in legend
+
+
+def test_long_category_labels_wrap_or_become_numbers_keyed_below():
+    ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
+    names = ["broadcast over the batch", "expand then contiguous", "view"]
+    [svg] = _charts(sweep_html(Results([Point(Task(params={"way": n}), ok) for n in names])))
+    ticks = chart_samples.tick_labels(svg)["x"]
+    assert [" ".join(t.split()) for t in ticks] == names and any("\n" in t for t in ticks)  # wrapped, not cut
+    many = [f"a label that is far too long to fit under its category {i}" for i in range(8)]
+    html = sweep_html(Results([Point(Task(params={"way": n}), ok) for n in many]))
+    assert chart_samples.tick_labels(_charts(html)[0])["x"] == [str(i) for i in range(1, 9)]
+    assert all(f"<div>{i + 1}: {n}</div>" in html for i, n in enumerate(many))
+
+
+def test_legends_are_below_the_chart_and_list_only_what_it_draws():
+    cpu = _report(chart_samples.cpu_only())
+    assert "device still working" not in cpu and "host (Python" not in cpu and "warm-up run" in cpu
+    assert "device still working" in _report(sample())  # a GPU cell's bars have a device part
+    for obj in (chart_samples.log_sweep(), _compare()):
+        [svg] = _charts(_report(obj))
+        assert 'id="legend_' not in svg  # no legend drawn over the data: it is HTML below
+    assert _report(_compare()).count("cudatime-legend") == 1
+
+
+def test_bar_labels_live_in_a_legend_below_not_in_the_segments():
+    from ipython_cudatime.explain.probe import Cause
+
+    result = sample()
+    result.cold_causes = [Cause("JAX compilation", 0.0154, "compiled 1 function")]
+    html = _report(result)
+    why = html[html.index("cudatime-section-why"):html.index("cudatime-section-details")]
+    legend = why[why.index("cudatime-legend"):]
+    assert "JAX compilation 15.4 ms" in legend and "unexplained" in legend and "warm work" in legend
+    assert "overflow:hidden" not in html  # nothing is cut to fit
+
+
+def test_tables_scroll_sideways_and_long_cells_wrap():
+    html = _report(chart_samples.categorical_sweep())
+    assert re.search(r"<div style='overflow-x:auto;max-width:100%'><table class='cudatime-table'", html)
+    assert "overflow-wrap:anywhere'>layout=&#x27;contiguous&#x27;, way=&#x27;broadcast&#x27;<" in html
+
+
+def test_the_same_chart_is_the_same_bytes():
+    assert _report(chart_samples.log_sweep()) == _report(chart_samples.log_sweep())
+
+
+def _stored(name, obj):
+    """The report's HTML, each chart in it a reference to its own stored SVG file; then those SVGs,
+    where this is the matplotlib that drew them (glyph paths change between its versions)."""
+    import matplotlib
+
+    html = _report(obj)
+    svgs = _charts(html)
+    files = [f"{name}.svg" if len(svgs) == 1 else f"{name}-{index}.svg" for index in range(len(svgs))]
+    for file in files:
+        html = re.sub(r"data:image/svg\+xml;base64,[^']+", f"[{file}]", html, count=1)
+    assert_expected(html.replace("><", ">\n<"), name, ".html")
+    for file, svg in zip(files, svgs):
+        stored = FOLDER / file
+        if stored.exists() and f"Matplotlib v{matplotlib.__version__}," not in stored.read_text():
+            pytest.skip(f"{file} was drawn by another matplotlib version than {matplotlib.__version__}")
+        assert_expected(svg.rstrip("\n"), file.removesuffix(".svg"), ".svg")
+
+
+def test_stored_log_sweep():
+    _stored("log_sweep", chart_samples.log_sweep())
+
+
+def test_stored_categorical_sweep():
+    _stored("categorical_sweep", chart_samples.categorical_sweep())
+
+
+def test_stored_cpu_only_report():
+    _stored("cpu_only", chart_samples.cpu_only())

@@ -243,7 +243,7 @@ def test_why_section_in_html(ip):
     r = timed(ip, "-n 3 h(x)")
     html = render_html(r)
     assert "cudatime-why" in html and "torch.compile compilation" in html and "unexplained" in html
-    assert "<summary style='display:block;cursor:pointer'>▸ <b>Why the cold run was slow</b></summary>" in html
+    assert "<summary style='display:list-item;cursor:pointer'><b>Why the cold run was slow</b></summary>" in html
 
 
 def test_profiler_log_lines_do_not_reach_the_cell_output(ip, capfd):

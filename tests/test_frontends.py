@@ -7,12 +7,14 @@ Screenshots go to $CUDATIME_SCREENSHOTS when set (``make screenshots``), else a 
 """
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 import frontends
-from ipython_cudatime.render.image import FONT_PX, REPORT_PX
+import chart_samples
+from ipython_cudatime.render.image import CHART_PX, FONT_PX, REPORT_PX
 
 pytestmark = pytest.mark.frontends
 
@@ -34,18 +36,9 @@ def _session(kind, tmp_path_factory):
             page.open("live.ipynb")
             seen["progress"] = page.run_all(shots / f"{kind}-progress.png")
             seen["live"], seen["prompts"] = page.reports(), page.prompts()
+            seen["marker"] = page.marker()
             page.screenshot(shots / f"{kind}-light.png")
-            if kind != "classic":
-                page.dark()
-                page.screenshot(shots / f"{kind}-dark.png")
-                page.narrow_layout()
-                page.page.set_viewport_size({"width": 760, "height": 3200})
-                page.page.wait_for_timeout(800)
-                seen["narrow"] = page.reports()
-                page.screenshot(shots / f"{kind}-760px.png")
-                page.page.set_viewport_size({"width": 580, "height": 3200})
-                page.page.wait_for_timeout(800)
-                seen["narrowest"] = page.reports()
+            seen["widths"] = _widths(page, kind, shots)
             page.save()
             seen["live_errors"] = page.errors
             page.shutdown_kernels()
@@ -67,6 +60,24 @@ def _session(kind, tmp_path_factory):
     return seen
 
 
+def _widths(page, kind, shots):
+    """{(theme, output width): layout}, a screenshot of each, light then dark where the frontend
+    has a dark theme; JupyterLab with its file browser closed, as on a narrow screen."""
+    found = {}
+    page.narrow_layout()
+    for theme in ("light",) if kind == "classic" else ("light", "dark"):
+        if theme == "dark":
+            page.dark()
+        for width in frontends.OUTPUT_WIDTHS:
+            found[theme, width] = page.output_width(width)
+            page.screenshot(shots / f"{kind}-{theme}-{width}px.png")
+        if theme == "dark":
+            page.page.set_viewport_size({"width": 1200, "height": 3200})
+            page.page.wait_for_timeout(800)
+            page.screenshot(shots / f"{kind}-dark.png")
+    return found
+
+
 @pytest.fixture(scope="module", params=["lab", "notebook7", "classic"])
 def seen(request, tmp_path_factory):
     return _session(request.param, tmp_path_factory)
@@ -81,7 +92,7 @@ def _check_reports(cells):
     assert len(reports) == frontends.REPORTS, [cell["text"][:80] for cell in cells]
     for report in reports:
         [chart] = report["charts"]
-        assert chart["svg"] and chart["complete"] and chart["natural"] == REPORT_PX, report
+        assert chart["svg"] and chart["complete"] and chart["natural"] == CHART_PX, report["text"][:80]
         assert report["width"] <= REPORT_PX + 1
     assert sum(report["details"] for report in reports) >= 4  # each single report has a Details section
     assert not any(cell["widgetErrors"] for cell in cells)
@@ -94,6 +105,13 @@ def test_reports_render_with_their_chart(seen):
 def test_progress_view_appears_for_a_long_cell_and_is_gone_at_the_end(seen):
     assert seen["progress"]
     assert not any(cell["progress"] for cell in seen["live"])
+
+
+@pytest.mark.timing  # a real 2 s run
+def test_progress_moves_during_a_single_2_s_warm_run(seen):
+    warm = [text for text in seen["progress"] if "warm run 1 of 1: " in text and "so far" in text]
+    cold = [text for text in seen["progress"] if "cold run: " in text and "so far" in text]
+    assert len(set(warm)) >= 2 and len(set(cold)) >= 2, seen["progress"]
 
 
 def test_run_all_stops_at_the_failing_cell(seen):
@@ -119,16 +137,40 @@ def test_every_report_renders_untrusted(seen):
     assert seen["untrusted_probe"] == 0  # ...and the copy was not: its inline <svg> was stripped
 
 
-def test_chart_follows_the_panel_with_text_at_least_10_px_down_to_500_px(seen):
-    if "narrow" not in seen:
-        pytest.skip("classic Notebook has no theme or panel resizing to test")
-    checked = 0
-    for cells in (seen["narrow"], seen["narrowest"]):  # 760 px and 580 px wide windows
-        for cell in cells:
-            for report in cell["reports"]:
-                chart = report["charts"][0]
-                assert chart["shown"] <= chart["natural"] and report["width"] <= cell["panel"]
-                if cell["panel"] >= 500:
-                    assert FONT_PX * chart["shown"] / chart["natural"] >= 10, (cell["panel"], chart)
-                    checked += 1
-    assert checked
+def test_widths_are_the_output_widths_asked_for(seen):
+    for (theme, width), layout in seen["widths"].items():
+        area = layout[0]["area"]
+        # classic Notebook's page stops growing at 1140 px: its widest output area is 978 px
+        assert abs(area - width) <= 8 or (width > 1140 and area >= 970), (theme, width, area)
+
+
+def test_no_report_text_is_clipped_at_any_width(seen):
+    for (theme, width), layout in seen["widths"].items():
+        assert len(layout) == frontends.REPORTS
+        for report in layout:
+            assert report["clipped"] == [] and report["past"] <= 1, (theme, width, report)
+
+
+def test_charts_fill_the_area_and_all_text_stays_at_least_10_px(seen):
+    for (theme, width), layout in seen["widths"].items():
+        for report in layout:
+            [chart] = report["charts"]
+            assert chart["shown"] >= min(300, report["area"]) and chart["shown"] <= chart["natural"], (width, chart)
+            assert FONT_PX * chart["shown"] / chart["natural"] >= 10, (theme, width, chart)
+            assert report["font"] >= 10, (theme, width, report)
+
+
+UNIT = re.compile(r"^(0|[\d.]+ (ns|µs|us|ms|s))$")
+
+
+def test_tick_labels_carry_units(seen):
+    for report in _reports(seen["live"]):
+        [chart] = report["charts"]
+        ticks = chart_samples.tick_labels(chart_samples.svg_of(chart["src"]))
+        assert len(ticks["y"]) >= 2 and all(UNIT.match(label) for label in ticks["y"]), ticks
+
+
+def test_section_marker_turns_when_the_section_opens(seen):
+    closed, opened = seen["marker"]["closed"], seen["marker"]["opened"]
+    assert closed == {"display": "list-item", "marker": "disclosure-closed", "open": False}
+    assert opened == {"display": "list-item", "marker": "disclosure-open", "open": True}

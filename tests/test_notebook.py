@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 import browser
-from ipython_cudatime.render.image import REPORT_PX
+from ipython_cudatime.render.image import CHART_PX
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 CELLS = [
@@ -70,7 +70,7 @@ def test_text_option_and_quiet(notebook):
 
 def _charts(page):
     return [img for img in page["images"] if img["src_prefix"].startswith("data:image/svg+xml")
-            and img["naturalWidth"] == REPORT_PX]
+            and img["naturalWidth"] == CHART_PX]
 
 
 def test_reports_render_in_a_browser(notebook):

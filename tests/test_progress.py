@@ -3,6 +3,7 @@ on a TTY, nothing elsewhere, and never inside a timed run."""
 
 import io
 import sys
+import threading
 import time
 
 import pytest
@@ -41,11 +42,36 @@ def iopub_of(code, timeout=120):
     return messages
 
 
+def timed_in_a_kernel(options, cell):
+    """The iopub messages of ``%%cudatime options`` over ``cell`` on a real kernel."""
+    pytest.importorskip("ipykernel")
+    return iopub_of(f"%load_ext ipython_cudatime\nimport time\nget_ipython().run_cell_magic('cudatime', {options!r}, {cell!r})")
+
+
+@pytest.fixture(scope="module")
+def slow_cell():
+    """One cold run and one warm run of 2 s each: the runner hears nothing for seconds."""
+    return timed_in_a_kernel("-n 1", "time.sleep(2)")
+
+
+def _progress_texts(messages):
+    states = [m["content"]["data"].get("state", {}) for m in messages if m["msg_type"] in ("comm_open", "comm_msg")]
+    return [state["value"] for state in states if isinstance(state.get("value"), str) and "cudatime" in state["value"]]
+
+
+@pytest.mark.timing  # two runs of 2 s in a real kernel
+def test_a_slow_cold_run_and_a_single_long_warm_run_show_their_time_so_far(slow_cell):
+    texts = _progress_texts(slow_cell)
+    cold = [t for t in texts if t.startswith("cudatime: cold run: ") and t.endswith(" so far")]
+    warm = [t for t in texts if t.startswith("cudatime: warm run 1 of 1: ") and "so far · cold run done in 2" in t]
+    assert len(set(cold)) >= 2 and len(set(warm)) >= 2, texts  # the view moves during each run
+    [final] = [m for m in slow_cell if m["msg_type"] == "update_display_data"]
+    assert "warm median" in final["content"]["data"]["text/html"]  # ...and the report still replaces it
+
+
 @pytest.fixture(scope="module")
 def long_cell():
-    pytest.importorskip("ipykernel")
-    return iopub_of("%load_ext ipython_cudatime\nimport time\n"
-                    "get_ipython().run_cell_magic('cudatime', '-n 6', 'time.sleep(0.15)')")
+    return timed_in_a_kernel("-n 6", "time.sleep(0.15)")
 
 
 def test_progress_view_is_replaced_by_the_report_through_its_display_id(long_cell):
@@ -66,8 +92,7 @@ def test_every_progress_widget_is_closed(long_cell):
 
 
 def test_progress_says_runs_done_and_running_median(long_cell):
-    states = [m["content"]["data"].get("state", {}) for m in long_cell if m["msg_type"] in ("comm_open", "comm_msg")]
-    texts = [state["value"] for state in states if isinstance(state.get("value"), str) and "cudatime" in state["value"]]
+    texts = _progress_texts(long_cell)
     assert any(" of 6" in text and "running median" in text for text in texts), texts
 
 
@@ -117,6 +142,9 @@ class Recorder:
     def update(self, fraction, status):
         self.updates.append((time.perf_counter(), fraction, status))
         self.shown = True
+
+    def close(self):
+        self.shown = False
 
 
 @pytest.mark.timing  # the view waits for half a second of runs
@@ -173,3 +201,49 @@ def test_sweep_values_in_the_progress_widget_stay_text_in_chromium(tmp_path):
     assert f"{HANDLER}'): warm" in page["text"]  # shown as typed
     assert "137170295" not in page["text"]  # the handler never ran
     assert all(image["src_prefix"].startswith("data:image/") for image in page["images"])  # the chart only
+
+
+class FakeClock:
+    """The runner's clock seam, moved by hand."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def now(self):
+        return self.t
+
+
+def test_the_run_under_way_and_what_comes_next_on_the_runner_clock():
+    clock = FakeClock()
+    live = progress.LiveProgress(Recorder(), runs=1, clock=clock)
+    texts = lambda: [status for _, _, status in live.view.updates]
+
+    def at(t):
+        clock.t = t
+        live.tick()
+
+    live.starting("cold", 1)
+    at(0.3)
+    assert texts() == []  # nothing before SHOW_AFTER
+    at(0.6), at(0.7), at(0.85)
+    assert texts() == ["cudatime: cold run: 600 ms so far", "cudatime: cold run: 850 ms so far"]  # throttled
+    clock.t = 1.84
+    live.ran("cold", 1, [])
+    live.starting("warm", 1)
+    at(1.9)  # just refreshed: no tick yet
+    at(2.1)
+    assert texts()[-2:] == ["cudatime: cold run done in 1.84 s",
+                            "cudatime: warm run 1 of 1: 260 ms so far · cold run done in 1.84 s"]
+    clock.t = 3.9
+    live.ran("warm", 1, [progress_run()])
+    at(4.5)  # no run under way: nothing to add
+    assert texts()[-1] == "cudatime: warm run 1 of 1 · running median 1 ms"
+
+
+def test_the_ticker_stops_with_the_measurement():
+    live = progress.LiveProgress(Recorder(), runs=1)
+    with live:
+        assert live._ticker.is_alive()
+    assert live._ticker is None and not any(t.name == "cudatime-progress" for t in threading.enumerate())
+    with progress.LiveProgress(None) as quiet:  # -q: no view, no thread
+        assert quiet._ticker is None

@@ -255,3 +255,24 @@ def test_a_gpu_bound_run_of_copies_names_the_copies_not_the_top_kernel(tmp_path)
     assert profile.kind == "GPU-bound"
     assert "most in memory copies and sets (10 calls, 900 µs)" in profile.verdict
     assert "vectorized_elementwise_kernel" not in profile.verdict
+
+
+def test_cpu_verdicts_near_a_threshold_say_so():
+    """The same ``a @ a`` measured 62% in aten::matmul once and 44% of operators another time."""
+    near_compute = cpu_verdict(cpu_profile(1, 0.0062, 0.010, [("aten::matmul", 1, 0.0062)]))
+    assert near_compute == ("compute-bound", "compute-bound: 62% of the run in aten::matmul, "
+                                             "near the 50% line between compute-bound and mixed")
+    near_overhead = cpu_verdict(cpu_profile(1, 0.0044, 0.010, [("aten::matmul", 1, 0.0044)]))[1]
+    assert near_overhead.startswith("overhead-bound: PyTorch operators fill only 44% of the run, "
+                                    "near the 50% line between overhead-bound and the rest;")
+    assert "near" not in cpu_verdict(cpu_profile(3, 0.009, 0.010, [("aten::mm", 1, 0.008)]))[1]
+
+
+def test_one_operator_call_is_singular():
+    assert cpu_verdict(cpu_profile(1, 0.009, 0.010, [("aten::add", 1, 0.003)]))[1].startswith(
+        "mixed: 1 operator call; the largest")
+    from ipython_cudatime.render.text import profile_lines
+
+    profile = cpu_profile(1, 0.009, 0.010, [("aten::add", 1, 0.003)])
+    profile.counted = "operator calls (CPU only: no device kernels to count)"
+    assert "1 operator call (CPU only: no device kernels to count)," in profile_lines(profile)[0]

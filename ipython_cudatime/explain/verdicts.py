@@ -5,6 +5,7 @@ Every threshold is here, with the reason for its value. The functions read a
 ("GPU-bound", "launch-bound", ...) that tests and renderers may use.
 """
 
+from ..units import count_text
 from ..units import format_seconds as fmt
 from ..units import percent_text as _percent
 
@@ -30,6 +31,15 @@ DISPATCH_BOUND_COUNT = 200
 DISPATCH_BOUND_MEAN = 50e-6
 # CPU only: one operator taking this share of the run is where the time goes.
 COMPUTE_SHARE = 0.5
+# A share this close to a threshold is said to be near it: the same ``a @ a`` on a CPU measured
+# 62% in aten::matmul in one run and 44% of operators in another (both sides of the 50% lines),
+# so a verdict within 15 points of its line may flip next time.
+NEAR = 0.15
+
+
+def _near(value, line, between):
+    """``, near the 50% line between host-bound and mixed`` when ``value`` is within NEAR of ``line``."""
+    return f", near the {_percent(line)} line between {between}" if abs(value - line) <= NEAR else ""
 
 
 def short_name(name):
@@ -56,7 +66,8 @@ def device_verdict(p):
     if p.busy_fraction >= GPU_BOUND_BUSY:
         name, calls, seconds = _largest(p)
         return "GPU-bound", (f"GPU-bound: busy {_percent(p.busy_fraction)} of {window}, most in {name} "
-                             f"({calls:,} call{'s' if calls != 1 else ''}, {fmt(seconds)})")
+                             f"({count_text(calls, 'calls')}, {fmt(seconds)})"
+                             f"{_near(p.busy_fraction, GPU_BOUND_BUSY, 'GPU-bound and mixed')}")
     if p.window and p.sync_time / p.window >= SYNC_SHARE:
         return "synchronization", (
             f"synchronization: the host waited in synchronize calls for {_percent(p.sync_time / p.window)} of "
@@ -85,10 +96,13 @@ def _idle_verdict(p, window):
                                 f"{_percent(1 - p.busy_fraction)} of the time; batch the loop into one tensor op")
     if p.busy_fraction < IDLE_BUSY:
         return "host-bound", (f"host-bound: the GPU idles {_percent(1 - p.busy_fraction)} of {window} with "
-                              f"{count:,} kernels and copies; the time goes to host work between them (Python, "
+                              f"{count_text(count, 'kernels and copies')}"
+                              f"{_near(p.busy_fraction, IDLE_BUSY, 'host-bound and mixed')}; the time goes to host work between them (Python, "
                               "data loading, or the profiler's own gaps)")
-    return "mixed", (f"mixed: GPU busy {_percent(p.busy_fraction)} of {window} across {count:,} kernels and "
-                     "copies; no single cause dominates")
+    near = (_near(p.busy_fraction, IDLE_BUSY, "host-bound and mixed")
+            or _near(p.busy_fraction, GPU_BOUND_BUSY, "mixed and GPU-bound"))
+    return "mixed", (f"mixed: GPU busy {_percent(p.busy_fraction)} of {window} across "
+                     f"{count_text(count, 'kernels and copies')}{near}; no single cause dominates")
 
 
 def cpu_verdict(p):
@@ -103,9 +117,11 @@ def cpu_verdict(p):
     busy = op_time / window if window else 0.0
     share = min(top[0][2] / window, 1.0) if window else 0.0
     if busy < IDLE_BUSY:
-        return "overhead-bound", (f"overhead-bound: PyTorch operators fill only {_percent(busy)} of the run; "
+        return "overhead-bound", (f"overhead-bound: PyTorch operators fill only {_percent(busy)} of the run"
+                                  f"{_near(busy, IDLE_BUSY, 'overhead-bound and the rest')}; "
                                   "the rest is Python and the profiler's own bookkeeping")
     if share >= COMPUTE_SHARE:
-        return "compute-bound", f"compute-bound: {_percent(share)} of the run in {top[0][0]}"
-    return "mixed", (f"mixed: {count:,} operator calls; the largest, {top[0][0]}, takes "
-                     f"{_percent(share)} of the run")
+        return "compute-bound", (f"compute-bound: {_percent(share)} of the run in {top[0][0]}"
+                                 f"{_near(share, COMPUTE_SHARE, 'compute-bound and mixed')}")
+    return "mixed", (f"mixed: {count_text(count, 'operator calls')}; the largest, {top[0][0]}, takes "
+                     f"{_percent(share)} of the run{_near(share, COMPUTE_SHARE, 'mixed and compute-bound')}")

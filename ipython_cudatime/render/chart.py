@@ -4,15 +4,17 @@ Each bar is one run, in order; its full-colour part is host time (Python busy), 
 lighter part the rest of the synchronized time (the device still working). The two
 parts are two solid colours, not one colour at two opacities, so that they look the
 same on a light and a dark page. Bars are PolyCollections (or, for hundreds of runs,
-stepped areas), not one patch per bar, so 1,000 runs draw fast. The legend is HTML
-(``legend_html``): its swatch and label never wrap apart, and it costs nothing to draw.
+stepped areas), not one patch per bar, so 1,000 runs draw fast. The legend is HTML below
+the image (``image.legend_html``), and names the lighter part only when some bar shows one.
 """
 
 import functools
+import math
 from html import escape
 
 from ..units import format_seconds
-from .image import COLOURS, FONT_PT, LIGHTER, MUTED, REPORT_PX, figure, img_tag, svg_bytes
+from .image import COLOURS, FONT_PT, LIGHTER, MUTED, figure, img_tag, legend_html, legend_item, place, svg_bytes
+from .image import swatch, time_axis
 
 LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
 CHART_HEIGHT_PX = 230
@@ -21,12 +23,15 @@ CHART_BARS = 2_000  # beyond this many runs, consecutive runs share a bar: 600 p
 
 
 def _bars(result):
-    """(kind, host, total) per run in order; total is on the statistics clock."""
+    """(kind, host, total) per run in order; total is on the statistics clock. Where nothing was
+    synchronized, wall beyond host is no device's work (only the harness and the machine's
+    noise), so the whole bar is one part: host is total."""
     use_device = result.clock == "device"
     for kind, runs in (("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)):
         for run in runs:
             total = run.device if use_device and run.device is not None else run.wall
-            yield kind, min(run.host, total), max(total, run.host)
+            high = max(total, run.host)
+            yield kind, min(run.host, total) if result.synchronized else high, high
 
 
 def runs_per_bar(count):
@@ -109,7 +114,7 @@ def _chart_axes():
     stays in it.
     """
     fig, axes = figure(CHART_HEIGHT_PX)
-    fig.subplots_adjust(left=0.15, right=0.98, top=0.95, bottom=0.2)
+    place(fig)
     axes.set_xlabel("run, in order", fontsize=FONT_PT)
     return axes
 
@@ -122,60 +127,73 @@ def _axes():
     return axes
 
 
+def _scale(result, bars):
+    """(log, floor, top): the value axis of these bars."""
+    values = [value for _, host, total in bars for value in (host, total)]
+    log = bool(result.median) and max(values) / result.median > LOG_RATIO
+    floor = min((value for value in values if value > 0), default=1e-9) / 2 if log else 0.0
+    return log, floor, max(values) * (3.0 if log else 1.25)
+
+
+def device_part_shown(result):
+    """Whether some bar's lighter part (the device still working after Python returned) is at
+    least a pixel tall: the legend names only what the chart draws. A cell that synchronized
+    nothing has none."""
+    bars = list(_bars(result))
+    log, floor, top = _scale(result, bars)
+    pixels = CHART_HEIGHT_PX * 0.75  # about the plot's height
+    if log:
+        tall = [math.log(total / max(host, floor)) / math.log(top / floor) for _, host, total in bars]
+    else:
+        tall = [(total - host) / top for _, host, total in bars]
+    return max(tall) * pixels >= 1.0
+
+
 def chart_svg(result):
     """SVG bytes of the run chart."""
-    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullLocator
+    from matplotlib.ticker import MaxNLocator, NullLocator
 
     bars, starts = summarised(list(_bars(result)))
     kinds = [kind for kind, _, _ in bars]
     hosts = [host for _, host, _ in bars]
     totals = [total for _, _, total in bars]
-    log = bool(result.median) and max(totals) / result.median > LOG_RATIO
-    floor = min(value for value in hosts + totals if value > 0) / 2 if log else 0.0
+    log, floor, top = _scale(result, bars)
 
     axes = _axes()
     tops_of_host = [max(host, floor) for host in hosts]
     _draw_bars(axes, kinds, [floor] * len(bars), tops_of_host, COLOURS)
     _draw_bars(axes, kinds, tops_of_host, totals, LIGHTER)
     axes.set_yscale("log" if log else "linear")
-    if log:
-        axes.yaxis.set_minor_locator(NullLocator())
     pad = max(0.7, 0.012 * len(bars))  # room for the first bar's full width beside the axis
     axes.set_xlim(1 - pad, len(bars) + pad)
-    axes.set_ylim(floor if log else 0.0, max(totals) * (3.0 if log else 1.25))
+    axes.set_ylim(floor if log else 0.0, top)
     if result.median is not None:
         axes.axhline(result.median, color=MUTED, linestyle="--", linewidth=1.2)
     _run_axis(axes, starts)
-    axes.yaxis.set_major_locator(MaxNLocator(5) if not log else axes.yaxis.get_major_locator())
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: format_seconds(value) if value > 0 else "0"))
+    axes.xaxis.set_minor_locator(NullLocator())
+    time_axis(axes, log)
     axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=FONT_PT)
     return svg_bytes(axes.figure)
 
 
 def chart_html(result):
     """The run chart as an ``<img>`` and its legend."""
-    return img_tag(chart_svg(result), "cudatime: every run, in order", REPORT_PX) + legend_html(result)
+    return img_tag(chart_svg(result), "cudatime: every run, in order") + run_legend_html(result)
 
 
-def _item(content):
-    """One legend entry that never wraps inside itself: its swatch stays beside its label."""
-    return f"<span style='white-space:nowrap;margin-right:14px'>{content}</span>"
-
-
-def _swatch(colour):
-    return (f"<span style='display:inline-block;width:11px;height:11px;background:{colour};"
-            "margin-right:4px;vertical-align:-1px'></span>")
-
-
-def legend_html(result):
-    """The chart's legend as HTML: colours per kind of run, the median line, host vs device."""
+def run_legend_html(result):
+    """The run chart's legend: colours per kind of run, the median line, and the host and device
+    parts of a bar where some bar shows a device part."""
     kinds = [("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)]
-    items = [_item(_swatch(COLOURS[kind]) + f"{kind} run") for kind, runs in kinds if runs]
+    items = [legend_item(swatch(COLOURS[kind]) + f"{kind} run") for kind, runs in kinds if runs]
     if result.median is not None:
-        items.append(_item(f"<span style='color:{MUTED}'>– –</span> warm median {escape(format_seconds(result.median))}"))
-    items += [_item(_swatch(COLOURS["warm"]) + "host (Python)"),
-              _item(_swatch(LIGHTER["warm"]) + "device still working")]
+        items.append(legend_item(f"<span style='color:{MUTED}'>– –</span> warm median "
+                                 f"{escape(format_seconds(result.median))}"))
+    if device_part_shown(result):
+        items.append(legend_item(swatch(COLOURS["warm"], 0) + swatch(LIGHTER["warm"])
+                                 + "each bar: host (Python busy), then the device still working"))
     step = runs_per_bar(1 + len(result.warmup) + len(result.warm))
     if step > 1:
-        items.append(_item(f"each bar: up to {step:,} runs in a row, from their lowest host time to their highest total"))
-    return f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6'>{' '.join(items)}</div>"
+        items.append(legend_item(f"each bar: up to {step:,} runs in a row, from their lowest host time to their "
+                                 "highest total"))
+    return legend_html(items)

@@ -7,6 +7,7 @@ other kernels or machines) as a comparison, each row named by its label, swept v
 where the rows come from more than one machine, the machine.
 """
 
+import itertools
 from html import escape
 
 from ..compare import contrast
@@ -15,13 +16,16 @@ from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text
 from .html import report_html, table_html
-from .image import COLOURS, FONT_PT, MUTED, SERIES, USER_TEXT, figure, img_tag, svg_bytes
+from .image import COLOURS, FONT_PT, FONT_PX, MUTED, SERIES, category_ticks, figure, img_tag, legend_html
+from .image import legend_item, place, svg_bytes, swatch, time_axis, value_ticks
 from .roofline import RATE_HEADER, rate_cells
 
 CHART_HEIGHT_PX = 260
 CHART_ROWS = 40  # bars or labelled points a 600 px chart can show; past them the table stands alone
 CHART_SERIES = 12  # lines one sweep chart can tell apart in its legend
 CONTRAST_LINES = 8  # rows put in words against the first; past them the "vs first" column speaks
+LOG_SPAN = 20  # times spanning this factor are drawn on a log axis
+X_LOG_SPAN = 10  # and swept values spanning a decade
 
 
 def spread_text(result):
@@ -123,22 +127,40 @@ def sweep_text(sweep):
     return plain("\n".join(_table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
 
 
-def _figure():
-    fig, axes = figure(CHART_HEIGHT_PX)
-    fig.subplots_adjust(left=0.16, right=0.98, top=0.94, bottom=0.2)
-    axes.set_prop_cycle(color=SERIES)
-    return fig, axes
-
-
-def _finish(fig, axes, alt):
-    """Common axes text, legend in the chart's muted colour, then the ``<img>``."""
-    from matplotlib.ticker import FuncFormatter
-
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt(v) if v > 0 else "0"))
-    legend = axes.legend(fontsize=FONT_PT, frameon=False, labelcolor=MUTED)
-    for label in legend.get_texts():
-        label.update(USER_TEXT)
+def _finish(fig, axes, alt, log, lines=1):
+    """Time ticks on the value axis, margins for ``lines`` lines of x tick labels, then the ``<img>``."""
+    axes.set_yscale("log" if log else "linear")
+    time_axis(axes, log)
+    place(fig, (lines - 1) * FONT_PX * 1.25)
     return img_tag(svg_bytes(fig), alt)
+
+
+def _spans_decades(values, factor=LOG_SPAN):
+    values = [v for v in values if v is not None]
+    return bool(values) and min(values) > 0 and max(values) / min(values) >= factor
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _value_text(value):
+    """A swept value as a tick label: a string as it is (the axis names it), anything else as repr."""
+    return value if isinstance(value, str) else repr(value)
+
+
+def _sweep_series(sweep, done):
+    """(x name, whether it is numeric, categories, {series name: [(x, result)]}): the x axis is the
+    first numeric swept name, else the first; each combination of the others is one series."""
+    numeric = [n for n in sweep.names if all(_is_number(p.params[n]) for p in done)]
+    x_name = (numeric or list(sweep.names))[0]
+    categories = list(dict.fromkeys(_value_text(p.params[x_name]) for p in done))
+    series = {}
+    for point in done:
+        key = _params({k: v for k, v in point.params.items() if k != x_name})
+        x = point.params[x_name] if numeric else categories.index(_value_text(point.params[x_name]))
+        series.setdefault(key, []).append((x, point.result))
+    return x_name, bool(numeric), categories, series
 
 
 def crowded(count, limit, what):
@@ -151,37 +173,47 @@ def crowded(count, limit, what):
 
 
 def sweep_chart(sweep):
-    """Warm median (solid) and cold (dashed) against the first numeric swept value, one line per
-    combination of the other values; log-log when the values span decades. The chart's HTML, its
-    key included, or the line saying why there is none."""
+    """Warm median (filled dots) and cold run (open dots) against the x axis's swept value, one
+    colour per combination of the other values; joined by solid and dashed lines where the values
+    are numbers, log-scaled when they span decades. The legend below says all of that."""
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
-    numeric = [n for n in sweep.names if all(isinstance(p.params[n], (int, float)) for p in done)]
-    x_name = numeric[0] if numeric else None
-    series = {}
-    for index, point in enumerate(done):
-        key = _params({k: v for k, v in point.params.items() if k != x_name}) or "median"
-        series.setdefault(key, []).append((point.params[x_name] if x_name else index, point.result))
-    note = crowded(len(series), CHART_SERIES, "lines") if x_name else crowded(len(done), CHART_ROWS, "points")
+    x_name, numeric, categories, series = _sweep_series(sweep, done)
+    note = crowded(len(series), CHART_SERIES, "lines") if numeric else crowded(len(done), CHART_ROWS, "points")
     if note:
         return note
-    fig, axes = _figure()
-    for key, points in series.items():
+    fig, axes = figure(CHART_HEIGHT_PX)
+    lines, key = 1, []
+    for colour, points in zip(itertools.cycle(SERIES), series.values()):
         xs = [x for x, _ in points]
-        line, = axes.plot(xs, [r.median for _, r in points], marker="o", label=key)
-        axes.plot(xs, [r.cold_time for _, r in points], linestyle="--", color=line.get_color())
-    if x_name:
+        axes.plot(xs, [r.median for _, r in points], marker="o", color=colour, linestyle="-" if numeric else "none")
+        axes.plot(xs, [r.cold_time for _, r in points], marker="o", markerfacecolor="none", color=colour,
+                  linestyle="--" if numeric else "none")
+    if numeric:
         values = [p.params[x_name] for p in done]
-        if min(values) > 0 and max(values) / min(values) >= 10:
-            axes.set_xscale("log")
-            axes.set_yscale("log")
-        axes.set_xlabel(x_name, fontsize=FONT_PT)
+        x_log = _spans_decades(values, X_LOG_SPAN)
+        axes.set_xscale("log" if x_log else "linear")
+        value_ticks(axes, values, x_log)
     else:
-        axes.set_xticks(range(len(done)), [_params(p.params) for p in done], rotation=15, **USER_TEXT)
+        axes.set_xlim(-0.5, len(categories) - 0.5)
+        lines, key = category_ticks(axes, categories)
+    axes.set_xlabel(x_name, fontsize=FONT_PT)
     axes.set_ylabel("time", fontsize=FONT_PT)
-    return (_finish(fig, axes, "cudatime: warm median and cold run per sweep point")
-            + "<div class='cudatime-legend' style='font-size:90%'>solid: warm median · dashed: cold run</div>")
+    log = _spans_decades([v for _, points in series.items() for _, r in points for v in (r.median, r.cold_time)])
+    image = _finish(fig, axes, "cudatime: warm median and cold run per sweep point", log, lines)
+    return image + legend_html(_sweep_legend(series, numeric), key)
+
+
+def _sweep_legend(series, numeric):
+    """What the sweep chart draws: filled and open dots (and their lines), and each series' colour."""
+    solid, dashed = (" (solid line)", " (dashed line)") if numeric else ("", "")
+    items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}"),
+             legend_item(f"<span style='color:{MUTED}'>○</span> cold run{dashed}")]
+    if len(series) > 1 or any(series):
+        items += [legend_item(swatch(colour) + escape(name or "the rest"))
+                  for colour, name in zip(itertools.cycle(SERIES), series)]
+    return items
 
 
 def sweep_html(sweep):
@@ -261,17 +293,17 @@ def compare_chart(results):
     note = crowded(len(done), CHART_ROWS, "rows")
     if note:
         return note
-    fig, axes = _figure()
+    fig, axes = figure(CHART_HEIGHT_PX)
     labels = [name for name, _ in done]
     xs = range(len(labels))
     cold = [r.cold_time for _, r in done]
     warm = [r.median or r.cold_time for _, r in done]
-    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"], label="cold run")
-    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"], label="warm median")
-    if min(cold + warm) > 0 and max(cold + warm) / min(cold + warm) >= 20:
-        axes.set_yscale("log")
-    axes.set_xticks(list(xs), labels, rotation=15 if len(labels) > 3 else 0, **USER_TEXT)
-    return _finish(fig, axes, "cudatime: cold run and warm median per label")
+    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"])
+    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"])
+    lines, key = category_ticks(axes, labels)
+    image = _finish(fig, axes, "cudatime: cold run and warm median per label", _spans_decades(cold + warm), lines)
+    items = [legend_item(swatch(COLOURS["cold"]) + "cold run"), legend_item(swatch(COLOURS["warm"]) + "warm median")]
+    return image + legend_html(items, key)
 
 
 def compare_html(results):

@@ -14,11 +14,22 @@ from ..explain.memory import memory_sentence
 from ..explain.noise import context_rows
 from ..findings import findings
 from ..units import format_seconds as fmt
-from ..units import ratio_text
-from .image import COLOURS, REPORT_PX
+from ..units import count_text, ratio_text
+from .image import COLOURS, REPORT_PX, legend_html, legend_item, swatch
 from .roofline import roofline_html
 
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"  # one table style for every report
+LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; a number and its unit never do
+
+
+def cell_style(text):
+    """A table cell's style: short cells on one line, long ones wrapped (so a table fits a narrow panel)."""
+    return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:anywhere")
+
+
+def scrolling(html):
+    """``html`` in a box that scrolls sideways when it is wider than the output area, never cut."""
+    return f"<div style='overflow-x:auto;max-width:100%'>{html}</div>"
 
 
 def header_html(result):
@@ -36,18 +47,19 @@ def table_html(header, rows, cls="cudatime-table"):
     rows = [tuple(row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] != "" for row in rows)] if rows else range(len(header))
     head = "".join(f"<th style='{CELL}'>{escape(header[i])}</th>" for i in keep)
-    body = "".join("<tr>" + "".join(f"<td style='{CELL}'>{escape(str(row[i]))}</td>" for i in keep) + "</tr>"
-                   for row in rows)
-    return f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'><tr>{head}</tr>{body}</table>"
+    body = "".join("<tr>" + "".join(f"<td style='{cell_style(str(row[i]))}'>{escape(str(row[i]))}</td>" for i in keep)
+                   + "</tr>" for row in rows)
+    return scrolling(f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'><tr>{head}</tr>{body}</table>")
 
 
 def section_html(title, body, cls):
-    """A collapsed section. Classic Notebook hides the disclosure marker, so the summary is a
-    block (no marker anywhere) that carries its own ▸."""
+    """A collapsed section with the browser's own disclosure marker, which turns when it opens.
+    Classic Notebook's stylesheet makes every summary a block (no marker); the summary's inline
+    ``display:list-item`` (kept untrusted) gives the marker back there."""
     if not body:
         return ""
-    return (f"<details class='{cls}' style='margin:4px 0'><summary style='display:block;cursor:pointer'>"
-            f"▸ <b>{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>")
+    return (f"<details class='{cls}' style='margin:4px 0'><summary style='display:list-item;cursor:pointer'>"
+            f"<b>{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>")
 
 
 def breakdown_html(result):
@@ -130,15 +142,15 @@ def runs_html(result):
                  *([""] * (WARM_PER_ROW - len(samples[start:start + WARM_PER_ROW]))))
                 for start in range(0, len(samples), WARM_PER_ROW)]
         header = (f"warm ({result.clock})", *[""] * WARM_PER_ROW)
-        html += f"<div style='overflow-x:auto'>{table_html(header, rows, 'cudatime-warm-runs')}</div>"
+        html += table_html(header, rows, "cudatime-warm-runs")
     return html
 
 
 def details_html(result):
     """The statistics table, the device, the cold run's clocks, the CPU facts, and every run's numbers."""
-    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th><td style='{CELL}'>{escape(value)}</td></tr>"
+    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th><td style='{cell_style(value)}'>{escape(value)}</td></tr>"
                     for label, value in statistics_rows(result))
-    return (f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>"
+    return (scrolling(f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>")
             + runs_html(result))
 
 
@@ -147,14 +159,14 @@ def _percent(fraction):
 
 
 def _stacked_bar(parts, total, show=fmt):
-    """A one-line HTML bar of (label, amount, colour) segments of ``total``; ``show`` formats an
-    amount (seconds by default; ``_percent`` for fractions). Each segment sets its text and
-    background colours together, so it reads the same in every theme."""
-    cells = "".join(
-        f"<div title='{escape(label)}: {show(amount)}' style='flex:{amount / total:.4f};background:{colour};"
-        f"color:#ffffff;font-size:75%;overflow:hidden;white-space:nowrap;padding:2px'>{escape(label)} {show(amount)}</div>"
-        for label, amount, colour in parts if amount > 0)
-    return f"<div style='display:flex;width:100%;margin:4px 0'>{cells}</div>"
+    """A one-line HTML bar of (label, amount, colour) segments of ``total``, and its legend below:
+    each segment's colour, label and amount (``show`` formats it: seconds by default, ``_percent``
+    for fractions). The labels live in the legend, not in the segments, where a narrow one would cut them."""
+    shown = [(label, amount, colour) for label, amount, colour in parts if amount > 0]
+    cells = "".join(f"<div style='flex:{amount / total:.4f};background:{colour};height:14px'></div>"
+                    for _, amount, colour in shown)
+    items = [legend_item(swatch(colour) + f"{escape(label)} {escape(show(amount))}") for label, amount, colour in shown]
+    return f"<div style='display:flex;width:100%;margin:4px 0 2px 0'>{cells}</div>" + legend_html(items)
 
 
 CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
@@ -190,7 +202,7 @@ def profile_html(result):
     copies = f", {profile.copy_count:,} memcpy/memset" if profile.busy_fraction is not None else ""
     kept = f"<br>trace kept in <span style='font-family:monospace'>{escape(profile.trace_file)}</span>" if profile.trace_file else ""
     return (f"<div class='cudatime-profile'><b>{escape(profile.verdict)}</b><br>"
-            f"{profile.kernel_count:,} {escape(profile.counted)}{copies} in {fmt(profile.window)}{kept}{busy}"
+            f"{escape(count_text(profile.kernel_count, profile.counted))}{copies} in {fmt(profile.window)}{kept}{busy}"
             + table_html(("name", "calls", "total"), rows) + "</div>")
 
 
@@ -205,7 +217,7 @@ SECTIONS = (
 
 def report_html(parts, cls):
     """Every report's frame: one width, normal line height, the frontend's colours and font."""
-    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left'>"
+    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left;overflow-wrap:break-word'>"
             + "".join(parts) + "</div>")
 
 

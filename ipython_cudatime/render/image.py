@@ -10,16 +10,26 @@ which needs no font on the reader's system.
 Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so a figure
 of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
 width up to that natural size, so ``FONT_PX`` text stays at least 10 px tall down to a
-400 px wide output area (a 500 px panel less the prompt and padding).
+340 px wide output area (a phone, or a 500 px panel beside JupyterLab's file browser).
+
+Text drawn as paths is no text to search, but matplotlib writes each string drawn as an SVG
+comment beside its paths (``<!-- 1 ms -->``): tests read the tick labels there. Every axis of
+time is labelled in the report's units (``time_axis``), major and minor ticks alike, and
+legends are HTML below the image (``legend_html``): never over the data, listing only what
+the chart draws, each swatch beside its label.
 """
 
 import base64
 import io
+import math
 from html import escape
 
-REPORT_PX = 600  # the width of every report and of its charts
-FONT_PX = 16.0  # chart text at natural size: 10.7 px in a 400 px output area
+REPORT_PX = 600  # the width of every report
+CHART_PX = 500  # the natural width of its charts
+FONT_PX = 15.0  # chart text at natural size: 10.2 px in a 340 px output area
 FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
+CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
+MARGINS_PX = (94, 14, 10, 44)  # left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
 MUTED = "#8c8c8c"  # axes, ticks and labels: 3.4:1 on white, 6:1 on JupyterLab's dark #111
 COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
 LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
@@ -33,7 +43,7 @@ USER_TEXT = {"parse_math": False, "usetex": False}
 CHART_RC = {"text.usetex": False}
 
 
-def figure(height_px, width_px=REPORT_PX):
+def figure(height_px, width_px=CHART_PX):
     """A matplotlib Figure (object API, never pyplot: nothing is left open or shown twice)
     with one axes, styled to read on light and dark themes."""
     import matplotlib
@@ -46,7 +56,7 @@ def figure(height_px, width_px=REPORT_PX):
         axes = fig.add_subplot()
     fig.patch.set_alpha(0.0)
     axes.patch.set_alpha(0.0)
-    axes.tick_params(labelsize=FONT_PT, colors=MUTED, labelcolor=MUTED)
+    axes.tick_params(which="both", labelsize=FONT_PT, colors=MUTED, labelcolor=MUTED)
     axes.xaxis.label.set_color(MUTED)
     axes.yaxis.label.set_color(MUTED)
     for side, spine in axes.spines.items():
@@ -55,17 +65,117 @@ def figure(height_px, width_px=REPORT_PX):
     return fig, axes
 
 
+def place(fig, extra_bottom_px=0.0):
+    """Fixed margins in pixels (``MARGINS_PX``), ``extra_bottom_px`` more below for wrapped tick
+    labels (the figure grows by as much, so the plot keeps its height)."""
+    width, height = (size * fig.dpi for size in fig.get_size_inches())
+    height = height + extra_bottom_px
+    fig.set_size_inches(width / fig.dpi, height / fig.dpi)
+    left, right, top, bottom = MARGINS_PX
+    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
+                        bottom=(bottom + extra_bottom_px) / height)
+
+
+def seconds_tick(value, _position=None):
+    """A tick label on a time axis: ``500 µs``, ``2 ms``, ``0``."""
+    from ..units import format_seconds
+
+    return format_seconds(value) if value > 0 else "0"
+
+
+def time_axis(axes, log):
+    """Label the y axis of ``axes`` (its data drawn) in the report's units: a few round values
+    from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span. Minor
+    ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    axis = axes.yaxis
+    if log:
+        low, high = sorted(axes.get_ylim())
+        span = high / low if low > 0 else math.inf
+        subs = (1.0,) if span >= 1000 else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
+        axis.set_major_locator(LogLocator(base=10, subs=subs))
+    else:
+        axes.set_ylim(bottom=0.0)
+        axis.set_major_locator(MaxNLocator(5))
+    axis.set_major_formatter(FuncFormatter(seconds_tick))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def value_ticks(axes, values, log):
+    """The swept values as the x ticks, thinned so that no two labels touch; no minor ticks."""
+    from matplotlib.ticker import NullLocator
+
+    values = sorted(set(values))
+    where = [math.log(v) if log else v for v in values]
+    scale = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / ((where[-1] - where[0]) or 1.0)
+    kept, last = [], None
+    for value, position in zip(values, where):
+        label = f"{value:g}"
+        # a label is centred on its tick: the next may start half a label width past the last one's end
+        if last is None or (position - last[0]) * scale >= (len(label) + len(last[1])) / 2 * CHAR_PX + CHAR_PX:
+            kept.append(value)
+            last = (position, label)
+    axes.set_xticks(kept, [f"{v:g}" for v in kept])
+    axes.xaxis.set_minor_locator(NullLocator())
+
+
+CATEGORY_LINES = 3  # wrapped category labels of more lines than this become numbers, keyed below the chart
+
+
+def category_ticks(axes, labels):
+    """Horizontal labels under categories 0..n-1, wrapped to the room each has. Returns the
+    lines the tallest takes, and the key (``1: label``) when they would need more than
+    CATEGORY_LINES lines and the ticks are numbers instead."""
+    import textwrap
+
+    from matplotlib.ticker import NullLocator
+
+    room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
+    chars = max(3, int(room / CHAR_PX) - 1)
+    wrapped = [textwrap.wrap(label, chars, break_long_words=True) or [""] for label in labels]
+    key = []
+    if max(len(lines) for lines in wrapped) > CATEGORY_LINES:
+        key = [f"{number}: {label}" for number, label in enumerate(labels, 1)]
+        wrapped = [[str(number)] for number in range(1, len(labels) + 1)]
+    axes.set_xticks(range(len(labels)), ["\n".join(lines) for lines in wrapped], **USER_TEXT)
+    axes.xaxis.set_minor_locator(NullLocator())
+    return max(len(lines) for lines in wrapped), key
+
+
 def svg_bytes(fig):
-    """The figure as an SVG document, with no metadata that changes between calls."""
+    """The figure as an SVG document, the same bytes for the same chart: no date, and a fixed
+    salt for the ids matplotlib hashes (a random one by default)."""
     import matplotlib
 
     buffer = io.BytesIO()
-    with matplotlib.rc_context(CHART_RC):  # the ticks are made as the figure is drawn
+    with matplotlib.rc_context({**CHART_RC, "svg.hashsalt": "ipython_cudatime"}):  # ticks are made as it draws
         fig.savefig(buffer, format="svg", transparent=True, dpi=144, metadata={"Date": None})
     return buffer.getvalue()
 
 
-def img_tag(svg, alt, width_px=REPORT_PX):
+def swatch(colour, gap_px=4):
+    """A small square of ``colour``, for a legend entry (``gap_px`` before what follows)."""
+    return (f"<span style='display:inline-block;width:11px;height:11px;background:{colour};"
+            f"margin-right:{gap_px}px;vertical-align:-1px'></span>")
+
+
+def legend_item(content):
+    """One legend entry, moved to the next line whole (its swatch stays beside its label), and
+    wrapped inside only when it is wider than the whole line."""
+    return f"<span style='display:inline-block;max-width:100%;margin-right:14px'>{content}</span>"
+
+
+def legend_html(items, key=()):
+    """A chart's legend below it: ``items`` (HTML entries) on wrapping lines, then the ``key`` of
+    numbered categories (text), one a line."""
+    lines = "".join(f"<div>{escape(line)}</div>" for line in key)
+    if not items and not lines:
+        return ""
+    return f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6;overflow-wrap:anywhere'>{' '.join(items)}{lines}</div>"
+
+
+def img_tag(svg, alt, width_px=CHART_PX):
     """An ``<img>`` showing ``svg`` at its natural width, narrower when the panel is."""
     source = SVG_PREFIX + base64.b64encode(svg).decode("ascii")
     return (f"<img alt='{escape(alt)}' src='{source}' "

@@ -3,7 +3,7 @@
 from ..cpu_context import pools_text
 from ..findings import findings
 from ..units import format_seconds as fmt
-from ..units import percent_text
+from ..units import count_text, percent_text
 from ..units import plain, ratio_text
 from .roofline import memory_line, roofline_lines
 
@@ -41,7 +41,7 @@ def _cut(name, width=100):
 def profile_lines(profile):
     """The ``profile  :`` block: counts, busy fraction, launches, breakdown, top names, the trace kept."""
     device = profile.busy_fraction is not None
-    counts = f"{profile.kernel_count:,} {profile.counted}"
+    counts = count_text(profile.kernel_count, profile.counted)
     if device:
         counts += f", {profile.copy_count:,} memcpy/memset"
     lines = [f"profile  : {_profile_source(profile)}: {counts}, {fmt(profile.kernel_time)} in "
