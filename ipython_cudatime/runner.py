@@ -255,7 +255,7 @@ class Progress:
 
 
 def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None,
-            clock=None, progress=None):
+            clock=None, progress=None, reads=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -275,7 +275,9 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
     after those (``--roofline``), whose time stays out of the statistics.
     ``clock`` (``Clock``, the default) is what every run and the budget are read on.
-    ``progress`` (see ``Progress``) hears of each run as it ends.
+    ``progress`` (see ``Progress``) hears of each run as it ends. ``reads()`` lists the values of
+    the names the cell reads: with what it produced, they tell ``devices`` which frameworks
+    the cell's work touched (``DeviceSet.attribute``).
     """
     repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
     progress = progress or Progress()
@@ -292,12 +294,15 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
         repeats.end()
     if later.error is not None:
         _drain(devices)
+    devices.attribute((reads() if reads is not None else []) + (outputs(value) if outputs is not None else [value]))
     return Measurement(_assemble(devices, watch, profiler, counter, later, harness), value, later.error)
 
 
 def _cold_run(sampler, plan, watch, profiler):
     """The first run, between the watch's first two snapshots; (Run, value). Its error is the
-    user's and propagates, once the devices are drained."""
+    user's and propagates, once the devices are drained. The frameworks and probes it imported
+    join after it (``redetect``), before the watch's second snapshot."""
+    sampler.devices.begin()
     watch.snapshot("before")
     try:
         if plan.profile == "cold":
@@ -308,6 +313,8 @@ def _cold_run(sampler, plan, watch, profiler):
     except BaseException:
         _drain(sampler.devices)
         raise
+    sampler.devices.redetect()
+    watch.redetect()
     watch.snapshot("after_cold")
     return ran
 
@@ -397,6 +404,9 @@ def _assemble(devices, watch, profiler, counter, later, harness):
 
 class _NoWatch:
     def snapshot(self, moment):
+        pass
+
+    def redetect(self):
         pass
 
     def causes(self):

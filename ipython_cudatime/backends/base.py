@@ -4,6 +4,44 @@ The runner only ever talks to this interface, so a new framework (or a test
 stand-in for an asynchronous device) plugs in without touching the core.
 """
 
+import types
+
+SHALLOW = 100  # items of a list, tuple or dict value looked at for a framework's objects, at most
+
+
+def _modules_of(value):
+    """The modules that ``value`` comes from: its own name for a module; the defining module
+    of a function, of a class and of every class in its MRO (a user's subclass of a
+    framework's class counts as the framework's)."""
+    if isinstance(value, types.ModuleType):
+        return [value.__name__]
+    classes = value.__mro__ if isinstance(value, type) else type(value).__mro__
+    own = [] if isinstance(value, type) else [getattr(value, "__module__", None)]
+    return own + [klass.__module__ for klass in classes]
+
+
+def _shallow(values):
+    """The values, and the items of the lists, tuples and dicts among them (one level down)."""
+    for value in values:
+        yield value
+        if isinstance(value, (list, tuple)):
+            yield from value[:SHALLOW]
+        elif isinstance(value, dict):
+            yield from list(value.values())[:SHALLOW]
+
+
+def made_by(values, packages):
+    """Whether any of ``values`` (one level into containers) is an object of one of ``packages``
+    (top-level module names): a module, a function, a class or an instance of theirs."""
+    for value in _shallow(values):
+        try:
+            modules = _modules_of(value)
+        except Exception:  # an object whose attributes raise: not evidence of anything
+            continue
+        if any(isinstance(name, str) and name.partition(".")[0] in packages for name in modules):
+            return True
+    return False
+
 
 class DeviceTimer:
     """Device events around one run, recorded on the stream current at the time."""
@@ -54,6 +92,7 @@ class Backend:
     """
 
     name = "backend"
+    packages = ()  # the top-level modules whose objects show that a cell's work went through this framework
 
     @classmethod
     def detect(cls, module):
@@ -66,6 +105,23 @@ class Backend:
         """Whether this framework has a live device context in this process (a CUDA context,
         a started runtime): only then can it hold work, and only then may it be asked to wait."""
         return True
+
+    def begin(self):
+        """Before the cold run, or when this backend joins after it: read what ``touched``
+        compares with (a counter of the framework's work). Most backends: nothing."""
+
+    def touched(self, seen):
+        """Whether the runs just made went through this framework: True, False, or None where
+        it cannot tell, and then the report names it whenever it is ``active`` (it was waited
+        for and may hold the cell's work). ``seen``: what the cell read, returned and bound.
+
+        The default: one of this framework's objects among them (a tensor, its module, a
+        model subclassing its class) is proof; nothing among them proves nothing. A backend
+        that can tell more (it waited on the cell's results, it counts its work) overrides
+        this to answer False, so that a framework merely imported, or used by an earlier
+        cell, is never named for a cell that did not use it.
+        """
+        return True if made_by(seen, self.packages) else None
 
     def synchronize(self, outputs=None):
         """Wait until all work queued on all of this framework's devices is done.

@@ -25,6 +25,8 @@ def _read(nested, key):
 class TorchCudaBackend(Backend):
     """Synchronizes every initialized CUDA device; times with events on the current stream."""
 
+    packages = ("torch",)
+
     def __init__(self, torch):
         self._torch = torch
         self._timer = None
