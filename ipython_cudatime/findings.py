@@ -19,6 +19,8 @@ NOISY_MIN_IQR = 20e-6
 # Where the harness was measured (null runs), the floor is the clocks' own spread instead: a warm
 # spread within this many times the null runs' IQR (per run of a sample) is the clock's jitter.
 JITTER_TIMES = 3
+# Device events seeing less than this share of the synchronized time (harness cost out) missed work.
+COVERED = 0.9
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,24 @@ def _explain_findings(result):
     return found
 
 
+def _clock_findings(result):
+    """Where the device clock saw less than the synchronized time: what it missed, and why the
+    statistics then use the wall clock."""
+    coverage = result.coverage
+    found = []
+    if coverage is not None and coverage < COVERED:
+        found.append(Finding(
+            "coverage",
+            f"The device clock (events on the current stream) saw {coverage:.0%} of the synchronized time: "
+            "the rest ran on other streams or other devices (or in a framework these events do not see), "
+            "which only the synchronized wall clock includes.",
+        ))
+    why = result.clock_why()
+    if why:
+        found.append(Finding("clock", why))
+    return found
+
+
 def _is_noisy(result):
     """A spread large against the median and against the clocks' own jitter."""
     return (result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR
@@ -108,7 +128,7 @@ def _is_noisy(result):
 
 def findings(result):
     """The sentences worth printing under the numbers, most important first."""
-    found = _async_findings(result) + _explain_findings(result)
+    found = _async_findings(result) + _explain_findings(result) + _clock_findings(result)
     if _is_noisy(result):
         found.append(Finding(
             "noisy",

@@ -57,24 +57,54 @@ class DeviceTimer:
         raise NotImplementedError
 
 
-class EventTimer(DeviceTimer):
-    """A reusable pair of timing events from ``make_event()``: ``torch.cuda.Event``,
-    ``torch.Event`` and ``cupy.cuda.Event`` all record on the current stream, and
-    ``elapsed_ms(start, stop)`` reads milliseconds between two of them. Two events,
-    made once: creating events on every run would cost a driver call each time."""
+class Place:
+    """Where an ``EventTimer`` records: the device current when a run starts, and the stream to
+    record on for a device. This default knows one device: ``record()`` on the current stream."""
 
-    def __init__(self, make_event, elapsed_ms):
-        self._start, self._stop = make_event(), make_event()
-        self._elapsed_ms = elapsed_ms
+    def device(self):
+        return None
+
+    def stream(self, device):
+        """The stream to record on for ``device``, or None for ``record()``'s own choice."""
+        return None
+
+
+class EventTimer(DeviceTimer):
+    """Reusable timing events from ``make_event()``: ``torch.cuda.Event``, ``torch.Event`` and
+    ``cupy.cuda.Event`` all record on the current stream, and ``elapsed_ms(start, stop)``
+    reads milliseconds between two of them.
+
+    Both events of a run are recorded on the device current when it started (``place``): a
+    cell that calls ``torch.cuda.set_device(1)`` would otherwise put its stop event on another
+    device, which torch refuses ("Event device does not match recording stream's device").
+    An event stays bound to the device it was first recorded on, so there is one pair per
+    device, made once: creating events on every run would cost a driver call each time."""
+
+    def __init__(self, make_event, elapsed_ms, place=None):
+        self._make_event, self._elapsed_ms = make_event, elapsed_ms
+        self._place = place or Place()
+        self._pairs = {}
+        self._device = None
+
+    def _record(self, event):
+        stream = self._place.stream(self._device)
+        if stream is None:
+            event.record()
+        else:
+            event.record(stream)
 
     def start(self):
-        self._start.record()
+        self._device = self._place.device()
+        if self._device not in self._pairs:
+            self._pairs[self._device] = (self._make_event(), self._make_event())
+        self._record(self._pairs[self._device][0])
 
     def stop(self):
-        self._stop.record()
+        self._record(self._pairs[self._device][1])
 
     def elapsed(self):
-        return self._elapsed_ms(self._start, self._stop) / 1e3
+        start, stop = self._pairs[self._device]
+        return self._elapsed_ms(start, stop) / 1e3
 
 
 def event_elapsed_ms(start, stop):
