@@ -275,9 +275,8 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
     after those (``--roofline``), whose time stays out of the statistics.
     ``clock`` (``Clock``, the default) is what every run and the budget are read on.
-    ``progress`` (see ``Progress``) hears of each run as it ends. ``reads()`` lists the values of
-    the names the cell reads: with what it produced, they tell ``devices`` which frameworks
-    the cell's work touched (``DeviceSet.attribute``).
+    ``progress`` (see ``Progress``) hears of each run as it ends. ``reads()``, the values of the
+    names the cell reads, and what it produced tell ``devices`` what it touched (``attribute``).
     """
     repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
     progress = progress or Progress()

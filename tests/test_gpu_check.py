@@ -93,6 +93,16 @@ def test_the_steps_fit_five_minutes_notebooks_included_as_docs_say():
     assert "--only" not in (ROOT / "scripts" / "device-command").read_text()  # the dry run and the device run all six
 
 
+def test_a_rerun_shares_the_whole_cap_among_the_steps_it_reruns():
+    """A step that ran out of time gets more of the 5 minutes when it is rerun alone or with a few."""
+    check = check_module()
+    steps = {step.name: step for step in check["STEPS"]}
+    assert check["timeouts"]([steps["notebooks"]], False) == ({"notebooks": 300}, 300)
+    limits, cap = check["timeouts"]([steps["tests"], steps["notebooks"]], False)
+    assert cap == 300 and sum(limits.values()) == 300 and limits["tests"] > steps["tests"].timeout
+    assert check["timeouts"](list(steps.values()), True)[1] == 300 * check["QUICK_SLACK"]
+
+
 def test_docs_give_both_device_commands_word_for_word():
     command = (ROOT / "scripts" / "device-command").read_text().strip()
     doc = GPU_DOC.read_text()

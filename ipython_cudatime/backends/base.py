@@ -137,8 +137,9 @@ class Backend:
         return True
 
     def begin(self):
-        """Before the cold run, or when this backend joins after it: read what ``touched``
-        compares with (a counter of the framework's work). Most backends: nothing."""
+        """Before the cold run: read what ``touched`` compares with (a counter of the framework's
+        work). A backend that joins after the cold run is not asked: before its framework was
+        imported, that counter was zero. Most backends: nothing."""
 
     def touched(self, seen):
         """Whether the runs just made went through this framework: True, False, or None where
