@@ -6,6 +6,7 @@ mode must refuse to report success here, where there is no CUDA device. The whol
 which is too slow for every test run.
 """
 
+import ast
 import importlib.util
 import json
 import os
@@ -223,3 +224,29 @@ def test_readme_and_docs_agree_on_whether_a_gpu_run_exists():
     text = results.read_text()
     assert "`scripts/gpu-check` (device mode)" in text and "| env | passed |" in text
     assert "not yet measured on a GPU" not in readme and "docs/gpu-results.md" in readme
+
+
+def unguarded_imports(source):
+    """The top-level modules that ``source`` imports outside a ``try`` or an ``if``."""
+    found = set()
+
+    def visit(node, guarded):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import) and not guarded:
+                found.update(alias.name.partition(".")[0] for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and not guarded and child.level == 0:
+                found.add(child.module.partition(".")[0])
+            visit(child, guarded or isinstance(child, (ast.Try, ast.If, ast.FunctionDef)))
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_the_notebooks_import_only_what_the_gpu_machine_has_or_guard_it():
+    """Notebook 02 imported TensorFlow, which the GPU machine lacks, and stopped the notebooks step."""
+    carried = (ROOT / "scripts" / "gpu-wheels").read_text().split("NEEDED=(", 1)[1].split(")", 1)[0].split()
+    there = {requirement(name)[0] for name in [*device_packages(), *carried, "ipython_cudatime"]}
+    for path in sorted((ROOT / "notebooks" / "src").glob("*.py")):
+        missing = {name for name in unguarded_imports(path.read_text())
+                   if name not in sys.stdlib_module_names and requirement(name)[0] not in there}
+        assert not missing, f"{path.name} imports {sorted(missing)} unguarded; the GPU machine has none"
