@@ -323,7 +323,7 @@ def test_a_cell_that_imports_torch_is_synchronized_from_its_first_warm_run():
 
 
 def test_a_torch_cell_after_jax_on_the_gpu_names_torch_alone():
-    setup = ("import jax, jax.numpy as jnp\n(jnp.ones(4) + 1).block_until_ready()\n"
+    setup = ("import jax, jax.numpy as jnp, torch\n(jnp.ones(4) + 1).block_until_ready()\n"
              "a = torch.randn(4096, 4096, device='cuda')")
     r = fresh_cudatime("import jax, torch\n", setup, "-n 3 a @ a", env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
     assert r["synchronized"] == ["torch cuda:0"] and r["device"].startswith("cuda:0 ")
