@@ -28,7 +28,7 @@ class LateProbe(Probe):
     def state(self, moment):
         return {"setups": sys.modules[LATE].setups}
 
-    def causes(self, before, after_cold, after_warm):
+    def causes(self, before, after_cold, after_warm, source=None):
         return [Cause("late framework set up")] if after_cold["setups"] > before["setups"] else []
 
 
