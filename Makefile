@@ -16,10 +16,11 @@ FRONTEND_PINS := 'jupyterlab==4.6.*' 'notebook==7.6.*' 'ipywidgets>=8,<9' ipyker
 CLASSIC_PYTHON ?= $(PYTHON)
 CLASSIC_PINS := notebook==6.5.7 ipywidgets==7.7.1 ipython==7.34.0 ipykernel==6.17.1 traitlets==5.7.1 jupyter_client==7.4.9
 
-# The GPU machine's image: Python 3.12 with torch 2.11 (a CUDA build, run here on the CPU),
-# numpy, matplotlib, pandas and pytest; scripts/gpu-dry-run rehearses the GPU check with it.
+# The GPU machine's image as far as CPU wheels go, the one list of it (docs/gpu.md quotes it and
+# lists the image): Python 3.12, torch 2.11 (a CUDA build, run here on the CPU), JAX's CPU build,
+# numpy, matplotlib, pandas, pytest; no TensorFlow, no IPython. scripts/gpu-dry-run rehearses with it.
 GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
-GPU_IMAGE := torch==2.11.0 numpy matplotlib pandas pytest
+GPU_IMAGE := torch==2.11.0 jax==0.11.2 jaxlib==0.11.2 numpy==2.5.2 matplotlib pandas pytest
 
 .PHONY: demo test test-current test-colab browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
 

@@ -166,8 +166,10 @@ def cell(measure, *args):
 
 
 def compiled(ns, stmt):
-    """``stmt`` compiled once into a function of the shell's namespace."""
-    exec(compile(f"def _timed():\n    {stmt}\n", "<accuracy>", "exec"), ns)
+    """``stmt`` (an expression) compiled once into a function of the shell's namespace. It returns
+    the value: a call whose value is kept repeats, while one returning None could be a cell run
+    for its effect, which %cudatime runs once only (its repeat rule)."""
+    exec(compile(f"def _timed():\n    return {stmt}\n", "<accuracy>", "exec"), ns)
     return ns["_timed"]
 
 

@@ -11,6 +11,8 @@ ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the 
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
+# Device events seeing less than this share of the synchronized time (harness cost out) missed work.
+COVERED = 0.9
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,27 @@ def _noise_findings(result):
     return [Finding(cause.symptom, warning), Finding(f"noise-{cause.kind}", cause.text)]
 
 
+def _clock_findings(result):
+    """Where the device clock saw less than the synchronized time: what it missed, and why the
+    statistics then use the wall clock."""
+    coverage = result.coverage
+    found = []
+    if coverage is not None and coverage < COVERED:
+        found.append(Finding(
+            "coverage",
+            f"The device clock (events on the current stream) saw {coverage:.0%} of the synchronized time: "
+            "the rest ran on other streams or other devices (or in a framework these events do not see), "
+            "which only the synchronized wall clock includes.",
+        ))
+    why = result.clock_why()
+    if why:
+        found.append(Finding("clock", why))
+    return found
+
+
 def findings(result):
     """The sentences worth printing under the numbers, most important first."""
-    found = _async_findings(result) + _explain_findings(result)
+    found = _async_findings(result) + _explain_findings(result) + _clock_findings(result)
     found.extend(_noise_findings(result))
     if result.stopped:
         found.append(Finding("stopped", f"Stopped early by {result.stopped}; the statistics cover the runs done."))

@@ -138,6 +138,8 @@ class CompiledCell:
         self.tree = tree
         self._compile_module = lambda module: shell.compile(module, filename, "exec")
         self.bound = top_level_names(tree)
+        self.read = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
+                            and isinstance(node.ctx, ast.Load)})
         body = list(tree.body)
         last = None
         if body and isinstance(body[-1], ast.Expr):
@@ -173,6 +175,21 @@ class CompiledCell:
             return [value, *(namespace[name] for name in bound if name in namespace)]
 
         return produced
+
+    def reads(self, *namespaces):
+        """The values of the names the cell reads, found in the first of ``namespaces`` that has
+        each (they tell which frameworks the cell's work went through)."""
+        read = self.read
+
+        def values():
+            found = []
+            for name in read:
+                space = next((space for space in namespaces if name in space), None)
+                if space is not None:
+                    found.append(space[name])
+            return found
+
+        return values
 
 
 def _compare_arguments(words):
@@ -256,6 +273,7 @@ class CudaTimeMagics(Magics):
             measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
                                   repeats=repeats, watch=watch, profiler=profiler,
                                   outputs=compiled.outputs(scope), counter=counter,
+                                  reads=compiled.reads(scope, shell.user_ns),
                                   batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live,
                                   machine=self.machine)
         result = measurement.result

@@ -202,18 +202,37 @@ class CudaTimeResult:
         return self.harness.wall / runs[0].batch if self.harness is not None and runs else 0.0
 
     @cached_property
-    def clock(self):
-        """The clock the statistics use: device where every run has one and it accounts for
-        most of the synchronized time, else wall. Events on the current stream miss work on
-        other streams and other frameworks; the synchronized wall clock does not. The
-        harness's own cost (a synchronize can cost 20 µs) is taken out of the wall time
-        first, so that a 5 µs kernel's events still count as covering its run."""
+    def coverage(self):
+        """The share of the synchronized time that the device clock saw: the median device time
+        over the median wall time less the harness's own cost (a synchronize can cost 20 µs, so
+        that a 5 µs kernel's events still count as covering its run). None where a run of the
+        statistics had no device clock. Events on the current stream miss work on other
+        streams, other devices and other frameworks; the synchronized wall clock does not."""
         runs = self.warm or [self.cold]
         if any(run.device is None for run in runs):
-            return "wall"
+            return None
         device = statistics.median(run.device for run in runs)
         wall = statistics.median(run.wall for run in runs) - self.harness_per_run(runs)
-        return "device" if device >= DEVICE_SHARE * wall else "wall"
+        return device / wall if wall > 0 else 1.0
+
+    @cached_property
+    def clock(self):
+        """The clock the statistics use: device where every run has one and it saw most of the
+        synchronized time (``coverage``), else wall."""
+        coverage = self.coverage
+        return "device" if coverage is not None and coverage >= DEVICE_SHARE else "wall"
+
+    def clock_why(self):
+        """Why the statistics use the wall clock although some run had a device clock, or None."""
+        runs = self.warm or [self.cold]
+        if self.clock == "device" or all(run.device is None for run in runs):
+            return None
+        if self.coverage is None:
+            missing = sum(run.device is None for run in runs)
+            return (f"The statistics use the wall clock: {missing} of {len(runs)} runs had no device clock "
+                    "(no device context when it started).")
+        return (f"The statistics use the wall clock: the device clock saw less than {DEVICE_SHARE:.0%} "
+                "of the synchronized time.")
 
     @cached_property
     def samples(self):

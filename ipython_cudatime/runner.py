@@ -260,7 +260,7 @@ class Progress:
 
 
 def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None,
-            clock=None, progress=None, machine=None):
+            clock=None, progress=None, machine=None, reads=None):
     """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
 
     An exception in the cold run propagates: there is nothing to report. An
@@ -282,7 +282,8 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
     ``clock`` (``Clock``, the default) is what every run and the budget are read on.
     ``progress`` (see ``Progress``) hears of each run as it ends.
     ``machine`` (``cpu_context.Machine``) is read before the cold run and around the warm runs,
-    never during one, for the result's ``cpu_context``; None reads nothing.
+    never during one, for the result's ``cpu_context``; None reads nothing. ``reads()``, the values
+    of the names the cell reads, and what it produced tell ``devices`` what it touched (``attribute``).
     """
     repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
     progress = progress or Progress()
@@ -302,6 +303,7 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
         repeats.end()
     if later.error is not None:
         _drain(devices)
+    devices.attribute((reads() if reads is not None else []) + (outputs(value) if outputs is not None else [value]))
     result = _assemble(devices, watch, profiler, counter, later, harness)
     result.cpu_context = cpu.context()
     return Measurement(result, value, later.error)
@@ -309,7 +311,9 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
 
 def _cold_run(sampler, plan, watch, profiler):
     """The first run, between the watch's first two snapshots; (Run, value). Its error is the
-    user's and propagates, once the devices are drained."""
+    user's and propagates, once the devices are drained. The frameworks and probes it imported
+    join after it (``redetect``), before the watch's second snapshot."""
+    sampler.devices.begin()
     watch.snapshot("before")
     try:
         if plan.profile == "cold":
@@ -320,6 +324,8 @@ def _cold_run(sampler, plan, watch, profiler):
     except BaseException:
         _drain(sampler.devices)
         raise
+    sampler.devices.redetect()
+    watch.redetect()
     watch.snapshot("after_cold")
     return ran
 
@@ -415,6 +421,9 @@ def _assemble(devices, watch, profiler, counter, later, harness):
 
 class _NoWatch:
     def snapshot(self, moment):
+        pass
+
+    def redetect(self):
         pass
 
     def causes(self):

@@ -11,6 +11,9 @@ a framework; both plug into the seams the real ones use:
   backend. ``launch(seconds)`` queues a kernel and returns at once, as a CUDA launch
   does; the stream runs kernels back to back; ``synchronize`` moves the clock to the
   moment the stream is empty; an event reads the time at which the stream reaches it.
+  ``elsewhere(seconds)`` queues work on another stream, which only ``synchronize`` waits for.
+  ``set_device(i)`` makes device i current; an event is bound to the device of the first
+  stream it is recorded on and refuses another, with torch's message.
 
 - ``FakeMachine`` is a ``cpu_context.Machine`` (the magics' ``machine``): fixed CPU facts (cores,
   load, thread pools), and ``stall(seconds)``, a wait for a core that passes on the clock
@@ -22,7 +25,7 @@ the ``timing`` tests of the clocks themselves.
 
 import contextlib
 
-from ipython_cudatime.backends.base import Backend, EventTimer, event_elapsed_ms
+from ipython_cudatime.backends.base import Backend, EventTimer, Place, event_elapsed_ms
 
 
 class FakeClock:
@@ -52,18 +55,29 @@ class FakeDevice:
         self.clock = clock
         self.free_at = 0.0  # when the stream has run everything queued
         self.kernels = 0
+        self.current = 0  # the current device's index
+        self.elsewhere_free_at = 0.0  # when the other streams have run everything queued
+
+    def set_device(self, index):
+        """What ``torch.cuda.set_device(index)`` does: later work and events go to that device."""
+        self.current = index
 
     def launch(self, seconds):
         """Queue a kernel of ``seconds``; return at once."""
         self.free_at = max(self.free_at, self.clock.now()) + seconds
         self.kernels += 1
 
+    def elsewhere(self, seconds):
+        """Queue a kernel of ``seconds`` on another stream or device: ``synchronize`` waits for it,
+        the current stream's events do not see it."""
+        self.elsewhere_free_at = max(self.elsewhere_free_at, self.clock.now()) + seconds
+
     def reached(self):
         """The time at which the stream reaches what is queued now."""
         return max(self.free_at, self.clock.now())
 
     def synchronize(self):
-        self.clock.seconds = self.reached()
+        self.clock.seconds = max(self.reached(), self.elsewhere_free_at)
 
     def detect(self, module):
         """The registry's call: this device's backend (``module`` is this module)."""
@@ -71,24 +85,43 @@ class FakeDevice:
 
 
 class FakeEvent:
-    """An event on the fake stream, read as torch's are (milliseconds from ``elapsed_time``)."""
+    """An event on the fake stream, read as torch's are (milliseconds from ``elapsed_time``). Like
+    ``torch.cuda.Event``, it is bound to the device of the first stream it is recorded on."""
 
     def __init__(self, device):
-        self._device, self.time = device, None
+        self._device, self.time, self.bound = device, None, None
 
-    def record(self):
+    def record(self, stream=None):
+        on = self._device.current if stream is None else stream
+        if self.bound is None:
+            self.bound = on
+        elif on != self.bound:
+            raise RuntimeError("Event device does not match recording stream's device")
         self.time = self._device.reached()
 
     def elapsed_time(self, stop):
         return (stop.time - self.time) * 1e3
 
 
+class FakePlace(Place):
+    """The fake's current device; a "stream" is the index of the device it belongs to."""
+
+    def __init__(self, device):
+        self._device = device
+
+    def device(self):
+        return self._device.current
+
+    def stream(self, device):
+        return device
+
+
 class FakeBackend(Backend):
     name = FakeDevice.name
 
-    def __init__(self, device):
+    def __init__(self, device, place=None):
         self.device = device
-        self._timer = EventTimer(lambda: FakeEvent(device), event_elapsed_ms)
+        self._timer = EventTimer(lambda: FakeEvent(device), event_elapsed_ms, place or FakePlace(device))
 
     @classmethod
     def detect(cls, module):

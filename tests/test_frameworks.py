@@ -156,7 +156,7 @@ def test_tensorflow_eager_is_synchronized():
 def test_tensorflow_graph_mode_is_reported_as_not_synchronized():
     out = _tensorflow(
         "tf.compat.v1.disable_eager_execution()\n"
-        "r = ip.run_line_magic('cudatime', '-o -q -n 1 1 + 1')\n"
+        "r = ip.run_line_magic('cudatime', '-o -q -n 1 tf.constant(1) + 1')\n"
         "print([n for n in r.notes if 'tensorflow' in n])"
     )
     assert "graph mode, where devices cannot be synchronized" in out
@@ -191,3 +191,46 @@ def test_jax_work_queued_by_an_earlier_cell_is_drained_before_the_cold_run(jax_n
     run(ip, "_r = %cudatime -o -q -n 2 -w 0 y = x + 1")  # its cold run starts after the product, not during it
     r = ip.user_ns["_r"]
     assert r.cold.wall < 0.5 * reference_seconds(ip.user_ns["jax"], ip.user_ns["x"], repeat=3)
+
+
+# A cell is attributed to the frameworks its work touched, not to every framework imported or
+# used by an earlier cell (JAX's and TensorFlow's runtimes stay up once started).
+NOT_JAX = [
+    "a @ a",  # a torch product on the CPU
+    "s = 0\nfor i in range(100):\n    s += i",  # a Python loop
+    "compiled(a)",  # a torch.compile cell
+]
+
+
+@pytest.mark.parametrize("cell", NOT_JAX)
+def test_a_cell_that_did_no_jax_work_is_not_attributed_to_jax(jax_ns, cell):
+    ip, _ = jax_ns
+    pytest.importorskip("torch", reason="torch not installed")
+    ip.run_cell("import torch\na = torch.ones(64, 64)\n"
+                "compiled = torch.compile(lambda t: (t * 2).sum(), backend='eager')")
+    shown = run(ip, f"%%cudatime -n 2 -l plain\n{cell}").displayed[0]
+    result = ip.run_cell(f"%%cudatime -o -q -n 2\n{cell}").result
+    compared = run(ip, "%cudatime_compare plain").displayed[0]
+    assert result.synchronized == [] and result.device.startswith("cpu")
+    for text in (shown, compared, repr(result)):
+        assert "jax" not in text.lower(), text
+
+
+def test_a_jax_cell_that_keeps_its_result_is_still_jax(jax_ns):
+    ip, _ = jax_ns
+    ip.run_cell("import torch")
+    r = ip.run_line_magic("cudatime", "-o -q -n 2 y = jnp.dot(x, x)")
+    assert r.synchronized == ["jax cpu:0"] and r.device.startswith("jax cpu:0")
+
+
+def test_a_torch_compile_cell_beside_tensorflow_is_not_attributed_to_tensorflow():
+    """Notebook 02's case: TensorFlow imported and its runtime started by an earlier cell."""
+    pytest.importorskip("torch", reason="torch not installed")
+    out = _tensorflow(
+        "ip.run_cell('import tensorflow as tf, torch\\ntf.matmul(tf.ones([4, 4]), tf.ones([4, 4]))\\n"
+        "f = torch.compile(lambda t: (t * 2).sum(), backend=\\'eager\\')\\nt = torch.ones(8)')\n"
+        "r = ip.run_line_magic('cudatime', '-o -q -n 2 f(t)')\n"
+        "tf_cell = ip.run_line_magic('cudatime', '-o -q -n 2 tf.matmul(tf.ones([4, 4]), tf.ones([4, 4]))')\n"
+        "print(r.synchronized, r.device.split()[0], [n for n in r.notes if 'tensorflow' in n], tf_cell.synchronized)"
+    )
+    assert out == "[] cpu [] ['tensorflow']"

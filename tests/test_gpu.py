@@ -307,3 +307,48 @@ def test_the_issues_tensor_cells_on_the_gpu_leave_one_runs_state(ip):
     for cell in ("%cudatime Z[0] = Z[0] + 1", "%%cudatime\nalias = t\nalias += 1"):
         assert "Ran once only" in "\n".join(run(ip, cell).displayed)
     assert ip.ev("Z.tolist()") == [1, 0] and ip.ev("t.tolist()") == [1]
+
+
+def test_a_cell_that_imports_torch_is_synchronized_from_its_first_warm_run():
+    """`%%cudatime` on the cell that imports torch and uses CUDA: torch's backend and probe join
+    after the cold run, which the report says was not synchronized for it."""
+    cell = "import torch\na = torch.randn(8192, 8192, device='cuda')\nb = a @ a"
+    code = (f"r = ip.run_cell_magic('cudatime', '-o -q -n 3', {cell!r})\n"
+            "import json\nprint(json.dumps(r.to_dict(), default=str))\n")
+    r = json.loads(in_fresh_shell(code))
+    assert r["synchronized"] == ["torch cuda:0"] and r["clock"] == "device"
+    assert "CUDA context created" in cause_names(r)
+    assert any("the cold run was not synchronized for torch cuda:0" in note for note in r["notes"])
+    assert all(one["host"] < one["wall"] / 2 for one in r["warm"])  # each warm run waited for its product
+
+
+def test_a_torch_cell_after_jax_on_the_gpu_names_torch_alone():
+    setup = ("import jax, jax.numpy as jnp, torch\n(jnp.ones(4) + 1).block_until_ready()\n"
+             "a = torch.randn(4096, 4096, device='cuda')")
+    r = fresh_cudatime("import jax, torch\n", setup, "-n 3 a @ a", env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+    assert r["synchronized"] == ["torch cuda:0"] and r["device"].startswith("cuda:0 ")
+    assert not any("jax" in note for note in r["notes"])
+
+
+def test_work_on_a_side_stream_is_named_and_timed_on_the_wall_clock(cuda_ns):
+    """Events on the current stream see nothing of a kernel on another stream: the synchronized
+    wall clock times it, and the report says what the device clock missed."""
+    from ipython_cudatime.findings import findings
+
+    cuda_ns.run_cell("side = torch.cuda.Stream()")
+    r = cuda_ns.run_cell("%%cudatime -o -q -n 3\nwith torch.cuda.stream(side):\n"
+                         "    torch.cuda._sleep(50_000_000)").result  # about 25 ms at 2 GHz
+    kinds = {finding.kind: finding.text for finding in findings(r)}
+    assert r.clock == "wall" and r.median > 5e-3
+    assert "other streams or other devices" in kinds["coverage"] and "wall clock" in kinds["clock"]
+
+
+@pytest.mark.multi_gpu
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices; this machine has one")
+def test_a_cell_that_switches_devices_is_timed_on_the_device_it_started_on(ip):
+    ip.run_cell("import torch\nfor d in (0, 1):\n    torch.ones(1, device=f'cuda:{d}').sum().item()")
+    executed = ip.run_cell("%%cudatime -o -q -n 4\ntorch.cuda.set_device(1 - torch.cuda.current_device())\n"
+                           "x = torch.randn(4096, 4096, device='cuda') @ torch.randn(4096, 4096, device='cuda')")
+    torch.cuda.set_device(0)
+    assert executed.error_in_exec is None  # not "Event device does not match recording stream's device"
+    assert len(executed.result.warm) == 4 and all(run.device is not None for run in executed.result.warm)

@@ -6,9 +6,11 @@ mode must refuse to report success here, where there is no CUDA device. The whol
 which is too slow for every test run.
 """
 
+import ast
 import importlib.util
 import json
 import os
+import runpy
 import subprocess
 import sys
 import tarfile
@@ -52,14 +54,104 @@ def test_cpu_path_writes_every_step_and_returns_two_files(tmp_path):
 
 @needs_torch
 @pytest.mark.skipif(has_cuda(), reason="this machine has CUDA: device mode would not refuse")
-def test_device_mode_fails_without_cuda_and_on_skipped_gpu_tests(tmp_path):
-    done = gpu_check(tmp_path, "--only", "env,tests")
-    assert done.returncode == 1
-    report = (tmp_path / "gpu-results.md").read_text()
-    assert "| env | FAILED (exit 1) |" in report and "torch.cuda.is_available() is False" in report
-    # The env step failed, and the tests still ran: every gpu test skipped, and each skip failed.
-    assert "| tests | FAILED (exit 1) |" in report
-    assert "--strict-gpu: a gpu test skipped (no CUDA device on this machine)" in report
+def test_device_mode_without_cuda_stops_at_once_in_one_line(tmp_path):
+    done = gpu_check(tmp_path)
+    assert done.returncode != 0
+    assert done.stdout == "" and len(done.stderr.splitlines()) == 1  # no step ran: one line says why
+    assert "CUDA" in done.stderr and "--quick" in done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["gpu-results.md"]
+    assert done.stderr.strip() in (tmp_path / "gpu-results.md").read_text()
+
+
+def check_module():
+    """scripts/gpu-check's globals (a script without .py: loaded by path, its main not run)."""
+    return runpy.run_path(str(ROOT / "scripts" / "gpu-check"), run_name="gpu_check")
+
+
+def test_device_mode_runs_the_gpu_tests_strictly():
+    check = check_module()
+    tests = next(step for step in check["STEPS"] if step.name == "tests")
+    assert "--strict-gpu" in check["argv"](tests, ROOT, quick=False)
+    assert "--strict-gpu" not in check["argv"](tests, ROOT, quick=True)
+
+
+GPU_DOC = ROOT / "docs" / "gpu.md"
+
+
+def budget_table():
+    """docs/gpu.md's table of steps: {step: timeout in seconds}."""
+    rows = [line.split("|")[1:-1] for line in GPU_DOC.read_text().splitlines() if line.startswith("| ")]
+    return {cells[0].strip(): int(cells[-1].strip().rstrip(" s")) for cells in rows
+            if len(cells) == 4 and cells[-1].strip().endswith(" s")}
+
+
+def test_the_steps_fit_five_minutes_notebooks_included_as_docs_say():
+    check = check_module()
+    steps = {step.name: step.timeout for step in check["STEPS"]}
+    assert list(steps) == ["env", "tests", "puzzle", "accuracy", "features", "notebooks"]
+    assert sum(steps.values()) == check["TOTAL_SECONDS"] == 300
+    assert budget_table() == steps
+    assert "--only" not in (ROOT / "scripts" / "device-command").read_text()  # the dry run and the device run all six
+
+
+def test_a_rerun_shares_the_whole_cap_among_the_steps_it_reruns():
+    """A step that ran out of time gets more of the 5 minutes when it is rerun alone or with a few."""
+    check = check_module()
+    steps = {step.name: step for step in check["STEPS"]}
+    assert check["timeouts"]([steps["notebooks"]], False) == ({"notebooks": 300}, 300)
+    limits, cap = check["timeouts"]([steps["tests"], steps["notebooks"]], False)
+    assert cap == 300 and sum(limits.values()) == 300 and limits["tests"] > steps["tests"].timeout
+    assert check["timeouts"](list(steps.values()), True)[1] == 300 * check["QUICK_SLACK"]
+
+
+def test_docs_give_both_device_commands_word_for_word():
+    command = (ROOT / "scripts" / "device-command").read_text().strip()
+    doc = GPU_DOC.read_text()
+    assert f'run(command="{command}",\n           carry=[".whl"], timeout_s=360)' in doc
+    assert f'run(command="{command} --only tests,notebooks",\n           carry=[".whl"], timeout_s=360)' in doc
+    assert "[docs/gpu.md](docs/gpu.md)" in (ROOT / "README.md").read_text()
+
+
+def makefile_value(name):
+    line = next(line for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith(f"{name} :="))
+    return line.split(":=", 1)[1].split()
+
+
+def device_packages():
+    """docs/gpu.md's list of the image's packages: {name: version or None}."""
+    text = GPU_DOC.read_text()
+    listed = text.split("where one was read:", 1)[1].split(".\n", 1)[0]
+    packages = {}
+    for item in " ".join(listed.split()).split(", "):
+        name, _, version = item.partition(" ")
+        packages[name.lower()] = version or None
+    return packages
+
+
+def requirement(spec):
+    name, _, version = spec.partition("==")
+    return name.lower().replace("_", "-"), version or None
+
+
+def test_the_stand_in_image_is_the_device_image_as_far_as_cpu_wheels_go():
+    image = makefile_value("GPU_IMAGE")
+    assert f"    GPU_IMAGE := {' '.join(image)}\n" in GPU_DOC.read_text()  # the docs quote the one list
+    device = device_packages()
+    assert len(device) > 150 and device["torch"] == "2.11.0"
+    for name, version in map(requirement, image):
+        assert name in device, f"{name} is in the stand-in, not on the GPU machine"
+        assert version is None or device[name] is None or version == device[name], name
+    names = {requirement(spec)[0] for spec in image}
+    assert {"torch", "jax", "numpy", "matplotlib", "pandas", "pytest"} <= names
+    for absent in ("tensorflow", "tensorflow-cpu", "ipython", "ipykernel", "jupyter-client", "nbclient"):
+        assert absent not in device and absent not in names
+
+
+def test_the_wheels_that_travel_are_what_the_device_lacks():
+    script = (ROOT / "scripts" / "gpu-wheels").read_text()
+    needed = script.split("NEEDED=(", 1)[1].split(")", 1)[0].split()
+    device = device_packages()
+    assert needed and all(requirement(name)[0] not in device for name in needed)
 
 
 SKIPPING = """\
@@ -132,3 +224,29 @@ def test_readme_and_docs_agree_on_whether_a_gpu_run_exists():
     text = results.read_text()
     assert "`scripts/gpu-check` (device mode)" in text and "| env | passed |" in text
     assert "not yet measured on a GPU" not in readme and "docs/gpu-results.md" in readme
+
+
+def unguarded_imports(source):
+    """The top-level modules that ``source`` imports outside a ``try`` or an ``if``."""
+    found = set()
+
+    def visit(node, guarded):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import) and not guarded:
+                found.update(alias.name.partition(".")[0] for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and not guarded and child.level == 0:
+                found.add(child.module.partition(".")[0])
+            visit(child, guarded or isinstance(child, (ast.Try, ast.If, ast.FunctionDef)))
+
+    visit(ast.parse(source), False)
+    return found
+
+
+def test_the_notebooks_import_only_what_the_gpu_machine_has_or_guard_it():
+    """Notebook 02 imported TensorFlow, which the GPU machine lacks, and stopped the notebooks step."""
+    carried = (ROOT / "scripts" / "gpu-wheels").read_text().split("NEEDED=(", 1)[1].split(")", 1)[0].split()
+    there = {requirement(name)[0] for name in [*device_packages(), *carried, "ipython_cudatime"]}
+    for path in sorted((ROOT / "notebooks" / "src").glob("*.py")):
+        missing = {name for name in unguarded_imports(path.read_text())
+                   if name not in sys.stdlib_module_names and requirement(name)[0] not in there}
+        assert not missing, f"{path.name} imports {sorted(missing)} unguarded; the GPU machine has none"

@@ -29,17 +29,19 @@ REGISTRY = (
 )
 
 
-def active_backends(registry=REGISTRY, modules=None):
-    """The backends of ``registry`` whose framework is imported and has a device to wait for."""
+def active_backends(registry=REGISTRY, modules=None, skip=()):
+    """The backends of ``registry`` whose framework is imported and has a device to wait for
+    (the entries in ``skip`` left out), as (entry, backend) pairs."""
     modules = sys.modules if modules is None else modules
     found = []
-    for module_name, backend_class in registry:
+    for entry in registry:
+        module_name, backend_class = entry
         framework = modules.get(module_name)
-        if framework is None:
+        if framework is None or entry in skip:
             continue
         backend = backend_class.detect(framework)
         if backend is not None:
-            found.append(backend)
+            found.append((entry, backend))
     return found
 
 
@@ -47,20 +49,58 @@ class DeviceSet:
     """All active backends, seen by the runner as one device.
 
     Every backend is synchronized (each knows to do nothing while its framework has
-    no device at work); the report names only those active once the cell has run,
-    and falls back to the CPU's description when none was.
+    no device at work). The report names those the cell's work touched (``attribute``,
+    see ``Backend.touched``), and falls back to the CPU's description when none was.
+    ``redetect`` adds, after the cold run, the frameworks that run imported.
     """
 
-    def __init__(self, backends):
+    def __init__(self, backends, registry=None, tried=()):
         self.backends = list(backends)
         self._cpu = CpuBackend()
+        self._registry, self._tried = registry, set(tried)
+        self._seen = None  # what the cell read, returned and bound, once ``attribute`` was told
+        self.joined = []  # names of the backends that joined after the cold run
 
-    def _active(self):
-        return [backend for backend in self.backends if backend.active]
+    def _touched(self, backend):
+        if self._seen is None:
+            return backend.active
+        touched = backend.touched(self._seen)
+        return backend.active if touched is None else touched
+
+    def _named(self):
+        return [backend for backend in self.backends if backend.active and self._touched(backend)]
 
     @classmethod
     def detect(cls, registry=REGISTRY):
-        return cls(active_backends(registry))
+        """The backends of the frameworks imported now; every entry of ``registry`` whose module
+        is imported is tried once, the others again by ``redetect``."""
+        found = active_backends(registry)
+        tried = [entry for entry in registry if entry[0] in sys.modules]
+        return cls([backend for _, backend in found], registry, tried)
+
+    def begin(self):
+        """Before the cold run: each backend reads what ``Backend.touched`` compares with."""
+        for backend in self.backends:
+            backend.begin()
+
+    def redetect(self):
+        """After the cold run: add the backends of frameworks imported since ``detect`` (a cell that
+        imports torch and uses it), synchronize them, and return their names. The cold run was
+        not synchronized for them; every later run is."""
+        if self._registry is None:
+            return []
+        found = active_backends(self._registry, skip=self._tried)
+        self._tried.update(entry for entry in self._registry if entry[0] in sys.modules)
+        for _, backend in found:
+            backend.synchronize()
+            self.backends.append(backend)
+        self.joined += [backend.name for _, backend in found if backend.active]
+        return self.joined
+
+    def attribute(self, seen):
+        """The values the cell read, returned and bound (a list): from now on the report names a
+        backend only where ``Backend.touched`` says the cell's work went through it."""
+        self._seen = list(seen)
 
     def synchronize(self, outputs=None):
         for backend in self.backends:
@@ -78,14 +118,17 @@ class DeviceSet:
         return None
 
     def describe(self):
-        return ", ".join(backend.describe() for backend in self._active() or [self._cpu])
+        return ", ".join(backend.describe() for backend in self._named() or [self._cpu])
 
     @property
     def names(self):
-        return [backend.name for backend in self._active()]
+        return [backend.name for backend in self._named()]
 
     def notes(self):
-        """Plain words about what could not be done: no GPU clock, a framework not synchronized."""
-        notes = [] if self._active() else [self._cpu.note]
-        return notes + [backend.note for backend in self.backends if backend.note]
-
+        """Plain words about what could not be done: no GPU clock, a framework not synchronized
+        (in the cold run, for one it imported), said only of the frameworks the cell used."""
+        notes = [] if self._named() else [self._cpu.note]
+        notes += [f"the cold run was not synchronized for {name}: the cell imported it during that run "
+                  "(its time there is host time, work it queued was not waited for); later runs were"
+                  for name in self.joined if name in self.names]
+        return notes + [backend.note for backend in self.backends if self._touched(backend) and backend.note]

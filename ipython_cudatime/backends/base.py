@@ -4,6 +4,44 @@ The runner only ever talks to this interface, so a new framework (or a test
 stand-in for an asynchronous device) plugs in without touching the core.
 """
 
+import types
+
+SHALLOW = 100  # items of a list, tuple or dict value looked at for a framework's objects, at most
+
+
+def _modules_of(value):
+    """The modules that ``value`` comes from: its own name for a module; the defining module
+    of a function, of a class and of every class in its MRO (a user's subclass of a
+    framework's class counts as the framework's)."""
+    if isinstance(value, types.ModuleType):
+        return [value.__name__]
+    classes = value.__mro__ if isinstance(value, type) else type(value).__mro__
+    own = [] if isinstance(value, type) else [getattr(value, "__module__", None)]
+    return own + [klass.__module__ for klass in classes]
+
+
+def _shallow(values):
+    """The values, and the items of the lists, tuples and dicts among them (one level down)."""
+    for value in values:
+        yield value
+        if isinstance(value, (list, tuple)):
+            yield from value[:SHALLOW]
+        elif isinstance(value, dict):
+            yield from list(value.values())[:SHALLOW]
+
+
+def made_by(values, packages):
+    """Whether any of ``values`` (one level into containers) is an object of one of ``packages``
+    (top-level module names): a module, a function, a class or an instance of theirs."""
+    for value in _shallow(values):
+        try:
+            modules = _modules_of(value)
+        except Exception:  # an object whose attributes raise: not evidence of anything
+            continue
+        if any(isinstance(name, str) and name.partition(".")[0] in packages for name in modules):
+            return True
+    return False
+
 
 class DeviceTimer:
     """Device events around one run, recorded on the stream current at the time."""
@@ -19,24 +57,54 @@ class DeviceTimer:
         raise NotImplementedError
 
 
-class EventTimer(DeviceTimer):
-    """A reusable pair of timing events from ``make_event()``: ``torch.cuda.Event``,
-    ``torch.Event`` and ``cupy.cuda.Event`` all record on the current stream, and
-    ``elapsed_ms(start, stop)`` reads milliseconds between two of them. Two events,
-    made once: creating events on every run would cost a driver call each time."""
+class Place:
+    """Where an ``EventTimer`` records: the device current when a run starts, and the stream to
+    record on for a device. This default knows one device: ``record()`` on the current stream."""
 
-    def __init__(self, make_event, elapsed_ms):
-        self._start, self._stop = make_event(), make_event()
-        self._elapsed_ms = elapsed_ms
+    def device(self):
+        return None
+
+    def stream(self, device):
+        """The stream to record on for ``device``, or None for ``record()``'s own choice."""
+        return None
+
+
+class EventTimer(DeviceTimer):
+    """Reusable timing events from ``make_event()``: ``torch.cuda.Event``, ``torch.Event`` and
+    ``cupy.cuda.Event`` all record on the current stream, and ``elapsed_ms(start, stop)``
+    reads milliseconds between two of them.
+
+    Both events of a run are recorded on the device current when it started (``place``): a
+    cell that calls ``torch.cuda.set_device(1)`` would otherwise put its stop event on another
+    device, which torch refuses ("Event device does not match recording stream's device").
+    An event stays bound to the device it was first recorded on, so there is one pair per
+    device, made once: creating events on every run would cost a driver call each time."""
+
+    def __init__(self, make_event, elapsed_ms, place=None):
+        self._make_event, self._elapsed_ms = make_event, elapsed_ms
+        self._place = place or Place()
+        self._pairs = {}
+        self._device = None
+
+    def _record(self, event):
+        stream = self._place.stream(self._device)
+        if stream is None:
+            event.record()
+        else:
+            event.record(stream)
 
     def start(self):
-        self._start.record()
+        self._device = self._place.device()
+        if self._device not in self._pairs:
+            self._pairs[self._device] = (self._make_event(), self._make_event())
+        self._record(self._pairs[self._device][0])
 
     def stop(self):
-        self._stop.record()
+        self._record(self._pairs[self._device][1])
 
     def elapsed(self):
-        return self._elapsed_ms(self._start, self._stop) / 1e3
+        start, stop = self._pairs[self._device]
+        return self._elapsed_ms(start, stop) / 1e3
 
 
 def event_elapsed_ms(start, stop):
@@ -54,6 +122,7 @@ class Backend:
     """
 
     name = "backend"
+    packages = ()  # the top-level modules whose objects show that a cell's work went through this framework
 
     @classmethod
     def detect(cls, module):
@@ -66,6 +135,24 @@ class Backend:
         """Whether this framework has a live device context in this process (a CUDA context,
         a started runtime): only then can it hold work, and only then may it be asked to wait."""
         return True
+
+    def begin(self):
+        """Before the cold run: read what ``touched`` compares with (a counter of the framework's
+        work). A backend that joins after the cold run is not asked: before its framework was
+        imported, that counter was zero. Most backends: nothing."""
+
+    def touched(self, seen):
+        """Whether the runs just made went through this framework: True, False, or None where
+        it cannot tell, and then the report names it whenever it is ``active`` (it was waited
+        for and may hold the cell's work). ``seen``: what the cell read, returned and bound.
+
+        The default: one of this framework's objects among them (a tensor, its module, a
+        model subclassing its class) is proof; nothing among them proves nothing. A backend
+        that can tell more (it waited on the cell's results, it counts its work) overrides
+        this to answer False, so that a framework merely imported, or used by an earlier
+        cell, is never named for a cell that did not use it.
+        """
+        return True if made_by(seen, self.packages) else None
 
     def synchronize(self, outputs=None):
         """Wait until all work queued on all of this framework's devices is done.

@@ -4,6 +4,8 @@ from .base import Backend, EventTimer
 
 
 class CupyBackend(Backend):
+    packages = ("cupy", "cupyx")
+
     def __init__(self, cupy):
         self._cupy = cupy
         self._timer = None

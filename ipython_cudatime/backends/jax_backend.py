@@ -12,14 +12,30 @@ it costs about 2-4 µs per live array (``benchmarks/overhead.py`` measures it).
 
 import contextlib
 
-from .base import Backend
+from .base import Backend, made_by
 
 
 class JaxBackend(Backend):
+    packages = ("jax", "jaxlib")
+
     def __init__(self, jax):
         self._jax = jax
         self._devices = None
         self.blocked = 0  # JAX arrays waited on after the last run (0: nothing to wait on)
+        self._live = 0  # live JAX arrays when the measurement began
+
+    def _live_count(self):
+        live_arrays = getattr(self._jax, "live_arrays", None)  # JAX >= 0.4
+        return len(live_arrays()) if live_arrays is not None and self.active else 0
+
+    def begin(self):
+        self._live = self._live_count()
+
+    def touched(self, seen):
+        """JAX's own: the last run produced or bound JAX arrays (it waited on them), the cell read
+        JAX's objects (``jnp``, an array, a jitted function), or new arrays are alive (work was
+        queued). JAX's backends, once started, stay up: an earlier JAX cell proves nothing."""
+        return self.active and (self.blocked > 0 or made_by(seen, self.packages) or self._live_count() > self._live)
 
     @classmethod
     def detect(cls, jax):

@@ -10,6 +10,7 @@ from .cuda_driver import CudaDriver
 
 class NumbaBackend(Backend):
     name = "numba cuda"
+    packages = ("numba",)
 
     def __init__(self, cuda, driver):
         self._cuda = cuda

@@ -2,11 +2,12 @@
 (TensorFlow ≥ 2.12, eager mode only) waits for every device. Elsewhere the report says
 that TensorFlow could not be synchronized, rather than guess."""
 
-from .base import Backend
+from .base import Backend, made_by
 
 
 class TensorflowBackend(Backend):
     name = "tensorflow"
+    packages = ("tensorflow", "keras", "tf_keras")
 
     def __init__(self, tf, sync):
         self._tf = tf
@@ -31,6 +32,11 @@ class TensorflowBackend(Backend):
 
     def _can_sync(self):
         return self._sync is not None and self._tf.executing_eagerly()
+
+    def touched(self, seen):
+        """Only where the cell read, returned or bound TensorFlow's objects: its runtime, once up,
+        stays up, and a torch or Python cell after a TensorFlow one is not TensorFlow's work."""
+        return made_by(seen, self.packages)
 
     def synchronize(self, outputs=None):
         if self.active and self._can_sync():

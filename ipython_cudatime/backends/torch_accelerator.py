@@ -12,6 +12,8 @@ from .base import Backend, EventTimer, event_elapsed_ms
 class TorchAcceleratorBackend(Backend):
     """Synchronizes the current non-CUDA accelerator."""
 
+    packages = ("torch",)
+
     def __init__(self, torch, device):
         self._torch = torch
         self._device = device

@@ -2,7 +2,7 @@
 
 import functools
 
-from .base import Backend, EventTimer, event_elapsed_ms
+from .base import Backend, EventTimer, Place, event_elapsed_ms
 
 MEMORY_KEYS = (
     "num_device_alloc",
@@ -22,8 +22,23 @@ def _read(nested, key):
     return value
 
 
+class CudaPlace(Place):
+    """torch.cuda's current device, and that device's current stream (events on it see its work)."""
+
+    def __init__(self, cuda):
+        self._cuda = cuda
+
+    def device(self):
+        return self._cuda.current_device()
+
+    def stream(self, device):
+        return self._cuda.current_stream(device)
+
+
 class TorchCudaBackend(Backend):
     """Synchronizes every initialized CUDA device; times with events on the current stream."""
+
+    packages = ("torch",)
 
     def __init__(self, torch):
         self._torch = torch
@@ -75,7 +90,7 @@ class TorchCudaBackend(Backend):
     def timer(self):
         if self._timer is None and self.current_device_ready():
             make_event = functools.partial(self._torch.cuda.Event, enable_timing=True)
-            self._timer = EventTimer(make_event, event_elapsed_ms)
+            self._timer = EventTimer(make_event, event_elapsed_ms, CudaPlace(self._torch.cuda))
         return self._timer
 
     def describe(self):

@@ -46,15 +46,28 @@ class ProbeSet:
 class ColdWatch:
     """Reads every active probe at the runner's three moments, then names the causes."""
 
-    def __init__(self, probes, source=None):
+    def __init__(self, probes, source=None, probe_set=None):
         self.probes = probes
         self.source = source  # the cell's code, for the probes' causes (see ``Probe.causes``)
         self.states = {}
+        self._probe_set = probe_set
 
     @classmethod
     def detect(cls, probes, source=None):
         """A watch over the active probes of ``probes`` (a ``ProbeSet``) for the cell ``source``."""
-        return cls(probes.active(), source)
+        return cls(probes.active(), source, probes)
+
+    def redetect(self):
+        """After the cold run: the probes of frameworks it imported join, each with the state it
+        reads before its framework was ever used (``Probe.initial``) as its "before"; a probe
+        with none cannot say what the cold run changed and stays out."""
+        if self._probe_set is None or "before" not in self.states:
+            return
+        for probe in self._probe_set.active():
+            initial = None if probe in self.probes else probe.initial()
+            if initial is not None:
+                self.probes.append(probe)
+                self.states["before"].append(initial)
 
     def snapshot(self, moment):
         """``moment`` is "before", "after_cold" or "after_warm"."""

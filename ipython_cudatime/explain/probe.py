@@ -35,6 +35,11 @@ class Probe:
         """A small dict (or None) read at ``moment``: "before", "after_cold" or "after_warm"."""
         raise NotImplementedError
 
+    def initial(self):
+        """The state ``state("before")`` would have read before the framework was imported, for a
+        cell whose cold run imports it; None where it cannot be known (the default)."""
+        return None
+
     def causes(self, before, after_cold, after_warm, source=None):
         """``Cause`` records for what changed; ``after_warm`` is None when no warm runs were read.
         ``source`` is the cell's code (None when unknown), for a cause that a state alone cannot

@@ -94,6 +94,10 @@ class TorchProbe(Probe):
                 state["workspace_blocks"] = self._workspace_blocks()
         return state
 
+    def initial(self):
+        """Before torch was imported: nothing compiled, no CUDA context."""
+        return {"compile": 0.0, "cuda": False}
+
     def memory(self, before, after_cold, after_warm):
         """The cell's peak device memory (``DeviceMemory``), or None when it never used CUDA."""
         if not after_cold["cuda"]:
