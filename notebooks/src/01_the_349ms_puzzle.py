@@ -108,14 +108,15 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 # * **wall**: until the device had finished: synchronized.
 # * **device**: the GPU's own clock (CUDA events), on a CUDA GPU only.
 #
-# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed: the cold run's host time. The cell below reads the **warm** runs from `r` instead, once the first call's setup is out of the way. Their host time is a warm dispatch, the shortest of the "what `%time` says" figures on this page. Then it applies the FLOP check to that figure.
+# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed: the cold run's host time. The cell below reads the **warm** runs from `r` instead, once the first call's setup is out of the way. Their host time is a warm dispatch: what `%time` says once the setup is paid. Then it applies the FLOP check to that figure.
 
 # %% tags=["rate"]
 enqueue = statistics.median(run.host for run in r.warm)  # a warm run's host time: what %time says
 product = r.median  # synchronized: until the device had finished
 print(f"%time would say   : {format_seconds(enqueue)}  (a warm run's host time)")
 print(f"the product takes : {format_seconds(product)}  (synchronized)")
-print(f"the product is {product / enqueue:,.1f}× longer than handing it over")
+ratio = product / enqueue
+print(f"the product is {ratio:,.{0 if ratio >= 10 else 1}f}× longer than handing it over")
 print(f"achieved: {FLOP / product / 1e9:,.0f} GFLOP/s")  # by hand: --roofline counts PyTorch's ops, not JAX's
 if not GPU:  # the FLOP check, live. No CPU core does more than 64 FP32 FLOP per cycle at 6 GHz [8].
     ceiling = os.cpu_count() * 64 * 6e9
