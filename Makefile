@@ -1,8 +1,11 @@
 # Two commands from a fresh clone (README): `make demo` and `make test`.
 PYTHON ?= python3
-# The Colab-like environment: Python 3.13 with what Colab ships (docs/design.md).
+# The Colab-like environment: Python 3.13 with what Colab ships (docs/design.md), torch 2.11 included
+# and neither JAX nor TensorFlow: Colab's own stack, and the notebooks where those frameworks are missing.
+# PyPI's torch 2.11.0 for cp313 is a CUDA build (about 3 GB with its CUDA libraries) that runs on a CPU;
+# PyPI has no CPU-only build of it (notebooks/README.md gives the install times measured).
 COLAB_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
-COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3
+COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3 torch==2.11.0
 # torch 2.13.0 is a CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 # JAX's CPU build dispatches asynchronously for real: the async trap without a GPU.
@@ -63,7 +66,7 @@ test-colab: browser-deps
 	  echo "SKIPPED: the Colab-like tests need Python 3.13 (none found; set COLAB_PYTHON=/path/to/python3.13)"; \
 	else \
 	  $(MAKE) --no-print-directory .venv-colab/.installed && \
-	  echo "== Colab-like environment: $$(.venv-colab/bin/python -c 'import sys, IPython, ipywidgets; print("Python", sys.version.split()[0], "IPython", IPython.__version__, "ipywidgets", ipywidgets.__version__)')" && \
+	  echo "== Colab-like environment: $$(.venv-colab/bin/python -c 'import sys, IPython, ipywidgets, torch; print("Python", sys.version.split()[0], "IPython", IPython.__version__, "ipywidgets", ipywidgets.__version__, "torch", torch.__version__)')" && \
 	  .venv-colab/bin/python -m pytest -p no:cacheprovider -m "not install and not frontends"; \
 	fi
 

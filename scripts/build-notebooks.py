@@ -6,9 +6,13 @@
     python scripts/build-notebooks.py --no-execute  # cells only, no outputs
     python scripts/build-notebooks.py --out DIR     # elsewhere (scripts/gpu-check: a GPU run's outputs)
 
+`make notebooks` runs the first line in the project's .venv: the one command that rebuilds what is committed.
+
 The .py files (jupytext percent format) are the source: edit them, never the .ipynb. This adds
 what every notebook shares: the Colab badge and the install cell, both pointing to the repository
-named in pyproject.toml, stable cell ids, and metadata naming the device the outputs came from.
+named in pyproject.toml, stable cell ids, and metadata naming the device the outputs came from. It
+keeps only the widget state that an output shows (the reports are static: none), so that a notebook
+does not carry the progress widgets' closed models.
 """
 
 import argparse
@@ -21,6 +25,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC, OUT = ROOT / "notebooks" / "src", ROOT / "notebooks"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}/blob/main/notebooks/{name}.ipynb)"
 INSTALL = """\
 try:
@@ -50,6 +56,30 @@ def build(name):
     return nb
 
 
+def shown_widgets(nb):
+    """The widget models that some output displays, and every model those refer to ("IPY_MODEL_<id>")."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    todo = [o["data"][WIDGET_VIEW]["model_id"] for cell in nb.cells for o in cell.get("outputs", [])
+            if WIDGET_VIEW in o.get("data", {})]
+    shown = set()
+    while todo:
+        model = todo.pop()
+        if model in state and model not in shown:
+            shown.add(model)
+            todo.extend(re.findall(r"IPY_MODEL_([0-9a-f]+)", str(state[model])))
+    return {model: state[model] for model in shown}
+
+
+def drop_orphan_widgets(nb):
+    """Keep the saved widget state only for models an output shows: nbclient saves the closed
+    progress widgets too, hundreds of KiB that nothing renders."""
+    kept = shown_widgets(nb)
+    if kept:
+        nb.metadata["widgets"][WIDGET_STATE]["state"] = kept
+    else:
+        nb.metadata.pop("widgets", None)
+
+
 def execute(nb, cwd):
     """Run ``nb`` in ``cwd`` on a kernel of this interpreter (widget state saved); name the device it used."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -59,6 +89,7 @@ def execute(nb, cwd):
     browser.execute_notebook(nb, cwd)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # timestamps: noise in a diff
+    drop_orphan_widgets(nb)
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     nb.metadata["outputs_from"] = gpu or "CPU only (no GPU)"  # Colab's "accelerator" only asks for a GPU
 

@@ -170,7 +170,8 @@ def in_fresh_shell(code, prelude="", env=None, timeout=300):
     """Run ``prelude``, then ``code`` with ``ip`` (a shell with the extension loaded), in a new
     process: for what only a fresh process shows (first CUDA use, imports). Returns the last
     line it printed."""
+    # TERM=dumb: IPython 7.34's shell would write an xterm title escape onto stdout first
     done = subprocess.run([sys.executable, "-c", prelude + FRESH_SHELL + code], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})})
+                          timeout=timeout, env={**os.environ, "TERM": "dumb", **(env or {})})
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().splitlines()[-1]

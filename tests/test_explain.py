@@ -19,7 +19,7 @@ from ipython_cudatime.render.html import render_html
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import seeds  # noqa: E402, I001  (seed 002's code, shared with the benchmarks)
 
-torch = pytest.importorskip("torch", reason="torch not installed (the Colab-like test environment has none)")
+torch = pytest.importorskip("torch", reason="torch not installed")
 
 SEED_002 = seeds.SEED_002 + '''
 X = torch.normal(0, 1, (3, 12, 10))

@@ -35,7 +35,18 @@ WRONG_CLAIMS = {
     r"gain roughly the ratio of memory bandwidths": "only once the data exceed the CPU's caches",
     r"MAGMA": "torch's CUDA SVD uses cuSOLVER's gesvdj, falling back to gesvd",
     r"may still be a little slower": "trivial CPU cold runs were 17-52× the warm run, not a little slower",
+    r"32 FP32 FLOP per cycle": "two AVX-512 FMA units do 2 × 16 × 2 = 64 FP32 FLOP per cycle (32 is the FP64 figure)",
+    r"about \**5[–-]10×": "an A100 against a Xeon Gold 6248R at its AVX-512 peak (4.6 TFLOP/s) is about 4× in FP32",
+    r"1024 operator dispatches": "each row is 2 selects + add + copy_: 4,096 dispatches",
+    r"three kernel launches per element": "a contiguous same-dtype device copy is a cudaMemcpyAsync, not a kernel",
+    r"takes a batch dimension, hence": "F.conv2d accepts an unbatched (C, H, W) input with the same result",
+    r"The first two lines are what `%time` prints": "%cudatime's Wall time line is the synchronized one",
+    r"beyond that ratio means the timer is wrong": "a weak CPU baseline can honestly exceed it; the check is GPU FLOP/s <= peak",
+    r"443 ms was mostly": "nothing measured the 443 ms: its cause is a hypothesis with three candidates",
+    r"you cannot make that setup fast, but": "some first-run costs can be avoided (memory-pool growth, recompilation)",
 }
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def _build_script():
@@ -142,3 +153,34 @@ def test_known_wrong_claims_never_come_back(name):
         for text in texts:
             match = re.search(pattern.replace(" ", r"\s+"), text, re.IGNORECASE)  # across line breaks too
             assert match is None, f"{name} says {match.group(0)!r}, but {truth}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_widget_state_that_no_output_shows(name):
+    """nbclient saves the closed progress widgets' models; the build drops them (the reports are static)."""
+    nb = committed(name)
+    shown = [o for c in nb.cells for o in c.get("outputs", []) if WIDGET_VIEW in o.get("data", {})]
+    assert shown == [] and "widgets" not in nb.metadata
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_stale_report_line(name):
+    """The saved reports are the current library's: no memory line where no GPU framework was synchronized
+    (CPU-only outputs), as the library prints none there."""
+    nb = committed(name)
+    if nb.metadata["outputs_from"].startswith("CPU only"):
+        assert not re.search(r"^memory\s+:", outputs_text(nb), re.M), "a memory: line the library no longer prints"
+
+
+def test_the_build_keeps_only_the_widgets_an_output_shows():
+    build = _build_script()
+    nb = nbformat.v4.new_notebook()
+    shown = nbformat.v4.new_output("display_data", data={WIDGET_VIEW: {"model_id": "aa", "version_major": 2}})
+    nb.cells = [nbformat.v4.new_code_cell("w", outputs=[shown])]
+    state = {"aa": {"state": {"children": ["IPY_MODEL_bb"]}}, "bb": {"state": {}}, "cc": {"state": {}}}
+    nb.metadata["widgets"] = {WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    build.drop_orphan_widgets(nb)
+    assert sorted(nb.metadata["widgets"][WIDGET_STATE]["state"]) == ["aa", "bb"]  # the view and its child
+    nb.cells[0].outputs = []
+    build.drop_orphan_widgets(nb)
+    assert "widgets" not in nb.metadata

@@ -51,7 +51,7 @@ def test_unload_and_reload(ip):
 
 
 def test_works_with_cpu_only_torch(ip, seams):
-    torch = pytest.importorskip("torch", reason="torch not installed (the Colab-like test environment has none)")
+    torch = pytest.importorskip("torch", reason="torch not installed")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present: covered by test_gpu.py")
     from ipython_cudatime.backends import REGISTRY

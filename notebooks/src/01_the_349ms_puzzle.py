@@ -13,6 +13,8 @@
 #
 # The first time it printed **Wall time: 349 ms**. The user found that plausible: 10¹² multiplications in 0.35 s. The same lines again, with new random matrices, printed **Wall time: 999 µs**: 10¹² multiplications in one millisecond. `torch.cuda.empty_cache()` and `del` changed nothing. *Why did the time drop from 349 ms to 1 ms?*
 #
+# (A comment in the thread wondered whether a faster algorithm could explain it. The fastest one used in practice, Strassen's, needs N^log₂7 ≈ N^2.81 multiplications instead of N³: at N = 10⁴ it saves at most N^0.19 ≈ **6×**, and cuBLAS does not use it [7]. It cannot turn 349 ms into 1 ms.)
+#
 # This notebook goes in four steps. You **predict**, we **observe** the question's own code, we **explain** it with a timeline, and you **practise**. How to drive the tool comes last, in a short section.
 #
 # *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
@@ -22,9 +24,13 @@
 #
 # With a GPU, this notebook runs the question's own code: PyTorch, 10000×10000.
 #
-# **Without a GPU**, PyTorch cannot show the trap: its CPU operators finish their work before they return. JAX can. Its arrays are *futures*, and since JAX 0.4.32 its CPU backend dispatches expensive computations asynchronously too [1]. So on a CPU, `lib` is `jax.numpy` and the matrices are 2000×2000: one product then takes a few hundred milliseconds on two cores, as the question's did on its GPU. Everything below calls `lib.matmul`, which is the same call in both libraries.
+# **Without a GPU**, PyTorch cannot show the trap: its CPU operators finish their work before they return. JAX can. Its arrays are *futures*, and since JAX 0.4.32 its CPU backend dispatches expensive computations asynchronously too [1]. So on a CPU, `lib` is `jax.numpy` and the matrices are 2000×2000: one product then takes about a tenth of a second on two cores, long enough to see the trap. Everything below calls `lib.matmul`, which is the same call in both libraries.
+#
+# **Without a GPU and without JAX** (`pip install jax` adds it), `lib` is PyTorch on the CPU. Every cell still runs, `%time` is then right (nothing is left running when it stops), and the lesson reads the trap from the question's own numbers.
 
 # %% tags=["setup"]
+import importlib.util
+import os
 import statistics
 import time
 
@@ -40,7 +46,7 @@ if GPU:  # the question's code: PyTorch on the GPU
     bc = torch.randn(N, N).to("cuda")
     torch.cuda.synchronize()  # the copies are finished before anything is timed
     where = torch.cuda.get_device_name()
-else:  # no GPU: the same trap with JAX, whose CPU dispatch is asynchronous too
+elif importlib.util.find_spec("jax"):  # no GPU: the same trap with JAX, whose CPU dispatch is asynchronous too
     import jax
     import jax.numpy as jnp
 
@@ -50,6 +56,11 @@ else:  # no GPU: the same trap with JAX, whose CPU dispatch is asynchronous too
     ac.block_until_ready()  # drained: no earlier work is billed to a later cell
     bc.block_until_ready()
     where = f"the CPU (JAX {jax.__version__})"
+else:  # neither: PyTorch on the CPU, which finishes each product before it returns
+    lib, N = torch, 2_000
+    ac, bc = torch.randn(N, N), torch.randn(N, N)
+    where = "the CPU (PyTorch; no JAX here)"
+    print("JAX is not installed: with it, the cells below would show the trap on this CPU (pip install jax).")
 FLOP = 2 * N**3  # a multiply and an add for each of the N³ terms
 print(f"{lib.__name__}.matmul on {where}: {N:,}×{N:,}, {FLOP:.1e} FLOP per product")
 
@@ -80,7 +91,7 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 #
 # The `print` line then took the product's real time, because it needed the value of `cc[0, 0]` and had to wait for it. Nobody timed that line.
 #
-# Here, too, the second `%time` above printed far less than a product takes. (The first one also paid one-time setup: cuBLAS's on a GPU; on a CPU, JAX compiling `matmul` for this shape.) The next cell measures the product properly.
+# What did the two `%time` cells above print on this machine? With a GPU or with JAX, each Wall time is how long Python took to **hand the product over**. The first one also paid one-time setup: cuBLAS's on a GPU; with JAX on a CPU, compiling `matmul` for this shape, so its first dispatches take milliseconds where later ones take about a tenth of a millisecond. With PyTorch on a CPU, both are the product's real time. The next cell measures the product properly, and says which case this is.
 
 # %% [markdown]
 # ## 3. Measure it right: `%cudatime`
@@ -91,21 +102,27 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 # %cudatime -n 5 -v r cc = lib.matmul(ac, bc)
 
 # %% [markdown]
-# The first two lines are what `%time` prints. The `cold run` line adds three clocks:
+# The first two lines have `%time`'s format, but their Wall time is the **synchronized** one. The `cold run` line shows three clocks for the first run:
 #
-# * **host**: until Python got control back. This is what `%time` measures.
+# * **host**: until Python got control back. This is what `%time` measures: for this cold run, a first dispatch.
 # * **wall**: until the device had finished: synchronized.
 # * **device**: the GPU's own clock (CUDA events), on a CUDA GPU only.
 #
-# The last sentence says what `%time` alone would have printed. The cell below reads the same numbers from `r`. It uses the warm runs, so the first call's compilation is out of the way.
+# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed: the cold run's host time. The cell below reads the **warm** runs from `r` instead, once the first call's setup is out of the way. Their host time is a warm dispatch: what `%time` says once the setup is paid. Then it applies the FLOP check to that figure.
 
 # %% tags=["rate"]
-enqueue = statistics.median(run.host for run in r.warm)  # until Python got control back
+enqueue = statistics.median(run.host for run in r.warm)  # a warm run's host time: what %time says
 product = r.median  # synchronized: until the device had finished
-print(f"%time would say   : {format_seconds(enqueue)}  (handing the product over)")
+print(f"%time would say   : {format_seconds(enqueue)}  (a warm run's host time)")
 print(f"the product takes : {format_seconds(product)}  (synchronized)")
-print(f"the product is {product / enqueue:,.0f}× longer than handing it over")
+ratio = product / enqueue
+print(f"the product is {ratio:,.{0 if ratio >= 10 else 1}f}× longer than handing it over")
 print(f"achieved: {FLOP / product / 1e9:,.0f} GFLOP/s")  # by hand: --roofline counts PyTorch's ops, not JAX's
+if not GPU:  # the FLOP check, live. No CPU core does more than 64 FP32 FLOP per cycle at 6 GHz [8].
+    ceiling = os.cpu_count() * 64 * 6e9
+    verdict = "impossible: %time timed the hand-over" if FLOP / enqueue > ceiling else "possible: %time timed the product"
+    print(f"if %time were right: {FLOP / enqueue / 1e9:,.0f} GFLOP/s, against at most "
+          f"{ceiling / 1e9:,.0f} GFLOP/s for {os.cpu_count()} CPU cores: {verdict}")
 
 
 # %% [markdown] tags=["timeline-intro"]
@@ -141,8 +158,10 @@ timeline(seed_ax, 999e-6, 340e-3, "The question's second run, RTX 2070: %time pr
 title = f"Measured here: {lib.__name__}.matmul on {where}"
 if GPU:
     timeline(here_ax, enqueue, product, title)
-else:  # JAX on the CPU: XLA's threads are the device, and one waits for an array
+elif lib is not torch:  # JAX on the CPU: XLA's threads are the device, and one waits for an array
     timeline(here_ax, enqueue, product, title, device="device\n(XLA's threads)", wait="cc.block_until_ready()")
+else:  # PyTorch on the CPU: the call returns when the product is done, so the two clocks stop together
+    timeline(here_ax, enqueue, product, title, device="CPU\n(the work)", wait="the call")
 plt.show()
 
 
@@ -155,7 +174,7 @@ plt.show()
 # * `.cpu()`, so also `cc.cpu().numpy()` (`.numpy()` alone raises an error on a CUDA tensor [4]);
 # * `torch.cuda.synchronize()`, which waits for all the device's work (the green line).
 #
-# In the question, the `print` on the next line did the waiting, and nobody timed it. JAX's arrays are futures too: on a GPU `jnp.matmul` returns at once, and on a CPU it does for expensive computations like this one [1, 5].
+# In the question, the `print` on the next line did the waiting, and nobody timed it. That is also why `torch.cuda.empty_cache()` and `del` changed nothing: the first hands cached memory that no tensor uses back to the driver, the second drops a name, and neither waits for the queue. JAX's arrays are futures too: on a GPU `jnp.matmul` returns at once, and on a CPU it does for expensive computations like this one [1, 5].
 #
 # The estimate in the upper panel: a good FP32 matrix product reaches 75–85% of the GPU's peak, so about 320–360 ms on an RTX 2070. Nobody measured the product on that GPU, and the figure draws 340 ms.
 
@@ -201,8 +220,9 @@ def synchronize(value):
     """Wait until the device has finished: all CUDA work, or the JAX array `value`."""
     if GPU:
         torch.cuda.synchronize()  # every kernel on every stream of the device
-    else:
+    elif lib is not torch:
         value.block_until_ready()
+    # (PyTorch on the CPU: nothing to wait for, the product was finished when it returned)
 
 
 for run in range(3):
@@ -263,3 +283,5 @@ for run in range(3):
 # 4. `torch.Tensor.numpy`: without `force=True`, the tensor must be on the CPU. <https://pytorch.org/docs/stable/generated/torch.Tensor.numpy.html>
 # 5. JAX, *Asynchronous dispatch*: <https://docs.jax.dev/en/latest/async_dispatch.html>
 # 6. PyTorch source, `aten/src/ATen/cuda/CublasHandlePool.cpp`: handles come from a per-device, per-thread pool and are created on first use, with a workspace of 4096 KiB × 2 + 16 KiB × 8 ≈ 8.1 MiB by default (32 MiB on Hopper). <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/cuda/CublasHandlePool.cpp>
+# 7. Strassen, "Gaussian elimination is not optimal", *Numerische Mathematik* 13 (1969): 7 multiplications for a 2×2 block product instead of 8, hence N^log₂7 ≈ N^2.807. The saving N³ ÷ N^2.807 = N^0.193 is 10^(4 × 0.193) ≈ 5.9 at N = 10⁴, before its extra additions. cuBLAS's GEMMs are classical O(N³) kernels.
+# 8. A CPU core with two AVX-512 FMA units does 2 units × 16 FP32 lanes × 2 FLOP = 64 FP32 FLOP per cycle (32 in FP64), and no CPU runs at 6 GHz for long. So logical CPUs × 64 × 6×10⁹ is a generous ceiling. Intel 64 and IA-32 Architectures Optimization Reference Manual, on the FMA units of Skylake-SP and later.

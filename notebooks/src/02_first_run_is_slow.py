@@ -45,77 +45,110 @@
 #
 # > **Predict.** Two questions, before you run anything.
 #
-# 1. The later GPU runs did ten products of 1000×1000 in 1.00 ms. Each product is 2×10⁹ floating-point operations (a multiply and an add for each of 10⁹ terms), so ten are 2×10¹⁰. A GTX 1050 peaks at about 1.9×10¹² FP32 FLOP/s [1]. **What is the least time ten products can take on it? So what were 1.00 ms and 0.36 ms?**
+# 1. The answer's later runs did ten products of 1000×1000 in about 0.36 ms on a GTX 1050. Each product is 2×10⁹ floating-point operations (a multiply and an add for each of 10⁹ terms), so ten are 2×10¹⁰. A GTX 1050 peaks at about 1.9×10¹² FP32 FLOP/s [1]. **What is the least time ten products can take on it? So what was 0.36 ms?**
 # 2. The question's code called `tf.test.is_gpu_available()` and created `x` on the GPU *before* it started the timer. **Which one-time costs had it therefore already paid before run #0, and which were left for run #0?**
 
 # %% [markdown]
 # ## 2. Observe: the question's code
 #
 # The answer's spelling for TensorFlow 2 (`tf.random.uniform`; eager mode is the default), with one more line: the loop runs four times. It runs on the GPU where there is one, else on the CPU.
+#
+# **Without TensorFlow** (the GPU machine this project is checked on, or a laptop; `pip install tensorflow` adds it), the same loop runs with PyTorch: `torch.matmul` in place of `tf.matmul`, and `.cpu()` in place of `.numpy()` to wait. The lesson is the same: on a GPU, the unsynchronized runs time enqueues, and the first run pays one-time setup.
 
 # %% tags=["tf-setup"]
+import contextlib
+import importlib.util
 import os
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's C++ start-up messages
-import tensorflow as tf
+import torch
 
 from ipython_cudatime.units import format_seconds
 
-GPUS = tf.config.list_physical_devices("GPU")
-for gpu in GPUS:
-    tf.config.experimental.set_memory_growth(gpu, True)  # do not reserve the whole GPU
-if not GPUS:  # one thread: on a small shared CPU, idle TensorFlow threads spin and slow everything else
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-DEVICE = "GPU:0" if GPUS else "CPU:0"
-print(f"TensorFlow {tf.__version__}, running on {DEVICE}")
+
+@contextlib.contextmanager
+def stderr_silenced():
+    """TensorFlow's C++ start-up lines (absl, oneDNN) are written to file descriptor 2 before
+    TF_CPP_MIN_LOG_LEVEL is read, so only redirecting the descriptor keeps them out of the notebook."""
+    saved = os.dup(2)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+if importlib.util.find_spec("tensorflow"):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # and TensorFlow's later C++ messages
+    with stderr_silenced():
+        import tensorflow as tf
+
+        GPUS = tf.config.list_physical_devices("GPU")
+    for gpu in GPUS:
+        tf.config.experimental.set_memory_growth(gpu, True)  # do not reserve the whole GPU
+    if not GPUS:  # one thread: on a small shared CPU, idle TensorFlow threads spin and slow everything else
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    DEVICE = "GPU:0" if GPUS else "CPU:0"
+    matmul, wait, place = tf.matmul, lambda y: y.numpy(), tf.device(DEVICE)
+    print(f"TensorFlow {tf.__version__}, running on {DEVICE}")
+else:  # the same loop in PyTorch
+    DEVICE = "cuda:0" if torch.cuda.is_available() else "cpu"
+    if DEVICE == "cpu":  # one thread, as for TensorFlow above
+        torch.set_num_threads(1)
+    matmul, wait, place = torch.matmul, lambda y: y.cpu(), torch.device(DEVICE)
+    print(f"TensorFlow is not installed: the question's loop runs with PyTorch {torch.__version__} on {DEVICE} "
+          "(pip install tensorflow to run it as asked)")
 
 
 # %% tags=["seed"]
 def time_matmul(run, x):
     start = time.time()
     for loop in range(10):
-        tf.matmul(x, x)
+        matmul(x, x)
     result = time.time() - start
     print(f"Run #{run}: 10 loops: {1000 * result:0.2f}ms")
 
 
-with tf.device(DEVICE):
-    x = tf.random.uniform([1000, 1000])
-    assert x.device.endswith(DEVICE)
+with place:  # tf.device(DEVICE), or torch's device as the default for new tensors
+    x = tf.random.uniform([1000, 1000]) if matmul is not torch.matmul else torch.rand(1000, 1000)
+    assert str(x.device).upper().endswith(DEVICE.upper())
     for run in range(4):
         time_matmul(run, x)
 
 
 # %% [markdown] tags=["reveal"]
-# **The check.** 2×10¹⁰ FLOP in 1.00 ms is 2×10¹³ FLOP/s, ten times a GTX 1050's peak. The answer's 0.36 ms would be 5.6×10¹³ FLOP/s, 29 times its peak. At 1.9×10¹² FLOP/s, ten products need at least **10.5 ms**. So on the GPU, runs #1 to #9 timed **ten enqueues**: nothing in the loop waits for a result (notebook 01 shows this trap in detail).
+# **The check.** At 1.9×10¹² FLOP/s, ten products need at least **10.5 ms** on a GTX 1050. The answer's 0.36 ms would be 5.6×10¹³ FLOP/s, 29 times its peak. So on the GPU, runs #1 to #9 timed **ten enqueues**: nothing in the loop waits for a result (notebook 01 shows this trap in detail). The question's GPU is unnamed, so its 1.00 ms cannot be held against a peak; it would mean 2×10¹³ FLOP/s, more than any GPU of 2018 did in FP32 (a V100: 15.7×10¹² [4]).
 #
-# On a CPU, TensorFlow's eager operations finish before they return, so CPU numbers are real. Above, run #0 is slower than the others on this machine too: the first `tf.matmul` pays one-time setup on any device.
+# *An aside on the question's clock.* All four of its numbers are whole multiples of about 1.0001 ms: 443.04 = 443 × 1.00009, 100.01, 103.01, 1.00. Its `time.time()` ticked in steps of about 1 ms, so "1.00 ms" means one tick: anything from a little over 0 to 2 ms.
 #
-# Now the same loop, synchronized. `y.numpy()` copies the last product to the host, so it waits for it. The products run in order on one stream, so when the last one is done, all ten are.
+# On a CPU, eager operations (TensorFlow's and PyTorch's) finish before they return, so CPU numbers are real. Above, run #0 may be slower than the others on this machine too: the first product pays one-time setup on any device.
+#
+# Now the same loop, synchronized. `wait(y)` (`y.numpy()`, or `y.cpu()` in PyTorch) copies the last product to the host, so it waits for it. The products run in order on one stream, so when the last one is done, all ten are.
 
 # %% tags=["seed-synchronized"]
 def time_matmul_synchronized(run, x):
     start = time.time()
     for loop in range(10):
-        y = tf.matmul(x, x)
-    y.numpy()  # added: wait for the products, not only for their enqueueing
+        y = matmul(x, x)
+    wait(y)  # added: wait for the products, not only for their enqueueing
     result = time.time() - start
     print(f"Run #{run}: 10 loops: {1000 * result:0.2f}ms")
 
 
-with tf.device(DEVICE):
+with place:
     for run in range(4):
         time_matmul_synchronized(run, x)
 
 # %% [markdown]
-# `%cudatime` does the waiting for TensorFlow too, with `tf.test.experimental.sync_devices()` (TensorFlow 2.12 or later, eager mode). Here it times the question's loop of ten products, nine times. The setup was paid above, so the cold run is no slower than the warm runs:
+# `%cudatime` does the waiting for TensorFlow too, with `tf.test.experimental.sync_devices()` (TensorFlow 2.12 or later, eager mode), and for PyTorch with `torch.cuda.synchronize()`. Here it times the question's loop of ten products, nine times. The setup was paid above, so the cold run is no slower than the warm runs:
 
 # %% tags=["cudatime"]
 # %%cudatime -n 9 -v r
 for loop in range(10):
-    y = tf.matmul(x, x)
+    y = matmul(x, x)
 
 
 # %% [markdown] tags=["explain"]
@@ -127,12 +160,13 @@ for loop in range(10):
 # |---|---|---|
 # | CUDA context, TensorFlow's GPU device and its BFC memory allocator | the first use of the GPU | paid by `tf.test.is_gpu_available()`, before the timer |
 # | memory for `x` | creating `x` | paid by `tf.random_uniform`, before the timer |
-# | the cuBLAS handle | created lazily, when the first operation asks for BLAS support [2] | **in run #0** |
+# | the cuBLAS handle, and loading cuBLAS's kernels | created lazily, when the first operation asks for BLAS support [2] | **in run #0** |
+# | PTX compiled by the driver (JIT) | the first launch of a kernel whose binary has no machine code (SASS) for this GPU, only PTX [5] | **in run #0**, if the GPU was newer than the build |
 # | MatMul's kernel for these dtypes on this device: looked up, instantiated and cached | the first call of the operation | **in run #0** |
 # | cuDNN | convolutions only: a matrix product never loads it | never |
 # | "data movement", the answer's guess | `x` was created on the GPU (the `assert` checks it) | nothing to move |
 #
-# So the 443 ms was mostly the lazily created cuBLAS handle and MatMul's first-call setup. Recent CUDA versions (lazy module loading, the default since CUDA 12.2) also load each kernel on its first launch, which a run #0 pays too.
+# **What made the 443 ms?** Nothing in the question measured it, so this is a hypothesis with three candidates, all paid in run #0: creating the cuBLAS handle (and loading its library's kernels: with the eager module loading of that era, every kernel of a library was loaded when it was first used, not each on its first launch as CUDA's lazy loading now does [6]); the driver compiling PTX for a GPU newer than the TensorFlow build (reported with TensorFlow on GPUs its wheels had no machine code for, from seconds to minutes [5]); and MatMul's first-call setup. The row "run #0, what `%cudatime` names" of the table below will tell them apart on the project's GPU, for PyTorch: `r.cold_causes` names a created cuBLAS handle with its time, and a cold run much longer than what it names is the driver's or the framework's own setup.
 #
 # PyTorch pays the same kinds of costs, and `%cudatime` names each one it finds in `r.cold_causes` (on a GPU; a CPU has no context, pool or handle to find):
 #
@@ -148,7 +182,7 @@ for loop in range(10):
 # > **Remember**
 # >
 # > * A first run pays **one-time setup**: a context, an allocator, library handles, kernels loaded or compiled. Later runs reuse it.
-# > * You cannot make that setup fast, but you can **move** it: warm up before you time or serve, and keep the process alive.
+# > * Some of it you can avoid (memory-pool growth, recompilation, see the table), and the rest you can **move**: warm up before you time or serve, and keep the process alive.
 # > * Compare only **synchronized** times. The question's "1.00 ms" was ten enqueues.
 
 # %% [markdown] tags=["gpu-table"]
@@ -160,6 +194,7 @@ for loop in range(10):
 # | later runs, unsynchronized | 1.00 ms | 0.35–0.41 ms | not measured yet |
 # | the CPU, each run | 100.01 ms, then 103.01 ms | 43.46–56.89 ms | (the CPU is the outputs below) |
 # | later runs, synchronized | not measured | not measured | not measured yet |
+# | run #0, what `%cudatime` names (`r.cold_causes`, PyTorch) | not measured | not measured | not measured yet |
 #
 # This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
 
@@ -170,7 +205,7 @@ for loop in range(10):
 #
 # <details><summary>Solution</summary>
 #
-# Call `tf.matmul(x, x)` once, and wait for it (`.numpy()`), before the timed loop: a **warm-up**. Run #0 is then as fast as the others. The one-time setup (the cuBLAS handle, MatMul's kernel) still costs the same. It has only moved out of the timed part, into the warm-up. In a server or a training job you pay it once at start-up, so keep the process alive rather than starting a new one per request.
+# Call `tf.matmul(x, x)` once, and wait for it (`.numpy()`; in PyTorch, `.cpu()`), before the timed loop: a **warm-up**. Run #0 is then as fast as the others. The one-time setup (the cuBLAS handle, MatMul's kernel) still costs the same. It has only moved out of the timed part, into the warm-up. In a server or a training job you pay it once at start-up, so keep the process alive rather than starting a new one per request.
 # </details>
 #
 # **Exercise 2.** The answer ran the question's loop ten times and saw run #1 take 0.37 ms, run #0 273.66 ms. It concluded that run #0 moved the data into the right place. Design a test of that guess with the tools in this notebook, then predict its result.
@@ -186,6 +221,10 @@ for loop in range(10):
 # * `r.cold_causes` lists what `%cudatime` found the cold run paying for. Each is a record with `name`, `seconds` (or None when it cannot be measured) and `detail`. The report prints them on its `why` lines.
 # * `r.cold_time` is the cold run; `r.median` the warm median; `r.ratio` the first divided by the second.
 # * `%cudatime` checks cheaply, before and after the cold run: the CUDA context, the memory pool, the cuBLAS handle, `torch.compile` and JAX compilation, cuDNN autotuning. It names only what it found. TensorFlow's own setup is not checked.
+#
+# ## A first-run cost you can see on a CPU: JAX's compilation
+#
+# On a CPU there is no context, handle or pool to create, but there is compilation. JAX compiles each function for each shape on its first call (with XLA), and `%cudatime` names it:
 
 # %% tags=["show-causes"]
 def show_causes(result):
@@ -201,15 +240,24 @@ def show_causes(result):
 
 show_causes(r)
 
+# %% tags=["jax-compile"]
+if importlib.util.find_spec("jax"):
+    import jax
+    import jax.numpy as jnp
+
+    xj = jax.random.uniform(jax.random.key(0), (1000, 1000)).block_until_ready()
+    tanh_matmul = jax.jit(lambda a: jnp.tanh(a @ a))  # a new function: compiled on its first call
+    get_ipython().run_line_magic("cudatime", "-n 9 -v jr y = tanh_matmul(xj)")
+    show_causes(jr)
+else:
+    print("JAX is not installed: here %cudatime would name 'JAX compilation' in the cold run (pip install jax).")
+
 # %% [markdown]
 # ## Appendix: `torch.compile`, a first-run cost you control
 #
 # The question never used `torch.compile`, but it is the largest first-run cost in today's PyTorch. `torch.compile` traces a function the first time it is called (TorchDynamo) and hands the graph to a backend. The default backend, `inductor`, generates and compiles kernels, which takes seconds. `backend="eager"` runs only the tracing and the guard machinery, then executes the captured graph with ordinary PyTorch operators. It compiles in a fraction of a second on a CPU, which is enough to see the effect.
 
 # %% tags=["compile-setup"]
-import torch
-
-
 def mlp(x, w1, w2):
     return torch.nn.functional.gelu(x @ w1) @ w2
 
@@ -253,3 +301,6 @@ for label, result in [("first call", comp), ("new shape", recompiled), ("after r
 # 1. GeForce GTX 1050: 640 CUDA cores × 2 FLOP per fused multiply-add × 1.455 GHz boost clock ≈ 1.9×10¹² FP32 FLOP/s. <https://www.nvidia.com/en-us/geforce/graphics-cards/geforce-gtx-1050/specifications/>
 # 2. TensorFlow's StreamExecutor creates its BLAS support, and with it the cuBLAS handle, on the first request for it (`StreamExecutor::AsBlas`), not when the device is created.
 # 3. PyTorch source, `aten/src/ATen/cuda/CublasHandlePool.cpp`: a default workspace of 4096 KiB × 2 + 16 KiB × 8 ≈ 8.1 MiB (the `CUBLAS_WORKSPACE_CONFIG` default `:4096:2:16:8`), and 32 MiB on Hopper (sm90; recent versions also on Blackwell). <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/cuda/CublasHandlePool.cpp>
+# 4. NVIDIA Tesla V100 datasheet: 15.7 TFLOP/s FP32 (SXM2), 14 TFLOP/s (PCIe). <https://images.nvidia.com/content/technologies/volta/pdf/tesla-volta-v100-datasheet-letter-fnl-web.pdf>
+# 5. CUDA C++ Programming Guide, "Just-in-Time Compilation": PTX code loaded by an application is compiled to binary code by the device driver at run time, and cached (the compute cache). With TensorFlow: tensorflow/tensorflow#44750 (an RTX 3090, compute capability 8.6, with pip wheels built for up to 8.0: slow until the PTX compilations were cached), and TensorFlow Serving's build flags adding compute capabilities "to reduce startup time on GPUs" (tensorflow/serving#1808). <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#just-in-time-compilation>
+# 6. CUDA C++ Programming Guide, "Lazy Loading": from CUDA 11.7 (`CUDA_MODULE_LOADING=LAZY`, the default since 12.2), modules and kernels are loaded on first use instead of all at once when a library initializes. <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading>

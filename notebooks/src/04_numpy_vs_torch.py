@@ -8,9 +8,10 @@
 # 3. "small matrices (< 512) may be slower on the GPU because of launch overhead";
 # 4. `a.T @ a` "triggers an inefficient transposed matrix-product kernel", so call `.contiguous()` first;
 # 5. a loop adding a bias row by row costs "1024 kernel launches", against one for a broadcast;
-# 6. decompositions gain less on a GPU.
+# 6. a sum over a transposed view (`a.T.sum(dim=0)`) is slow, and `.contiguous()` first makes it fast;
+# 7. decompositions gain less on a GPU.
 #
-# The method it describes is sound: 5 warm-up runs, 100 samples, the median, separate processes, and a check that both libraries give the same numbers. Its code is not. Its `time_op` helper takes the **mean of one 100-iteration loop**, in one process, and reads `time.perf_counter()` around `a @ a` **without synchronizing** the GPU. On a GPU that times enqueues (notebook 01). Its result tables are empty in the text we have.
+# The method it describes is sound: 5 warm-up runs, 100 samples, the median, separate processes, and a check that both libraries give the same numbers. Its code is not. Its `time_op` helper takes the **mean of one 100-iteration loop**, in one process, and reads `time.perf_counter()` around `a @ a` **without synchronizing** the GPU. On a GPU that times enqueues (notebook 01). Its result tables are empty in the text we have, so this notebook also runs its `time_op` beside `%cudatime`.
 #
 # This notebook measures the claims with `%cudatime`, whose defaults are the method the article describes. You **predict** each result, we **observe** it, each table ends with a **verdict** on the article's claim, and you **practise** at the end.
 #
@@ -20,12 +21,30 @@
 # ## Setup
 #
 # Three libraries: `numpy`, `torch-cpu` and `torch-gpu`. The last exists only where there is a GPU. Without one, the sweeps below report "no GPU here" at its points, and the tables leave it out. The inputs are made once, from one seed, so that every library multiplies the very same numbers, and the timed cells do nothing but the operation.
+#
+# A CPU comparison is fair only with the same number of threads on both sides, so the setup gives PyTorch as many threads as NumPy's OpenBLAS uses, and prints both, with the BLAS each library was built with.
+#
+# A difference is only a difference if it is larger than the noise. `versus(a, b)` below says "inconclusive: the spreads overlap" when the middle halves of the two sets of warm runs (first to third quartile) overlap, and names the faster one otherwise.
 
 # %% tags=["setup"]
+import os
+import re
+import statistics
+
 import numpy as np
 import torch
 
 from ipython_cudatime.units import format_seconds
+
+# NumPy's OpenBLAS starts one thread per CPU unless OPENBLAS_NUM_THREADS was set before it was imported;
+# PyTorch starts one per physical core. The same count for both:
+THREADS = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.cpu_count())
+torch.set_num_threads(THREADS)
+numpy_blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
+torch_blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+print(f"NumPy {np.__version__}: {numpy_blas['name']} {numpy_blas.get('version') or ''}, {THREADS} threads")
+print(f"PyTorch {torch.__version__}: {torch_blas.group(1) if torch_blas else 'unknown BLAS'}, "
+      f"{torch.get_num_threads()} threads")
 
 GPU = torch.cuda.is_available()
 SIZES = [256, 512, 1024, 2048, 4096]
@@ -72,40 +91,105 @@ def verdict(text):
     print(f"\nVerdict: {text}")
 
 
+def versus(a, b, names):
+    """'NAME 29% faster', or 'inconclusive: the spreads overlap' when the two results' middle halves
+    (first to third quartile of the warm runs) overlap: a difference the noise alone could make."""
+    (qa1, _, qa3), (qb1, _, qb3) = (statistics.quantiles(r.samples, n=4, method="inclusive") for r in (a, b))
+    if qa1 <= qb3 and qb1 <= qa3:
+        return "inconclusive: the spreads overlap"
+    fast, ratio = (names[0], b.median / a.median) if a.median < b.median else (names[1], a.median / b.median)
+    return f"{fast} {ratio - 1:.0%} faster" if ratio < 2 else f"{fast} {ratio:,.0f}× faster"
+
+
+def results(sweep):
+    """{(n, lib): result} for the points that ran."""
+    return {(p["n"], p["lib"]): r for p, r in sweep.rows if r is not None}
+
+
 print(f"libraries: {', '.join(LIBS)}; sizes {SIZES}")
 
 # %% [markdown] tags=["predict"]
 # ## 1. Matrix product (GEMM)
 #
-# > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 32 FP32 FLOP per cycle (two AVX-512 FMA units) × 3.0–4.0 GHz, about 2.3–3×10¹² [2]. What speed-up can a large product reach, at most?
+# > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 64 FP32 FLOP per cycle (two AVX-512 FMA units × 16 lanes × 2) × 3.0 GHz, about 4.6×10¹² [2]: 3.0 GHz is its base clock, and AVX-512 code runs at or below it on all cores. What speed-up of a large FP32 product would you believe?
 #
-# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-b 0.3` gives each point 0.3 s of warm runs (at least one: a 4096 product on two CPU cores takes seconds, and is then run twice).
+# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 5` gives each point five warm runs: enough for `versus` to see their spread (a 4096 product on two CPU cores takes a second or more, so this sweep takes a minute or two there).
 
 # %% tags=["gemm"]
-# %%cudatime -b 0.3 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
+# %%cudatime -n 5 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
 a @ a
 
 # %% tags=["gemm-table"]
 table(gemm, "flop_rate", work=lambda n: 2 * n**3, unit="GFLOP/s")
-times = medians(gemm)
+times, runs = medians(gemm), results(gemm)
 large = [n for n in SIZES if n >= 1024]
-torch_gain = np.median([times[n, "numpy"] / times[n, "torch-cpu"] for n in large]) - 1
-verdict(f"the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024, torch is "
-        f"{abs(torch_gain):.0%} {'faster' if torch_gain > 0 else 'slower'}: "
-        + ("the claim holds on this machine." if torch_gain > 0.1 else "the claim does not hold on this machine.")
-        + " Which is faster depends on the BLAS each library was built with.")
+found = {n: versus(runs[n, "torch-cpu"], runs[n, "numpy"], ("torch", "NumPy")) for n in large}
+print("\n".join(f"n={n}: {sentence}" for n, sentence in found.items()))
+torch_ahead = [n for n, sentence in found.items() if sentence.startswith("torch")]
+verdict("the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024: "
+        + ("torch is faster at every size." if len(torch_ahead) == len(large) else
+           f"torch is faster at {len(torch_ahead)} of {len(large)} sizes (see each size above), "
+           "so the claim does not hold on this machine.")
+        + " Which is faster depends on the BLAS each library was built with, and its threads.")
 if GPU:
     speedup = times[4096, "torch-cpu"] / times[4096, "torch-gpu"]
-    small = times[256, "torch-cpu"] / times[256, "torch-gpu"]
+    small = versus(runs[256, "torch-gpu"], runs[256, "torch-cpu"], ("the GPU", "the CPU"))
     verdict(f"the article: the GPU is more than 200× faster above 2048. Here, at 4096: {speedup:,.0f}×. "
-            f"At 256 the GPU is {small:,.1f}× {'faster' if small > 1 else 'slower'} (the article: slower below 512).")
+            f"At 256: {small} (the article: the GPU is slower below 512).")
 else:
     verdict("no GPU here: the GPU claims are in 'What a GPU shows' below.")
+
+# %% [markdown] tags=["peak-check"]
+# **The peak check.** A speed-up is a ratio of two times, and the CPU side can be honestly slow (few threads, a weak BLAS), so a speed-up above the ratio of peak rates does not by itself prove the timer wrong. What cannot happen is a GPU doing more FLOP/s than its peak. So multiply the CPU's **measured** rate by the claimed speed-up: that is the rate the claim implies for the GPU.
+
+# %% tags=["peak-check"]
+A100_FP32 = 19.5e12  # FLOP/s [1]
+cpu_rate = 2 * 4096**3 / times[4096, "torch-cpu"]
+implied = 200 * cpu_rate
+print(f"this CPU: {cpu_rate / 1e9:,.0f} GFLOP/s at 4096; 200× that is {implied / 1e12:,.1f} TFLOP/s for the GPU, "
+      f"{'above' if implied > A100_FP32 else 'within'} an A100's {A100_FP32 / 1e12} TFLOP/s FP32 peak")
+xeon = 24 * 64 * 3.0e9  # the article's Xeon at its peak [2]
+print(f"the article's Xeon at its peak ({xeon / 1e12:.1f} TFLOP/s): 200× would be {200 * xeon / 1e12:,.0f} TFLOP/s, "
+      f"{200 * xeon / A100_FP32:,.0f}× an A100's FP32 peak")
+if GPU:
+    gpu = runs[4096, "torch-gpu"].roofline
+    print(f"this GPU at 4096: {gpu.flop_rate / 1e12:.1f} TFLOP/s"
+          + (f", {gpu.fraction_of_peak:.0%} of {gpu.peak_source}" if gpu.fraction_of_peak else ""))
 
 # %% [markdown]
 # **Explain.** At the largest sizes the product is pure arithmetic, and whichever BLAS reaches more of the hardware's FLOP/s wins. Both libraries call one; the difference between them is that library's, and it can go either way.
 #
-# The GPU's advantage is bounded by the ratio of peak rates. For an A100 against that Xeon, that is 19.5 ÷ (2.3 to 3), about **5–10×** in FP32. PyTorch does not use TF32 for FP32 matrix products unless you ask (the default since 1.12 [3]), so the A100's TF32 rate does not apply. A measured ">200×" is therefore not a GPU speed-up. It is what the article's own unsynchronized `time_op` would produce: on a GPU, it times the enqueues (notebook 01's lesson).
+# Against a CPU that reaches its peak, the GPU's advantage is the ratio of peak rates: for an A100 against that Xeon, 19.5 ÷ 4.6, about **4×** in FP32. PyTorch does not use TF32 for FP32 matrix products unless you ask (the default since 1.12 [3]); with TF32 (156 TFLOP/s) it would be about 34×, and in FP16 (312 TFLOP/s) about 68×, all far below 200×. A ">200×" could still come from a CPU run far below its peak, but then the peak check above applies: 200× a well-run Xeon is far beyond any A100 rate. The likeliest source is the article's own unsynchronized `time_op`: on a GPU, it times the enqueues (notebook 01's lesson). The next cell runs it.
+
+# %% [markdown] tags=["time-op"]
+# ### The article's `time_op`, beside `%cudatime`
+#
+# Its helper, as printed (5 warm-up calls, then the mean of one loop of 100), on a 1024×1024 product with PyTorch, on the GPU where there is one:
+
+# %% tags=["time-op"]
+import time
+
+
+def time_op(op, name):  # the article's method (a MatrixBenchmark method; `self` dropped)
+    for _ in range(5):
+        op()
+    start = time.perf_counter()
+    for _ in range(100):
+        op()
+    elapsed = (time.perf_counter() - start) / 100
+    return name, elapsed * 1000
+
+
+lib = "torch-gpu" if GPU else "torch-cpu"
+a = pick(1024, lib)
+name, ms = time_op(lambda: a @ a, "matmul_1024")
+print(f"time_op   : {name} {ms:.3f} ms ({lib})")
+print(f"%cudatime : {format_seconds(times[1024, lib])} (the warm median of the sweep above, synchronized)")
+if GPU:
+    torch.cuda.synchronize()  # time_op left its last products queued
+
+# %% [markdown]
+# On a CPU both figures time finished products, since the CPU's operators finish before they return: what separates them is the mean of one loop against a median of separate runs, and whatever else the machine was doing during that one loop. On a GPU, `time_op` stops its clock while most of its 100 products are still queued, and its figure is the time to enqueue them, unless the queue filled up and made Python wait.
 
 # %% [markdown]
 # ## 2. The transposed product: does `.contiguous()` help?
@@ -115,19 +199,23 @@ else:
 # > **Predict.** `a.T` is a view: the same memory, read with swapped strides. A BLAS matrix product takes a flag per operand that says "use this matrix transposed" [4]. What will `.contiguous()` change?
 
 # %% tags=["layout"]
-# %%cudatime -b 0.3 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
+# %%cudatime -n 5 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
 (a.T if layout == "view" else a.T.contiguous()) @ a
 
 # %% tags=["layout-table"]
-times = {(p["lib"], p["layout"]): r.median for p, r in layout.rows if r is not None}
+runs = {(p["lib"], p["layout"]): r for p, r in layout.rows if r is not None}
+found = {lib: versus(runs[lib, "contiguous"], runs[lib, "view"], (".contiguous()", "the view")) for lib in LIBS[1:]}
 for lib in LIBS[1:]:
-    view, copy = times[lib, "view"], times[lib, "contiguous"]
-    print(f"{lib:>9}: a.T @ a {format_seconds(view)}, a.T.contiguous() @ a {format_seconds(copy)} "
-          f"({copy / view:.2f}× the view's time)")
-verdict("the article: .contiguous() avoids an inefficient kernel. "
-        + ("Here it is no faster: the BLAS reads a.T through its transpose flag, and .contiguous() only adds a copy."
-           if all(times[lib, "contiguous"] >= 0.95 * times[lib, "view"] for lib in LIBS[1:])
-           else "Here .contiguous() was faster at some point: look at the numbers above."))
+    print(f"{lib:>9}: a.T @ a {format_seconds(runs[lib, 'view'].median)}, "
+          f"a.T.contiguous() @ a {format_seconds(runs[lib, 'contiguous'].median)}: {found[lib]}")
+if all(sentence.startswith("the view") for sentence in found.values()):
+    verdict("the article: .contiguous() avoids an inefficient kernel. Here the view is faster: the BLAS reads a.T "
+            "through its transpose flag, and .contiguous() only adds a copy.")
+elif any(sentence.startswith(".contiguous()") for sentence in found.values()):
+    verdict("the article: .contiguous() avoids an inefficient kernel. Here it was faster somewhere: see above.")
+else:
+    verdict("the article: .contiguous() avoids an inefficient kernel. Here it is faster nowhere, and the view is not "
+            "faster everywhere either: run the cell again on a quieter machine.")
 
 # %% [markdown]
 # ## 3. Broadcast add, and the memory it moves
@@ -153,12 +241,13 @@ verdict(f"the article's reasoning: memory-bound operations gain the ratio of mem
 # %% [markdown]
 # ## 4. A loop of rows, or one broadcast
 #
-# The article's "inefficient" version adds the bias row by row, "1024 kernel launches", against a single broadcast. Here both produce a new tensor, so that repeated runs start from the same data.
+# The article's "inefficient" version adds the bias row by row, "1024 kernel launches", against a single broadcast. Count them: each row is two selects (`data[i]`, `out[i]`: views, no work on the device), one add and one `copy_`, so **4,096 operator dispatches**. On a GPU that is 1,024 add kernels and 1,024 device-to-device copies (`cudaMemcpyAsync`, not kernels). Here both versions produce a new tensor, so that repeated runs start from the same data.
 
 # %% tags=["loop-setup"]
 device = "cuda" if GPU else "cpu"
 data = torch.rand(1024, 64, device=device)
 bias = torch.rand(64, device=device)
+matrix = torch.rand(1024, 1024, device=device)  # for section 5
 
 # %% tags=["loop"]
 # %%cudatime -b 0.5 --sweep way=loop,broadcast --check -v bias_add
@@ -171,13 +260,34 @@ else:
 out
 
 # %% tags=["loop-verdict"]
-times = {p["way"]: r.median for p, r in bias_add.rows}
+runs = {p["way"]: r for p, r in bias_add.rows}
 verdict(f"the article: a loop costs 1024 launches, a broadcast one. Here the loop takes "
-        f"{format_seconds(times['loop'])}, the broadcast {format_seconds(times['broadcast'])}: "
-        f"{times['loop'] / times['broadcast']:,.0f}× (on a CPU, 1024 operator dispatches instead of launches).")
+        f"{format_seconds(runs['loop'].median)}, the broadcast {format_seconds(runs['broadcast'].median)}: "
+        f"{versus(runs['broadcast'], runs['loop'], ('the broadcast', 'the loop'))}, "
+        f"for 4,096 operator dispatches against one.")
 
 # %% [markdown]
-# ## 5. Decomposition: singular values
+# ## 5. A sum over a transposed view
+#
+# The article's reduction claim: `a = torch.rand(1024, 1024).T` is a view (here `matrix.T`, the same for every point), and `a.sum(dim=0)` "reduces across a non-contiguous dimension" and is slow; `a.contiguous().sum(dim=0)` is its fix.
+#
+# > **Predict.** Summing `a.T` over dimension 0 is summing `a` over dimension 1: each output element reads one row of `a`, which is contiguous in memory. What will `.contiguous()`, which first copies the whole matrix, add?
+
+# %% tags=["reduction"]
+# %%cudatime -b 0.3 --sweep way=view,contiguous --check -v reduction a = matrix.T
+a.sum(dim=0) if way == "view" else a.contiguous().sum(dim=0)
+
+# %% tags=["reduction-verdict"]
+runs = {p["way"]: r for p, r in reduction.rows}
+found = versus(runs["contiguous"], runs["view"], (".contiguous()", "the view"))
+verdict(f"the article: the sum over the view is slow, .contiguous() fixes it. Here the view takes "
+        f"{format_seconds(runs['view'].median)}, .contiguous() then the sum {format_seconds(runs['contiguous'].median)}: "
+        f"{found}."
+        + (" The reduction reads the view's strides directly; the copy is extra work." if found.startswith("the view")
+           else ""))
+
+# %% [markdown]
+# ## 6. Decomposition: singular values
 #
 # The singular values are unique (singular vectors and QR factors are defined only up to signs), so `--check` can compare them. They are computed in float64, as NumPy does by default. On a GPU, `torch.linalg.svdvals` calls cuSOLVER's `gesvdj` (Jacobi) and falls back to `gesvd` when that does not converge, and it synchronizes the device with the CPU [5]. A decomposition is a long chain of dependent steps, with less parallel work than a matrix product, and consumer GPUs are slow at float64: this is where a GPU gains least.
 
@@ -199,7 +309,7 @@ else:
 # > **Remember**
 # >
 # > * A fair comparison needs synchronized runs, the cold run kept apart, the median of many runs, and a check that both libraries computed the same thing. `%%cudatime --sweep ... --check` does all four.
-# > * Before you believe a speed-up, compare it with the ratio of the two devices' peak rates. A speed-up beyond that ratio means the timer is wrong.
+# > * Before you believe a speed-up, multiply the slower side's measured rate by it: a GPU rate above the GPU's peak means the timer is wrong. A difference inside the spread of the runs is no difference.
 # > * `a.T` is free at any size, and a matrix product reads it through a transpose flag. Time the operation that moves the data.
 
 # %% [markdown] tags=["gpu-table"]
@@ -208,8 +318,9 @@ else:
 # | claim (the article: A100 against a Xeon Gold 6248R) | what the specifications allow | this project's GPU run |
 # |---|---|---|
 # | torch on the CPU is about 20% faster than NumPy | depends on each library's BLAS; see the first table above for this CPU | not measured yet |
-# | GPU more than 200× faster above 2048 (FP32 GEMM) | about 5–10×: 19.5 ÷ 2.3–3 TFLOP/s | not measured yet |
+# | GPU more than 200× faster above 2048 (FP32 GEMM) | about 4× against a Xeon at its peak: 19.5 ÷ 4.6 TFLOP/s (TF32 about 34×, FP16 about 68×) | not measured yet |
 # | small matrices (< 512) slower on the GPU | open: a 256×256 product is 3.4×10⁷ FLOP, tens of µs on that Xeon, while a GPU pays µs to tens of µs of launch and synchronization; only a synchronized measurement can tell | not measured yet |
+# | a sum over a transposed view is slow; `.contiguous()` fixes it | no: the copy is extra work (see section 5 for this CPU) | not measured yet |
 # | memory-bound operations gain the bandwidth ratio | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
 # | decompositions gain less | yes: dependent steps, and cuSOLVER synchronizes | not measured yet |
 #
@@ -258,14 +369,15 @@ else:
 # * `%%cudatime --sweep NAME=V1,V2 ...` times the cell once per value; repeat `--sweep` for a grid. Code after the options on the first line is setup, run once per point, untimed.
 # * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
 # * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
+# * `-n 5` makes exactly five warm runs: enough for a spread (quartiles) that `versus` can compare. `-b S` instead makes warm runs for S seconds.
 # * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
 # * `--roofline` adds a counting run per point: `r.roofline.flop_rate` and `r.roofline.byte_rate` for PyTorch's operations (NumPy's are not seen), and, on a GPU it knows, the fraction of the device's peak.
 
 # %% [markdown] tags=["sources"]
 # ## Sources
 #
-# 1. NVIDIA A100 datasheet: 19.5 TFLOP/s FP32, 156 TFLOP/s TF32 (Tensor Cores), 1.6 TB/s memory bandwidth (40 GB). <https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet.pdf>
-# 2. Intel Xeon Gold 6248R: 24 cores, 3.0 GHz base, 4.0 GHz maximum turbo, two AVX-512 FMA units per core, six DDR4-2933 channels. <https://www.intel.com/content/www/us/en/products/sku/199351/intel-xeon-gold-6248r-processor-35-75m-cache-3-00-ghz/specifications.html>
+# 1. NVIDIA A100 datasheet: 19.5 TFLOP/s FP32, 156 TFLOP/s TF32 and 312 TFLOP/s FP16 (Tensor Cores, dense), 1.6 TB/s memory bandwidth (40 GB). <https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet.pdf>
+# 2. Intel Xeon Gold 6248R: 24 cores, 3.0 GHz base, 4.0 GHz maximum turbo (not with AVX-512 on all cores: AVX-512 code runs at lower clocks), two AVX-512 FMA units per core, so 2 × 16 FP32 lanes × 2 FLOP = 64 FP32 FLOP per cycle (32 in FP64), six DDR4-2933 channels. <https://www.intel.com/content/www/us/en/products/sku/199351/intel-xeon-gold-6248r-processor-35-75m-cache-3-00-ghz/specifications.html>
 # 3. PyTorch, *CUDA semantics*, "TensorFloat-32 (TF32) on Ampere (and later) devices": `torch.backends.cuda.matmul.allow_tf32` defaults to False since PyTorch 1.12. <https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices>
 # 4. cuBLAS, `cublasSgemm`: the `transa` and `transb` arguments select op(A) = A or Aᵀ. <https://docs.nvidia.com/cuda/cublas/#cublas-t-gemm>
 # 5. `torch.linalg.svd`: on CUDA, the default driver is `gesvdj`, falling back to `gesvd` when it does not converge; `torch.linalg.svdvals` synchronizes a CUDA device with the CPU. <https://pytorch.org/docs/stable/generated/torch.linalg.svd.html>
