@@ -24,16 +24,16 @@
 #
 # A CPU comparison is fair only with the same number of threads on both sides, so the setup gives PyTorch as many threads as NumPy's OpenBLAS uses, and prints both, with the BLAS each library was built with.
 #
-# A difference is only a difference if it is larger than the noise. `versus(a, b)` below says "inconclusive: the spreads overlap" when the middle halves of the two sets of warm runs (first to third quartile) overlap, and names the faster one otherwise.
+# A difference is only a difference if it is larger than the noise. `contrast(a, b, names)` from `ipython_cudatime` says "inconclusive: the spreads overlap" when the two results' spreads overlap (their IQR from 10 warm runs on, their min–max below that), and names the faster one otherwise; `%cudatime`'s comparison tables use the same rule. (`%cudatime --threads N` sets PyTorch's and the BLAS pools' threads for one measurement only; here one setting holds for the whole notebook.)
 
 # %% tags=["setup"]
 import os
 import re
-import statistics
 
 import numpy as np
 import torch
 
+from ipython_cudatime import contrast
 from ipython_cudatime.units import format_seconds
 
 # NumPy's OpenBLAS starts one thread per CPU unless OPENBLAS_NUM_THREADS was set before it was imported;
@@ -91,16 +91,6 @@ def verdict(text):
     print(f"\nVerdict: {text}")
 
 
-def versus(a, b, names):
-    """'NAME 29% faster', or 'inconclusive: the spreads overlap' when the two results' middle halves
-    (first to third quartile of the warm runs) overlap: a difference the noise alone could make."""
-    (qa1, _, qa3), (qb1, _, qb3) = (statistics.quantiles(r.samples, n=4, method="inclusive") for r in (a, b))
-    if qa1 <= qb3 and qb1 <= qa3:
-        return "inconclusive: the spreads overlap"
-    fast, ratio = (names[0], b.median / a.median) if a.median < b.median else (names[1], a.median / b.median)
-    return f"{fast} {ratio - 1:.0%} faster" if ratio < 2 else f"{fast} {ratio:,.0f}× faster"
-
-
 def results(sweep):
     """{(n, lib): result} for the points that ran."""
     return {(p["n"], p["lib"]): r for p, r in sweep.rows if r is not None}
@@ -113,7 +103,7 @@ print(f"libraries: {', '.join(LIBS)}; sizes {SIZES}")
 #
 # > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 64 FP32 FLOP per cycle (two AVX-512 FMA units × 16 lanes × 2) × 3.0 GHz, about 4.6×10¹² [2]: 3.0 GHz is its base clock, and AVX-512 code runs at or below it on all cores. What speed-up of a large FP32 product would you believe?
 #
-# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 5` gives each point five warm runs: enough for `versus` to see their spread (a 4096 product on two CPU cores takes a second or more, so this sweep takes a minute or two there).
+# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 5` gives each point five warm runs: enough for `contrast` to see their spread (a 4096 product on two CPU cores takes a second or more, so this sweep takes a minute or two there).
 
 # %% tags=["gemm"]
 # %%cudatime -n 5 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
@@ -123,7 +113,7 @@ a @ a
 table(gemm, "flop_rate", work=lambda n: 2 * n**3, unit="GFLOP/s")
 times, runs = medians(gemm), results(gemm)
 large = [n for n in SIZES if n >= 1024]
-found = {n: versus(runs[n, "torch-cpu"], runs[n, "numpy"], ("torch", "NumPy")) for n in large}
+found = {n: contrast(runs[n, "torch-cpu"], runs[n, "numpy"], ("torch", "NumPy")).sentence for n in large}
 print("\n".join(f"n={n}: {sentence}" for n, sentence in found.items()))
 torch_ahead = [n for n, sentence in found.items() if sentence.startswith("torch")]
 verdict("the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024: "
@@ -133,7 +123,7 @@ verdict("the article: torch on the CPU is about 20% faster than NumPy. Here, for
         + " Which is faster depends on the BLAS each library was built with, and its threads.")
 if GPU:
     speedup = times[4096, "torch-cpu"] / times[4096, "torch-gpu"]
-    small = versus(runs[256, "torch-gpu"], runs[256, "torch-cpu"], ("the GPU", "the CPU"))
+    small = contrast(runs[256, "torch-gpu"], runs[256, "torch-cpu"], ("the GPU", "the CPU")).sentence
     verdict(f"the article: the GPU is more than 200× faster above 2048. Here, at 4096: {speedup:,.0f}×. "
             f"At 256: {small} (the article: the GPU is slower below 512).")
 else:
@@ -204,7 +194,7 @@ if GPU:
 
 # %% tags=["layout-table"]
 runs = {(p["lib"], p["layout"]): r for p, r in layout.rows if r is not None}
-found = {lib: versus(runs[lib, "contiguous"], runs[lib, "view"], (".contiguous()", "the view")) for lib in LIBS[1:]}
+found = {lib: contrast(runs[lib, "contiguous"], runs[lib, "view"], (".contiguous()", "the view")).sentence for lib in LIBS[1:]}
 for lib in LIBS[1:]:
     print(f"{lib:>9}: a.T @ a {format_seconds(runs[lib, 'view'].median)}, "
           f"a.T.contiguous() @ a {format_seconds(runs[lib, 'contiguous'].median)}: {found[lib]}")
@@ -263,7 +253,7 @@ out
 runs = {p["way"]: r for p, r in bias_add.rows}
 verdict(f"the article: a loop costs 1024 launches, a broadcast one. Here the loop takes "
         f"{format_seconds(runs['loop'].median)}, the broadcast {format_seconds(runs['broadcast'].median)}: "
-        f"{versus(runs['broadcast'], runs['loop'], ('the broadcast', 'the loop'))}, "
+        f"{contrast(runs['broadcast'], runs['loop'], ('the broadcast', 'the loop')).sentence}, "
         f"for 4,096 operator dispatches against one.")
 
 # %% [markdown]
@@ -279,7 +269,7 @@ a.sum(dim=0) if way == "view" else a.contiguous().sum(dim=0)
 
 # %% tags=["reduction-verdict"]
 runs = {p["way"]: r for p, r in reduction.rows}
-found = versus(runs["contiguous"], runs["view"], (".contiguous()", "the view"))
+found = contrast(runs["contiguous"], runs["view"], (".contiguous()", "the view")).sentence
 verdict(f"the article: the sum over the view is slow, .contiguous() fixes it. Here the view takes "
         f"{format_seconds(runs['view'].median)}, .contiguous() then the sum {format_seconds(runs['contiguous'].median)}: "
         f"{found}."
@@ -369,7 +359,7 @@ else:
 # * `%%cudatime --sweep NAME=V1,V2 ...` times the cell once per value; repeat `--sweep` for a grid. Code after the options on the first line is setup, run once per point, untimed.
 # * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
 # * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
-# * `-n 5` makes exactly five warm runs: enough for a spread (quartiles) that `versus` can compare. `-b S` instead makes warm runs for S seconds.
+# * `-n 5` makes exactly five warm runs: enough for a spread (min–max below 10 runs) that `contrast` can compare. `-b S` instead makes warm runs for S seconds.
 # * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
 # * `--roofline` adds a counting run per point: `r.roofline.flop_rate` and `r.roofline.byte_rate` for PyTorch's operations (NumPy's are not seen), and, on a GPU it knows, the fraction of the device's peak.
 
