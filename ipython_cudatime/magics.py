@@ -249,6 +249,8 @@ class CudaTimeMagics(Magics):
                 value = None if _ends_with_semicolon(source) and not opts.output else value
         if error is None:
             return value
+        if isinstance(error, UsageError):  # a bad command line is never the cell's error: it always stops
+            raise error.with_traceback(None)
         tb = _user_traceback(error.__traceback__)
         if opts.raise_error or not isinstance(error, Exception):
             _render_as_users(self.shell, error, tb)

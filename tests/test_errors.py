@@ -1,7 +1,8 @@
 """Bad input loses nothing: the user's traceback, partial reports, a usable shell."""
 
 import pytest
-from conftest import run
+from IPython.core.error import UsageError
+from conftest import in_fresh_shell, run
 
 FAIL_ON_THIRD = """
 calls = 0
@@ -99,6 +100,25 @@ def test_setup_error_propagates(ip):
     cell = run(ip, "%%cudatime -n 1 undefined_name\ntimed = 1")
     assert isinstance(cell.error, NameError) and "timed" not in ip.user_ns
     assert _cell_name(cell) in cell.stdout + cell.stderr
+
+
+@pytest.mark.parametrize("flags", ["", "--no-raise-error "])
+def test_a_bad_trace_folder_stops_before_the_setup_code_runs(ip, tmp_path, flags):
+    """Every rule of the command line is checked before setup code or the cell runs."""
+    for path in (tmp_path / "no" / "such" / "t.json", tmp_path):  # a missing folder; a folder itself
+        cell = run(ip, f"%%cudatime {flags}--trace {path} print('SETUP RAN')\n1")
+        assert isinstance(cell.error, UsageError) and "SETUP RAN" not in cell.stdout
+
+
+def test_a_usage_error_found_while_timing_stops_the_cell_even_with_no_raise_error():
+    """-p needs torch, which setup code may import, so that rule is checked after the setup; its
+    UsageError still stops the cell: --no-raise-error is about the cell's own errors."""
+    last = in_fresh_shell(
+        "r = ip.run_cell('%%cudatime --no-raise-error -n 1 -p\\n1')\n"
+        "print(type(r.error_in_exec).__name__, 'torch' in sys.modules)",
+        prelude="import sys\n",
+    )
+    assert last == "UsageError False"
 
 
 def test_no_raise_error_prints_and_goes_on(ip):
