@@ -8,7 +8,7 @@ symptom gets a cause only where the facts support one:
   free, so its threads wait for each other at every barrier while one is descheduled;
 - **loaded**: the machine's other work took the cores (the thread waited for one);
 - **varies**: the machine was quiet, the thread never waited and the process was busy all along,
-  so the runs themselves differ in work;
+  so the spread is the runs' own, or from what no reading here shows (a neighbour VM, clock changes);
 - **unknown**: none of these is supported (or no facts were recorded).
 
 The same check serves a single report, every sweep point and every compared result.
@@ -112,10 +112,14 @@ def _loaded(context):
 
 
 def _varies(context):
-    return (f"Likely cause: the cell itself varies. The CPU was free ({_load_words(context)} on "
-            f"{_cores_words(context)}{_waited_words(context)}) and the process was busy all along (CPU time "
-            f"{context.cpu_share:.2f}× the wall time), so its runs differ in the work they do. Time the same "
-            "work each run, or read the spread with the median.")
+    """What a quiet machine and a busy process allow: the spread is the runs' own, or comes from
+    what no reading here shows (a neighbour on the same host, clock changes). Both are named."""
+    return (f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free "
+            f"({_load_words(context)} on {_cores_words(context)}{_waited_words(context)}) and the process "
+            f"was busy all along (CPU time {context.cpu_share:.2f}× the wall time): the runs differ in the work "
+            "they do (data-dependent work, garbage collection, memory allocation), or something this process "
+            "cannot see slowed the CPU (another virtual machine on the same host, frequency changes). Time "
+            "more runs, or read the spread with the median.")
 
 
 def _unknown(context):

@@ -1,0 +1,43 @@
+"""The documents agree with the code: every option is in the reference, and every link resolves."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ipython_cudatime import options
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "notebooks" / "README.md"]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(markdown):
+    """The anchors GitHub makes of a page's headings: lower case, punctuation dropped, spaces as -."""
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", re.sub(r"```.*?```", "", markdown, flags=re.S), flags=re.M):
+        found.add(re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-"))
+    return found
+
+
+def test_every_option_the_parser_knows_is_in_the_reference():
+    reference = (ROOT / "docs" / "reference.md").read_text()
+    missing = [flag for flag in options._SPEC if f"`{flag}" not in reference and f"{flag} " not in reference]
+    assert missing == []
+
+
+def test_the_readme_stays_an_introduction():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+@pytest.mark.parametrize("page", DOCS, ids=lambda page: str(page.relative_to(ROOT)))
+def test_links_resolve(page):
+    text = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", page.read_text(), flags=re.S))  # prose only
+    for target in LINK.findall(text):
+        if target.startswith(("http://", "https://", "mailto:", "data:")):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), f"{page.name}: {target}"
+        if anchor and linked.suffix == ".md":
+            assert anchor in anchors(linked.read_text()), f"{page.name}: {target}"
