@@ -14,6 +14,7 @@ Without a GPU the product is 1024×1024 on the CPU: nothing is asynchronous ther
 """
 
 import json
+import os
 import subprocess
 import sys
 
@@ -57,7 +58,9 @@ print(json.dumps({"n": ns["n"], "cold_host": r.cold.host, "cold_wall": r.cold.wa
 def run_half(half, quick):
     """One half in a fresh interpreter; its figures (the last line it prints, JSON)."""
     code = f"QUICK = {quick}\n" + PROLOGUE + (TIME_HALF if half == "time" else CUDATIME_HALF)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    # TERM=dumb: IPython 7.34's shell would write an xterm title escape onto stdout, before the JSON
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TERM": "dumb"})
     if done.returncode != 0:
         raise RuntimeError(f"the {half} half failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
