@@ -37,12 +37,21 @@ from ipython_cudatime import contrast
 from ipython_cudatime.units import format_seconds
 
 # NumPy's OpenBLAS starts one thread per CPU unless OPENBLAS_NUM_THREADS was set before it was imported;
-# PyTorch starts one per physical core. The same count for both:
+# PyTorch starts one per physical core. The same count for both, set on both where threadpoolctl
+# (on Colab: installed with scikit-learn) can reach NumPy's BLAS, and read back from each library:
 THREADS = int(os.environ.get("OPENBLAS_NUM_THREADS") or os.cpu_count())
 torch.set_num_threads(THREADS)
+try:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    threadpool_limits(THREADS, user_api="blas")
+    pools = [pool for pool in threadpool_info() if pool["user_api"] == "blas" and "numpy" in pool["filepath"]]
+    numpy_threads = pools[0]["num_threads"] if pools else f"{THREADS} (assumed: no NumPy BLAS pool found)"
+except ImportError:
+    numpy_threads = f"{THREADS} (assumed: pip install threadpoolctl to set and read it)"
 numpy_blas = np.__config__.CONFIG["Build Dependencies"]["blas"]
 torch_blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
-print(f"NumPy {np.__version__}: {numpy_blas['name']} {numpy_blas.get('version') or ''}, {THREADS} threads")
+print(f"NumPy {np.__version__}: {numpy_blas['name']} {numpy_blas.get('version') or ''}, {numpy_threads} threads")
 print(f"PyTorch {torch.__version__}: {torch_blas.group(1) if torch_blas else 'unknown BLAS'}, "
       f"{torch.get_num_threads()} threads")
 
