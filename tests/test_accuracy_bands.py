@@ -76,3 +76,12 @@ def test_a_harness_of_unknown_kind_is_not_compared(on_gpu):
     row = {"%cudatime": cudatime(1e-3, 1), "someone's harness": {"seconds": 2e-3}}
     verdict = accuracy.band_verdict(workload("seed 002 loop"), row, 1e-3)
     assert verdict.startswith("pass") and "not compared, another kind: someone's harness (unknown kind)" in verdict
+
+
+def test_a_cudatime_reading_without_a_warm_median_fails_the_step():
+    """%cudatime's column read "n/a" when its repeat rule ran a None-returning function once: the
+    step must fail on the CPU too, where no band is applied."""
+    row = {"times": {"%cudatime": cudatime(None, 1), "torch Timer": {"seconds": 1e-3}}, "band": "±5% on a GPU"}
+    assert accuracy.failed({"rows": [row]})
+    row["times"]["%cudatime"] = cudatime(1e-3, 1)
+    assert not accuracy.failed({"rows": [row]})
