@@ -124,7 +124,11 @@ def executed_nodes(statement):
     """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
     if isinstance(statement, _SCOPES):
         return
-    pending = [statement]
+    yield from _walk([statement])
+
+
+def _walk(pending):
+    """``pending`` and every node under them, without entering defs, lambdas or classes."""
     while pending:
         node = pending.pop()
         yield node
@@ -198,11 +202,7 @@ def _own_nodes(statement):
                if not isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case))]
     pending += [handler.type for handler in getattr(statement, "handlers", ()) if handler.type is not None]
     pending += [case.guard for case in getattr(statement, "cases", ()) if case.guard is not None]
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
+    yield from _walk(pending)
 
 
 def _blocks(statement):
