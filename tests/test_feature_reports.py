@@ -1,0 +1,40 @@
+"""Every feature's words in every view, from a saved file: two results that hold a record of each
+feature (cold-run causes, --profile from a recorded A100 trace, --roofline, peak device memory),
+written by ``--save`` (schema 1) before the features moved into ``features/``. Their text report,
+HTML report and comparison must stay byte for byte what ``tests/expected/`` holds: the words of a
+feature do not change when its code moves. Recorded data (a stand-in for a GPU run): the trace is
+``tests/data/a100_simple_add.json.gz``; the other figures were written by hand."""
+
+import pathlib
+
+from expected_text import assert_expected
+
+import ipython_cudatime
+from ipython_cudatime.display import bundle
+
+SAVED = pathlib.Path(__file__).parent / "data" / "features.jsonl"
+
+
+def _loaded():
+    results, problems = ipython_cudatime.load([SAVED])
+    assert problems == []
+    return results
+
+
+def test_every_feature_reads_back_from_a_saved_line():
+    first = _loaded().points[0].result
+    assert [cause.name for cause in first.cold_causes][:2] == ["CUDA context created", "memory pool grew"]
+    assert first.profile.kernel_count > 0 and first.roofline.bound == "compute"
+    assert first.memory.cold_peak == 96 << 20
+
+
+def test_a_result_with_every_feature_reads_the_same_after_the_move():
+    first = _loaded().points[0].result
+    assert_expected(ipython_cudatime.report(first), "features_report")
+    assert_expected(bundle(first)["text/html"], "features_report", ".html")
+
+
+def test_a_comparison_with_rates_reads_the_same_after_the_move():
+    results = _loaded()
+    assert_expected(ipython_cudatime.report(results), "features_comparison")
+    assert_expected(bundle(results)["text/html"], "features_comparison", ".html")
