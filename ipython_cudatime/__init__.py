@@ -5,13 +5,18 @@ imports neither IPython's magics nor any GPU framework: the result, the collecti
 file format below are plain data (``tests/test_package.py`` checks what an import loads).
 """
 
+from . import store
 from .compare import Results, contrast
+from .display import text
+from .explain.profile import profile_trace
+from .features import FEATURES
 from .result import CudaTimeResult, Env, Task
-from .store import load, save
+from .store import save
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "FEATURES",
     "CudaTimeResult",
     "Env",
     "Results",
@@ -29,7 +34,7 @@ __all__ = [
 def load_ipython_extension(ipython, notebook=None):
     """``%load_ext ipython_cudatime``. ``notebook`` forces the frontend decision (True: show
     notebook reports; False: text only) where detecting a Jupyter kernel misjudges it."""
-    from .magics import CudaTimeMagics
+    from .magics import CudaTimeMagics  # IPython's magic machinery loads with the extension, not the package
 
     magics = CudaTimeMagics(ipython, notebook=notebook)
     ipython.register_magics(magics)
@@ -37,7 +42,7 @@ def load_ipython_extension(ipython, notebook=None):
 
 
 def unload_ipython_extension(ipython):
-    from .magics import CudaTimeMagics
+    from .magics import CudaTimeMagics  # as in load_ipython_extension
 
     manager = ipython.magics_manager
     instance = manager.registry.get(CudaTimeMagics.__name__)
@@ -53,15 +58,10 @@ def unload_ipython_extension(ipython):
 def report(obj):
     """The text report of a result or of results side by side (a sweep, a comparison): what terminal
     IPython shows when you echo one. Results are plain data; this is how they read as text."""
-    from .display import text
-
     return text(obj)
 
 
-def profile_trace(path):
-    """Summarize a PyTorch profiler (Kineto) Chrome trace, ``.json`` or ``.json.gz``, as a ``Profile``:
-    the object ``%cudatime -p`` puts in ``result.profile``. Kernel and copy counts, the GPU's busy
-    fraction, a breakdown, top kernels, launch and synchronize costs, and a verdict."""
-    from .explain.profile import profile_trace as summarize_file
-
-    return summarize_file(path)
+def load(paths, features=FEATURES):
+    """Read the results ``--save`` wrote to ``paths`` (one JSON line each): (``Results``, a list of
+    messages for the lines or files that did not load). Each of ``features`` reads its own record."""
+    return store.load(paths, features)

@@ -18,6 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .cpu_context import pools_text
+from .explain.noise import noise
 from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
 from .units import inert
 
@@ -141,10 +142,11 @@ class Point:
         return {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data, features=()):
+        """The point ``to_dict`` wrote; ``features`` read their records back (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
             return cls(Task.from_dict(data["task"]), None, data["error"])
-        result = CudaTimeResult.from_dict(data)
+        result = CudaTimeResult.from_dict(data, features)
         return cls(result.task or Task(), result)
 
 
@@ -238,13 +240,15 @@ class Results:
                 "stopped": self.stopped, "interrupted": self.interrupted}
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data, features=()):
         check = data["check"] and Check.from_dict(data["check"])
-        return cls([Point.from_dict(point) for point in data["points"]], check, data["stopped"], data["interrupted"])
+        return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
+                   data["interrupted"])
 
     def to_pandas(self):
         """One row per point: the swept values, median, IQR, min, max, cold, runs, noise and error,
-        then label, device and host; with --roofline, also flop_rate, byte_rate and fraction_of_peak."""
+        then label, device and host, then each feature's fields (--roofline: flop_rate, byte_rate
+        and fraction_of_peak)."""
         import pandas
 
         return pandas.DataFrame.from_records([_record(point) for point in self.points])
@@ -259,17 +263,14 @@ class Results:
 def _record(point):
     """``to_pandas``'s row for one point; ``noise``: the noise check's cause ("oversubscribed",
     "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
-    from .explain.noise import noise
-
     r = point.result
     cause = noise(r)[1] if r is not None else None
     record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "min": r and r.min, "max": r and r.max,
               "cold": r and r.cold_time, "runs": r.runs if r else 0, "noise": cause and cause.kind,
               "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
-    roofline = r.roofline if r is not None else None
-    if roofline is not None:
-        record.update(flop_rate=roofline.flop_rate, byte_rate=roofline.byte_rate,
-                      fraction_of_peak=roofline.fraction_of_peak)
+    for feature, kept in r.record_pairs() if r is not None else ():
+        if kept is not None:
+            record.update(feature.table_fields(kept))
     return record
 
 

@@ -11,6 +11,10 @@ never a global to patch.
 """
 
 from .compare import Results
+from .render.chart import chart_html
+from .render.comparison import results_html, results_text
+from .render.html import render_html
+from .render.text import render_text
 from .result import CudaTimeResult
 
 
@@ -21,26 +25,14 @@ def in_notebook(shell):
 
 def text(obj):
     """The text report of a result, or of results side by side: the truth every view shares."""
-    if isinstance(obj, Results):
-        from .render.comparison import results_text
-
-        return results_text(obj)
-    from .render.text import render_text
-
-    return render_text(obj)
+    return results_text(obj) if isinstance(obj, Results) else render_text(obj)
 
 
 def bundle(obj):
     """The mimebundle for a result or results side by side: the text report, and the HTML report
     with its chart."""
-    if isinstance(obj, Results):
-        from .render.comparison import results_html
-
-        return {"text/plain": text(obj), "text/html": results_html(obj)}
-    from .render.chart import chart_html
-    from .render.html import render_html
-
-    return {"text/plain": text(obj), "text/html": render_html(obj, chart_html(obj))}
+    html = results_html(obj) if isinstance(obj, Results) else render_html(obj, chart_html(obj))
+    return {"text/plain": text(obj), "text/html": html}
 
 
 class Display:

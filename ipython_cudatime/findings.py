@@ -5,12 +5,11 @@ Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text`
 
 from dataclasses import dataclass
 
+from .explain.noise import noise
 from .units import format_seconds as fmt
 
 ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
-COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
-COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
 # Device events seeing less than this share of the synchronized time (harness cost out) missed work.
 COVERED = 0.9
 
@@ -23,21 +22,6 @@ class Finding:
 
 def _async_gap(host, wall):
     return host < ASYNC_HOST_FRACTION * wall and wall - host > ASYNC_MIN_GAP
-
-
-def _cold_sentence(result, ratio):
-    """Name the causes found, with the part of the cold run they leave unexplained."""
-    from .explain import remainder
-
-    causes = [cause for cause in result.cold_causes if cause.explains]
-    rest = remainder(causes, result.cold_time, result.median)
-    if not causes:
-        return (f"The cold run was {ratio:.0f}× slower than a warm run, and none of the checks "
-                "(device context, memory pool, cuBLAS, compilation) explains it: "
-                f"{fmt(rest)} is unexplained.")
-    named = ", ".join(cause.name + (f" ({fmt(cause.seconds)})" if cause.seconds else "") for cause in causes)
-    return (f"The cold run was {ratio:.0f}× slower than a warm run. It paid one-time setup: {named}; "
-            f"{fmt(rest)} of it is not accounted for by a measured cause. Later runs do not pay it again.")
 
 
 def _worker(result):
@@ -68,29 +52,14 @@ def _async_findings(result):
     )]
 
 
-def _explain_findings(result):
-    """Why the cold run was slow, and what --profile and --roofline concluded."""
-    found = []
-    ratio = result.ratio
-    if ratio is not None and ratio >= COLD_RATIO and result.cold_time - result.median > COLD_MIN_GAP:
-        found.append(Finding("cold", _cold_sentence(result, ratio)))
-    if result.profile is not None:
-        profile = result.profile
-        found.append(Finding("profile", f"Profile: {profile.verdict}."))
-        if profile.warning:
-            found.append(Finding("profile-warning", f"Note: {profile.warning}."))
-    if result.roofline is not None:
-        from .explain.roofline import sentences
-
-        found.extend(Finding(kind, text) for kind, text in sentences(result.roofline))
-    return found
+def _feature_findings(result):
+    """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...)."""
+    return [found for feature, record in result.record_pairs() for found in feature.findings(result, record)]
 
 
 def _noise_findings(result):
     """The noise warning and its likely cause (see ``explain.noise``), when the warm runs are noisy
     or were slowed down by the CPU."""
-    from .explain.noise import noise
-
     warning, cause = noise(result)
     if warning is None:
         return []
@@ -117,7 +86,7 @@ def _clock_findings(result):
 
 def findings(result):
     """The sentences worth printing under the numbers, most important first."""
-    found = _async_findings(result) + _explain_findings(result) + _clock_findings(result)
+    found = _async_findings(result) + _feature_findings(result) + _clock_findings(result)
     found.extend(_noise_findings(result))
     if result.stopped:
         found.append(Finding("stopped", f"Stopped early by {result.stopped}; the statistics cover the runs done."))

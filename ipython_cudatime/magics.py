@@ -9,7 +9,6 @@ called: it would reset the outer cell's result.
 import ast
 import contextlib
 import io
-import os
 import shlex
 import sys
 import tokenize
@@ -33,21 +32,16 @@ from .batching import compile_batch
 from .compare import Point, Results, check_values, grid, run_sweep
 from .cpu_context import Machine
 from .display import Display
-from .explain import PROBES, ColdWatch, ProbeSet
+from .explain import PROBES, ProbeSet
+from .features import FEATURES, Call
+from .options import HELP
 from .progress import live_progress
-from .result import Env, Task, format_params
 from .repeat_rule import top_level_names
-from .runner import Clock, Plan, measure
+from .result import Env, Task, format_params
+from .runner import Cell, Clock, measure
 from .state import CellRepeats, InterruptHold, NameSnapshot
 
 PACKAGE = __name__.rpartition(".")[0]
-HELP = "`%cudatime?` for help"
-
-OOM_HINT = (
-    "Out of memory during the warm runs: each run allocates again while the previous result "
-    "is still referenced. Time fewer runs (-n), free tensors with del, or make the cell "
-    "overwrite its result in place."
-)
 
 
 def _ends_with_semicolon(source):
@@ -98,15 +92,6 @@ def _show_syntax_error_plainly(shell, error):
     shell.showsyntaxerror = show
 
 
-def _is_out_of_memory(exc):
-    if type(exc).__name__ == "OutOfMemoryError":
-        return True
-    try:
-        return "out of memory" in str(exc).lower()
-    except Exception:  # an exception that cannot be printed
-        return False
-
-
 def _cell_number(shell):
     """The number of the cell being run, for ``Cell In[N]`` in tracebacks. IPython 9 increments
     ``execution_count`` before the cell runs, IPython 7 after; the running cell's
@@ -114,17 +99,6 @@ def _cell_number(shell):
     running = getattr(shell.displayhook, "exec_result", None)
     number = getattr(running, "execution_count", None)
     return shell.execution_count if number is None else number
-
-
-def _repeat_note(runs, result, reasons):
-    """The report's sentence when the cell changes state that restoring names cannot undo."""
-    if not reasons or runs == 0:
-        return None
-    why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
-    if runs is None:
-        return (f"Ran once only: {why}, which a second run would do again; -n N forces N more runs "
-                "(the state then reflects all of them).")
-    return f"The state reflects all {result.total_runs} runs, not one (-n {runs} forced them): {why}."
 
 
 class CompiledCell:
@@ -146,6 +120,12 @@ class CompiledCell:
             last = ast.Expression(body.pop().value)
         self.statements = shell.compile(ast.Module(body, []), filename, "exec") if body else None
         self.expression = shell.compile(last, filename, "eval") if last is not None else None
+
+    def cell(self, globals_, locals_, *namespaces):
+        """What the runner times (``runner.Cell``): the cell run in ``globals_``/``locals_``, what it
+        produced in ``namespaces[0]``, and the names it reads, looked up in ``namespaces``."""
+        return Cell(self.runner(globals_, locals_), self.outputs(namespaces[0]), self.reads(*namespaces),
+                    self.batch(globals_, locals_))
 
     def runner(self, globals_, locals_):
         """A no-argument callable that runs the cell once and returns its final value."""
@@ -210,11 +190,14 @@ class CudaTimeMagics(Magics):
     cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
     or False forces it); ``machine``, where the CPU facts are read and threads set
-    (``cpu_context.Machine``). Tests register an instance built with their own."""
+    (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),
+    whose flags the command line takes. Tests register an instance built with their own."""
 
-    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None, notebook=None, machine=None):
+    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None, notebook=None, machine=None,
+                 features=FEATURES):
         super().__init__(shell)
         self.registry = registry
+        self.features = tuple(features)
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
         self.machine = machine or Machine()
@@ -228,7 +211,7 @@ class CudaTimeMagics(Magics):
     def cudatime(self, line="", cell=None, local_ns=None):
         __tracebackhide__ = True  # IPython leaves this frame out of the user's traceback
         try:
-            opts, rest = cli.parse(line)
+            spec, rest = cli.parse(line, self.features)
         except cli.OptionError as exc:
             raise UsageError(f"{exc}; {HELP}") from None
         setup, source, where = (None, rest, local_ns) if cell is None else (rest, cell, None)
@@ -240,87 +223,76 @@ class CudaTimeMagics(Magics):
         except SyntaxError as exc:  # the user's, shown as IPython shows one in a cell
             _show_syntax_error_plainly(self.shell, exc)
             raise exc.with_traceback(None)
-        points = len(grid(opts.sweeps)) if opts.sweeps else 1
-        with live_progress(self.shell, opts, self.display.notebook, points) as live:
-            if opts.sweeps:
-                value, error = self._sweep(opts, compiled, where, run_setup, live)
+        points = len(grid(spec.sweeps)) if spec.sweeps else 1
+        with live_progress(self.shell, spec.show.quiet, spec.plan, self.display.notebook, points, self.clock) as live:
+            if spec.sweeps:
+                value, error = self._sweep(spec, compiled, where, run_setup, live)
             else:
-                value, error = self._time(opts, compiled, where, run_setup, live)
-                value = None if _ends_with_semicolon(source) and not opts.output else value
+                value, error = self._time(spec, compiled, where, run_setup, live)
+                value = None if _ends_with_semicolon(source) and not spec.show.output else value
         if error is None:
             return value
         if isinstance(error, UsageError):  # a bad command line is never the cell's error: it always stops
             raise error.with_traceback(None)
         tb = _user_traceback(error.__traceback__)
-        if opts.raise_error or not isinstance(error, Exception):
+        if spec.raise_error or not isinstance(error, Exception):
             _render_as_users(self.shell, error, tb)
             raise error.with_traceback(tb)  # the user's error: error_in_exec, Run All stops
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, opts, compiled, where, live, params=None, hold=None):
+    def _measure(self, spec, compiled, where, live, params=None, hold=None):
         """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
         ``live`` (``progress.LiveProgress``) hears of each run; ``hold`` (``state.InterruptHold``)
         starts when the later runs end. The result says what it timed: the cell, its label, the
-        swept ``params``, this machine."""
+        swept ``params``, this machine; each feature of ``spec`` watches the runs."""
         shell = self.shell
         scope = shell.user_ns if where is None else where
-        plan = Plan(runs=opts.runs, warmup=opts.warmup, budget=opts.budget, profile=opts.profile)
-        profiler = self._profiler(opts.trace) if opts.profile else None
-        counter = self._counter(opts.peak) if opts.roofline or opts.peak is not None else None
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
         repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
-        watch = ColdWatch.detect(self.probes, compiled.source)
-        with self.machine.limit(opts.threads):  # --threads N, the user's settings back afterwards
-            measurement = measure(compiled.runner(shell.user_ns, where), DeviceSet.detect(self.registry), plan,
-                                  repeats=repeats, watch=watch, profiler=profiler,
-                                  outputs=compiled.outputs(scope), counter=counter,
-                                  reads=compiled.reads(scope, shell.user_ns),
-                                  batch=compiled.batch(shell.user_ns, where), clock=self.clock, progress=live,
-                                  machine=self.machine)
-        result = measurement.result
-        note = _repeat_note(opts.runs, result, repeats.reasons)
-        if note:
-            result.notes.append(note)
-        result.task = Task(compiled.source, opts.label, dict(params or {}), Env.here(result.device), opts.threads)
-        return measurement
+        call = Call(compiled.source, self.probes)
+        watches = [watch for feature, settings in spec.features
+                   if (watch := feature.watch(settings, call)) is not None]
+        task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
+        with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards
+            return measure(compiled.cell(shell.user_ns, where, scope, shell.user_ns), DeviceSet.detect(self.registry),
+                           spec.plan, task, self.features, watches, repeats=repeats, clock=self.clock, progress=live,
+                           machine=self.machine)
 
-    def _time(self, opts, compiled, where, run_setup, live):
+    def _time(self, spec, compiled, where, run_setup, live):
         """Setup, then the runs; return (value, error): the report is shown before any error is raised.
         A Ctrl-C once the later runs are over waits for the report to be shown and saved."""
         with InterruptHold() as hold:
             try:
                 if run_setup is not None:
                     run_setup()
-                measurement = self._measure(opts, compiled, where, live, hold=hold)
+                measurement = self._measure(spec, compiled, where, live, hold=hold)
             except BaseException as exc:  # setup or the cold run failed: nothing to report
                 return None, exc
-            value, error = self._report(opts, measurement, live)
+            value, error = self._report(spec, measurement, live)
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
-    def _report(self, opts, measurement, live):
+    def _report(self, spec, measurement, live):
         """Keep, save and show the result; return (value, error) as ``_time`` does."""
-        result, error = measurement.result, measurement.error
-        if error is not None and _is_out_of_memory(error):
-            result.notes.append(OOM_HINT)
-        if opts.var:
-            self.shell.user_ns[opts.var] = result
-        self._keep(opts, [Point(result.task, result)])
-        if not opts.quiet:
-            self.display.show(result, opts.text, live)
-        return (result if opts.output else measurement.value), error
+        result, show = measurement.result, spec.show
+        if show.var:
+            self.shell.user_ns[show.var] = result
+        self._keep(spec, [Point(result.task, result)])
+        if not show.quiet:
+            self.display.show(result, show.text, live)
+        return (result if show.output else measurement.value), measurement.error
 
-    def _keep(self, opts, points):
+    def _keep(self, spec, points):
         """-l records the points for %cudatime_compare; --save appends them to its file."""
-        if opts.label:
+        if spec.label:
             self.history.record([point for point in points if point.result is not None])
-        if opts.save:
+        if spec.save:
             try:
-                store.save(points, opts.save)
+                store.save(points, spec.save)
             except OSError as exc:  # the timing is done: say so, and still show the report
-                print(f"cudatime: --save {opts.save}: not saved ({exc})", file=sys.stderr)
+                print(f"cudatime: --save {spec.save}: not saved ({exc})", file=sys.stderr)
 
-    def _sweep(self, opts, compiled, where, run_setup, live):
+    def _sweep(self, spec, compiled, where, run_setup, live):
         """Time the cell at every point of the --sweep grid; return (Results or None, error).
 
         Before each point the cell's names are put back as they were, the swept names
@@ -328,7 +300,7 @@ class CudaTimeMagics(Magics):
         point's inputs. The swept names get their old values back (or are deleted) after.
         """
         scope = self.shell.user_ns if where is None else where
-        swept = NameSnapshot(scope, [name for name, _ in opts.sweeps])
+        swept = NameSnapshot(scope, [name for name, _ in spec.sweeps])
         cell_state = NameSnapshot(scope, compiled.bound)
 
         def time_point(params):
@@ -337,26 +309,27 @@ class CudaTimeMagics(Magics):
             scope.update(params)
             if run_setup is not None:
                 run_setup()
-            measurement = self._measure(opts, compiled, where, live, params)
+            measurement = self._measure(spec, compiled, where, live, params)
             if measurement.error is not None:
                 raise measurement.error
             return measurement.result, measurement.value
 
-        failed = Task(compiled.source, opts.label, env=Env.here("not timed"), threads=opts.threads)  # a failed point
+        failed = Task(compiled.source, spec.label, env=Env.here("not timed"), threads=spec.threads)  # a failed point
         try:
-            sweep, values = run_sweep(grid(opts.sweeps), time_point, opts.stop_on_error, failed)
+            sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed)
         finally:
             swept.restore()
-        if opts.check:
+        if spec.check:
             check_values(sweep, values)
-        if opts.var:
-            self.shell.user_ns[opts.var] = sweep
-        self._keep(opts, sweep.points)  # each point is recorded: LABEL[n=256, device='cpu']
-        if not opts.quiet:
-            self.display.show(sweep, opts.text, live)
-        return (sweep if opts.output else None), sweep.error
+        show = spec.show
+        if show.var:
+            self.shell.user_ns[show.var] = sweep
+        self._keep(spec, sweep.points)  # each point is recorded: LABEL[n=256, device='cpu']
+        if not show.quiet:
+            self.display.show(sweep, show.text, live)
+        return (sweep if show.output else None), sweep.error
 
-    cudatime.__doc__ = cli.USAGE
+    cudatime.__doc__ = cli.usage(FEATURES)
 
     @line_magic
     def cudatime_compare(self, line=""):
@@ -374,7 +347,7 @@ class CudaTimeMagics(Magics):
         if unknown:
             raise UsageError(f"no result recorded as {', '.join(unknown)} (record one with %cudatime -l NAME); "
                              f"recorded: {', '.join(dict.fromkeys(p.label for p in self.history.points)) or 'none'}")
-        loaded, problems = store.load(files)
+        loaded, problems = store.load(files, self.features)
         for problem in problems:  # the lines that did load are still shown
             print(f"cudatime: {problem}", file=sys.stderr)
         fresh = [point for point in loaded.points if point not in chosen.points]  # this kernel saved them too
@@ -392,25 +365,3 @@ class CudaTimeMagics(Magics):
         if choice not in ("on", "off"):
             raise UsageError("usage: %cudatime_auto on|off")
         self.auto.enable(choice == "on")
-
-    @staticmethod
-    def _profiler(trace):
-        """torch.profiler around one run; ``trace``: where --trace keeps its Chrome trace."""
-        torch = sys.modules.get("torch")
-        if torch is None:
-            raise UsageError(f"--profile uses torch.profiler: import torch first; {HELP}")
-        if trace is not None:  # a file in a folder that exists: options checked it
-            trace = os.path.abspath(os.path.expanduser(trace))
-        from .explain.profile import TorchProfiler
-
-        return TorchProfiler(torch, trace)
-
-    @staticmethod
-    def _counter(peak):
-        """--roofline: a fresh op counter, one per timed cell or sweep point."""
-        if sys.modules.get("torch") is None:
-            raise UsageError(f"--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
-                             f"not counted); {HELP}")
-        from .explain.op_counter import OpCounter
-
-        return OpCounter(peak)

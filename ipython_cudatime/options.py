@@ -1,87 +1,264 @@
-"""The ``%cudatime`` command line: options first, then the statement (or setup code).
+"""The ``%cudatime`` command line: every flag declared once, parsed into a ``Spec``.
 
-Parsed by hand rather than with getopt so that the statement after the options
-keeps its exact spacing and quotes.
+A ``Flag`` holds all there is to know about one option: its spellings, where its value goes,
+how the value is read and checked, its help, and the rules it takes part in. The help text
+(``usage``), the parser (``parse``) and the checks are all made from those declarations: the
+core flags below, and each feature's own (``features/``), passed in. Every rule is checked here,
+before setup code or the cell runs, and a broken one is an ``OptionError`` (one line).
+
+Parsed by hand rather than with argparse or getopt so that the statement after the options keeps
+its exact spacing and quotes, and so that ``--sweep n=[1, 2]`` is one value.
 """
+
+from __future__ import annotations
 
 import keyword
 import math
 import os
 import re
-from dataclasses import dataclass, field
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .compare import MAX_GRID, grid_size, parse_sweep, top_level
-from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS
+from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
 from .units import symbol
 
+if TYPE_CHECKING:
+    from .features.feature import Feature
+
+HELP = "`%cudatime?` for help"  # the end of every UsageError
 MAX_N = 100_000  # -n and -w: runs per call; more is a mistaken zero or a loop better timed in one cell
 
-USAGE = f"""Time GPU code where you would write %time: synchronized, the cold first run kept
+
+class OptionError(ValueError):
+    """A bad command line; the magic turns it into a one-line UsageError."""
+
+
+class Values(dict):  # type: ignore[type-arg]
+    """The parsed flags by destination (``values.runs``), each flag's default where it was not given.
+    Only the parser, the rules and the features' ``settings`` read it: what travels on is the ``Spec``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+Rule = Callable[[Values], None]  # raises OptionError when the flags given break it
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One option, declared once.
+
+    ``names``     its spellings, short first (``("-n", "--runs")``);
+    ``dest``      where its value goes in ``Values``;
+    ``help``      its line(s) in ``%cudatime?``;
+    ``metavar``   the value's name in the help (``N``), or None for a switch, which takes none;
+    ``convert``   ``convert(name, text)`` reads a value, raising OptionError for a bad one;
+    ``const``     what a switch sets; ``default`` what ``dest`` holds when no flag sets it;
+    ``repeat``    each use appends to a list (``--sweep``);
+    ``rules``     the checks between options this flag takes part in, run once all are read.
+    """
+
+    names: tuple[str, ...]
+    dest: str
+    help: str
+    metavar: str | None = None
+    convert: Callable[[str, str], Any] | None = None
+    const: Any = True
+    default: Any = None
+    repeat: bool = False
+    rules: tuple[Rule, ...] = ()
+
+    @property
+    def takes_value(self) -> bool:
+        return self.metavar is not None
+
+    def spelled(self) -> str:
+        """``-n N, --runs N``: how the help names it."""
+        value = f" {self.metavar}" if self.metavar else ""
+        return ", ".join(name + value for name in self.names)
+
+
+@dataclass(frozen=True)
+class Show:
+    """How the result is shown and handed back: ``-q``, ``--text``, ``-o``, ``-v NAME``."""
+
+    quiet: bool = False
+    text: bool = False
+    output: bool = False
+    var: str | None = None
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one ``%cudatime`` line asks for, built once by ``parse`` and passed down: how many runs
+    (``plan``), which features with which settings (``features``: (feature, settings) pairs), how to
+    show the result (``show``), the sweep, and what to record. Nothing below the magic sees the flags."""
+
+    plan: Plan
+    features: tuple[tuple[Feature, Any], ...] = ()
+    show: Show = Show()
+    sweeps: tuple[tuple[str, list[Any]], ...] = ()
+    label: str | None = None
+    save: str | None = None
+    threads: int | None = None
+    raise_error: bool = True
+    stop_on_error: bool = False
+    check: bool = False
+
+
+# Readers of values: ``reader(name, text)`` returns the value or raises OptionError naming the flag.
+
+def count(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise OptionError(f"{name} expects a whole number, got {text!r}") from None
+    if value < 0:
+        raise OptionError(f"{name} expects a number {symbol('≥')} 0, got {value}")
+    if value > MAX_N:
+        raise OptionError(f"{name} expects at most {MAX_N:,} runs per call, got {value:,}")
+    return value
+
+
+def _budget(name: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise OptionError(f"{name} expects seconds, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise OptionError(f"{name} expects a positive number of seconds, got {text}")
+    return value
+
+
+def _identifier(name: str, text: str) -> str:
+    if not text.isidentifier() or keyword.iskeyword(text):
+        raise OptionError(f"{name} expects a variable name, got {text!r}")
+    return text
+
+
+def _sweep(name: str, text: str) -> tuple[str, list[Any]]:
+    try:
+        return parse_sweep(text)
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
+
+
+def _unquoted(text: str) -> str:
+    """A value may be quoted (-l "loop"); the quotes are not part of it."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _label(name: str, text: str) -> str:
+    text = _unquoted(text)
+    if not text or any(c.isspace() or c in "'\"" for c in text):
+        raise OptionError(f"{name} expects a name without spaces or quotes, got {text!r}")
+    return text
+
+
+def file_name(name: str, text: str) -> str:
+    text = _unquoted(text)
+    if not text:
+        raise OptionError(f"{name} expects a file name")
+    return text
+
+
+def writable_file(name: str, text: str) -> str:
+    """A file in a folder that exists, and not a folder itself (writing would put a file in its
+    place), as an absolute path: checked before anything runs."""
+    path = os.path.abspath(os.path.expanduser(file_name(name, text)))
+    if not os.path.isdir(os.path.dirname(path)):
+        raise OptionError(f"{name} {text}: no such folder to write it in")
+    if os.path.isdir(path):
+        raise OptionError(f"{name} {text} is a folder: name a file in it, such as "
+                          f"{os.path.join(file_name(name, text), 'trace.json')}")
+    return path
+
+
+def _threads(name: str, text: str) -> int:
+    value = count(name, text)
+    if value == 0:
+        raise OptionError(f"{name} expects a number of threads {symbol('≥')} 1, got 0")
+    return value
+
+
+# Rules between options, each attached to the flags that take part in it.
+
+def _one_run_no_warmup(values: Values) -> None:
+    if values.runs == 0 and values.warmup:
+        raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -w")
+
+
+def _needs_sweep(flag: str) -> Rule:
+    def rule(values: Values) -> None:
+        if values.sweeps == []:
+            raise OptionError(f"{flag} applies to sweeps: use it with --sweep NAME=V1,V2")
+    return rule
+
+
+def _sweep_names_once(values: Values) -> None:
+    names = [name for name, _ in values.sweeps]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise OptionError(f"--sweep {repeated[0]} is given twice: list all its values in one --sweep")
+
+
+def _grid_size(values: Values) -> None:
+    size = grid_size(values.sweeps)
+    if size > MAX_GRID and not values.large_grid:
+        raise OptionError(f"the sweep grid has {size:,} points (more than {MAX_GRID}): "
+                          "add --yes-large-grid to time them all")
+
+
+CORE_FLAGS = (
+    Flag(("-n", "--runs"), "runs", "make exactly N warm runs (0: the cold run only, one run in all, which is %time "
+         f"with synchronization), even when the cell changes state in place; at most {MAX_N:,}", "N", count,
+         rules=(_one_run_no_warmup,)),
+    Flag(("-w", "--warmup"), "warmup", "W warm-up runs between the cold run and the warm runs (default: 1, or 0 "
+         f"when the cold run alone took longer than the budget; not with -n 0; at most {MAX_N:,})", "W", count,
+         rules=(_one_run_no_warmup,)),
+    Flag(("-b", "--budget"), "budget", "without -n: make warm runs until S seconds have passed since the cold run "
+         f"ended (default {DEFAULT_BUDGET:g})", "S", _budget, default=DEFAULT_BUDGET),
+    Flag(("-o",), "output", "also return the result object (instead of the cell's value), as %timeit -o does: "
+         "r = %cudatime -o stmt", default=False),
+    Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME", _identifier),
+    Flag(("-q", "--quiet"), "quiet", "show nothing (use with -o or -v)", default=False),
+    Flag(("--text",), "text", "show the text report only, even in a notebook", default=False),
+    Flag(("--threads",), "threads", "time with N intra-op threads in torch and in the BLAS pools threadpoolctl "
+         "sees (as torch's Timer(num_threads=) does: --threads 1 for comparisons on a shared CPU); your settings "
+         "come back afterwards", "N", _threads),
+    Flag(("--no-raise-error",), "raise_error", "print the traceback of an error in the cell and go on, instead of "
+         "raising it (which stops Run All)", const=False, default=True),
+    Flag(("--sweep",), "sweeps", "time the cell once per value, with NAME bound to it (values are Python "
+         "literals, e.g. [1,2],[3,4] or 'a, b', split at commas outside quotes and brackets; a plain word such "
+         "as cuda:0 or #ff0000 is a string; in quotes a backslash escapes, as in Python; repeat --sweep for a "
+         "grid). NAME gets its old value back afterwards. -o returns a sweep result with .rows, .to_dict() and "
+         ".to_pandas()", "NAME=V1,V2", _sweep, repeat=True, rules=(_sweep_names_once, _grid_size)),
+    Flag(("--yes-large-grid",), "large_grid", f"allow a sweep grid of more than {MAX_GRID} points", default=False),
+    Flag(("--stop-on-error",), "stop_on_error", "stop a sweep at the first point that fails and raise its error "
+         "(default: record the error there and go on)", default=False, rules=(_needs_sweep("--stop-on-error"),)),
+    Flag(("--check",), "check", "compare the cell's final value across a sweep's points (allclose, NaN equal to "
+         "NaN), report the largest difference and what could not be compared", default=False,
+         rules=(_needs_sweep("--check"),)),
+    Flag(("-l", "--label"), "label", "record the result under NAME for %cudatime_compare (with --sweep, each "
+         "point as NAME[n=256, ...])", "NAME", _label),
+    Flag(("--save",), "save", "append the result (with --sweep, each point) to FILE as one JSON line, with what "
+         "was timed and where, for %cudatime_compare --load FILE in another kernel or on another machine",
+         "FILE", writable_file),
+)
+
+SUMMARY = """Time GPU code where you would write %time: synchronized, the cold first run kept
 apart from the warm runs (whose median is the answer), and what it saw explained.
-Usage: %cudatime [options] statement  or, for a whole cell: %%cudatime [options] [setup]
+Usage: %cudatime [options] statement  or, for a whole cell: %%cudatime [options] [setup]"""
 
-Options:
-  -n N, --runs N        make exactly N warm runs (0: the cold run only, one run
-                        in all, which is %time with synchronization), even
-                        when the cell changes state in place; at most {MAX_N:,}
-  -w W, --warmup W      W warm-up runs between the cold run and the warm runs
-                        (default: 1, or 0 when the cold run alone took longer
-                        than the budget; not with -n 0; at most {MAX_N:,})
-  -b S, --budget S      without -n: make warm runs until S seconds have passed
-                        since the cold run ended (default {DEFAULT_BUDGET:g})
-  -o                    also return the result object (instead of the cell's
-                        value), as %timeit -o does: r = %cudatime -o stmt
-  -v NAME, --var NAME   also store the result object in the variable NAME
-  -q, --quiet           show nothing (use with -o or -v)
-  --text                show the text report only, even in a notebook
-  -p, --profile         one more run, after the warm runs, under torch.profiler:
-                        kernels (or, on the CPU, operator calls) per run, GPU
-                        busy fraction, top kernels and a verdict such as
-                        "launch-bound". Timed runs are not affected.
-  --profile-cold        profile the cold run instead (its time is then inflated)
-  --trace FILE          keep the profiled run's Chrome trace in FILE (.json, or
-                        .json.gz compressed; a file, never a folder) for
-                        Perfetto or chrome://tracing; implies -p. ipython_cudatime.profile_trace(FILE) reads it
-                        back. -p alone keeps no file
-  --roofline            one more run, after the warm runs, counting PyTorch ops'
-                        FLOPs (torch's FlopCounterMode) and bytes (each op's
-                        inputs and outputs: a lower bound on traffic): FLOP/s
-                        and bytes/s over the warm median, against the GPU's
-                        datasheet peak, and a compute- or memory-bound verdict.
-                        Only PyTorch ops are counted. Timed runs are not affected.
-  --peak FLOPS[,BYTES_PER_S]
-                        the peaks to compare with (implies --roofline), e.g.
-                        --peak 989e12,4.8e12 or --peak 989T,4.8T; without it the
-                        table of common GPUs is used (none on the CPU)
-  --threads N           time with N intra-op threads in torch and in the BLAS
-                        pools threadpoolctl sees (as torch's Timer(num_threads=)
-                        does: --threads 1 for comparisons on a shared CPU); your
-                        settings come back afterwards
-  --no-raise-error      print the traceback of an error in the cell and go on,
-                        instead of raising it (which stops Run All)
-  --sweep NAME=V1,V2    time the cell once per value, with NAME bound to it
-                        (values are Python literals, e.g. [1,2],[3,4] or
-                        'a, b', split at commas outside quotes and brackets;
-                        a plain word such as cuda:0 or #ff0000 is a string; in
-                        quotes a backslash escapes, as in Python; repeat
-                        --sweep for a grid). NAME gets its old value back afterwards. -o
-                        returns a sweep result with .rows, .to_dict() and
-                        .to_pandas()
-  --yes-large-grid      allow a sweep grid of more than {MAX_GRID} points
-  --stop-on-error       stop a sweep at the first point that fails and raise
-                        its error (default: record the error there and go on)
-  --check               compare the cell's final value across a sweep's points
-                        (allclose, NaN equal to NaN), report the largest
-                        difference and what could not be compared
-  -l NAME, --label NAME record the result under NAME for %cudatime_compare
-                        (with --sweep, each point as NAME[n=256, ...])
-  --save FILE           append the result (with --sweep, each point) to FILE as
-                        one JSON line, with what was timed and where, for
-                        %cudatime_compare --load FILE in another kernel or on
-                        another machine
-  --                    end of options (for a statement that starts with -)
-
-Run 1 is the cold run: it pays for one-time setup (CUDA context, library
+DETAILS = f"""Run 1 is the cold run: it pays for one-time setup (CUDA context, library
 handles, memory pool growth, compilation) and is reported on its own, never
 mixed into the statistics. Then come untimed-for-statistics warm-up runs,
 then the warm runs, whose median is the answer. Each run is timed with three
@@ -131,173 +308,37 @@ run, details), published together with an HTML and a text version, so saved
 notebooks and terminals show it too.
 """
 
+HELP_COLUMN, HELP_WIDTH = 24, 80
+
+
+def all_flags(features: Iterable[Feature]) -> tuple[Flag, ...]:
+    """The core flags, then each feature's, in the features' order."""
+    return CORE_FLAGS + tuple(flag for feature in features for flag in feature.flags)
+
+
+def _help_entry(flag: Flag) -> str:
+    """``  -n N, --runs N        make exactly ...``, wrapped; a long spelling gets a line of its own."""
+    spelled = f"  {flag.spelled()}"
+    indent = " " * HELP_COLUMN
+    lines = textwrap.wrap(flag.help, HELP_WIDTH - HELP_COLUMN)
+    if len(spelled) < HELP_COLUMN - 1:
+        return "\n".join([spelled.ljust(HELP_COLUMN) + lines[0], *(indent + line for line in lines[1:])])
+    return "\n".join([spelled, *(indent + line for line in lines)])
+
+
+def usage(features: Iterable[Feature]) -> str:
+    """``%cudatime?``: the summary, every flag from its declaration, then how it works."""
+    entries = [_help_entry(flag) for flag in all_flags(features)]
+    entries.append("  --".ljust(HELP_COLUMN) + "end of options (for a statement that starts with -)")
+    return f"{SUMMARY}\n\nOptions:\n" + "\n".join(entries) + "\n\n" + DETAILS
+
+
 _OPTION = re.compile(r"--?[A-Za-z]")
 _SPACE = re.compile(r"\s*")
 _WORD = re.compile(r"\S*")
 
-# name -> (destination, takes a value, the value a flag sets)
-_SPEC = {
-    "-n": ("runs", True, None), "--runs": ("runs", True, None),
-    "-w": ("warmup", True, None), "--warmup": ("warmup", True, None),
-    "-b": ("budget", True, None), "--budget": ("budget", True, None),
-    "-v": ("var", True, None), "--var": ("var", True, None),
-    "-o": ("output", False, True),
-    "-q": ("quiet", False, True), "--quiet": ("quiet", False, True),
-    "--text": ("text", False, True),
-    "-p": ("profile", False, "warm"), "--profile": ("profile", False, "warm"),
-    "--profile-cold": ("profile", False, "cold"),
-    "--trace": ("trace", True, None),
-    "--sweep": ("sweeps", True, None),
-    "--stop-on-error": ("stop_on_error", False, True),
-    "--check": ("check", False, True),
-    "--no-raise-error": ("raise_error", False, False),
-    "--yes-large-grid": ("large_grid", False, True),
-    "-l": ("label", True, None), "--label": ("label", True, None),
-    "--roofline": ("roofline", False, True),
-    "--peak": ("peak", True, None),
-    "--save": ("save", True, None),
-    "--threads": ("threads", True, None),
-}
 
-
-class OptionError(ValueError):
-    """A bad command line; the magic turns it into a one-line UsageError."""
-
-
-@dataclass
-class Options:
-    runs: int = None
-    warmup: int = None
-    budget: float = DEFAULT_BUDGET
-    var: str = None
-    output: bool = False
-    quiet: bool = False
-    text: bool = False
-    profile: str = None
-    trace: str = None
-    sweeps: list = field(default_factory=list)  # (name, values) per --sweep, in order
-    stop_on_error: bool = False
-    check: bool = False
-    label: str = None
-    roofline: bool = False  # --peak implies it
-    peak: object = None  # explain.roofline.PeakOverride from --peak FLOPS[,BYTES_PER_S]
-    raise_error: bool = True
-    large_grid: bool = False
-    save: str = None  # --save FILE: append the result(s) as JSON lines
-    threads: int = None  # --threads N: intra-op threads in torch and the BLAS pools while timing
-
-
-def _count(name, text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise OptionError(f"{name} expects a whole number, got {text!r}") from None
-    if value < 0:
-        raise OptionError(f"{name} expects a number {symbol('≥')} 0, got {value}")
-    if value > MAX_N:
-        raise OptionError(f"{name} expects at most {MAX_N:,} runs per call, got {value:,}")
-    return value
-
-
-def _budget(name, text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise OptionError(f"{name} expects seconds, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise OptionError(f"{name} expects a positive number of seconds, got {text}")
-    return value
-
-
-def _identifier(name, text):
-    if not text.isidentifier() or keyword.iskeyword(text):
-        raise OptionError(f"{name} expects a variable name, got {text!r}")
-    return text
-
-
-def _sweep(name, text):
-    try:
-        return parse_sweep(text)
-    except ValueError as exc:
-        raise OptionError(str(exc)) from None
-
-
-def _unquoted(text):
-    """A value may be quoted (-l "loop"); the quotes are not part of it."""
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
-
-
-def _label(name, text):
-    text = _unquoted(text)
-    if not text or any(c.isspace() or c in "'\"" for c in text):
-        raise OptionError(f"{name} expects a name without spaces or quotes, got {text!r}")
-    return text
-
-
-def _file(name, text):
-    text = _unquoted(text)
-    if not text:
-        raise OptionError(f"{name} expects a file name")
-    return text
-
-
-def _save(name, text):
-    """--save FILE: a file in a folder that exists (checked before anything runs)."""
-    path = os.path.abspath(os.path.expanduser(_file(name, text)))
-    if not os.path.isdir(os.path.dirname(path)):
-        raise OptionError(f"{name} {text}: no such folder to write it in")
-    return path
-
-
-def _trace(name, text):
-    """--trace FILE: a file in a folder that exists, never a folder (writing the trace would put a
-    file in its place), checked before setup code or the cell runs."""
-    path = _save(name, text)
-    if os.path.isdir(path):
-        raise OptionError(f"{name} {text} is a folder: name a file in it, such as "
-                          f"{os.path.join(_file(name, text), 'trace.json')}")
-    return _file(name, text)
-
-
-_SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-
-
-def _rate(name, text):
-    """``989e12``, ``989T`` or ``4.8T``: a positive number, with an optional decimal prefix."""
-    scale = _SI.get(text[-1:], 1.0)
-    try:
-        value = float(text[:-1] if scale != 1.0 else text) * scale
-    except ValueError:
-        value = math.nan
-    if not (value > 0 and math.isfinite(value)):
-        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S] as positive numbers (989e12,4.8e12 or 989T,4.8T), "
-                          f"got {text!r}")
-    return value
-
-
-def _peak(name, text):
-    from .explain.roofline import PeakOverride
-
-    parts = text.split(",")
-    if len(parts) > 2:
-        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S], got {text!r}")
-    return PeakOverride(*(_rate(name, part.strip()) for part in parts))
-
-
-def _threads(name, text):
-    value = _count(name, text)
-    if value == 0:
-        raise OptionError(f"{name} expects a number of threads {symbol('≥')} 1, got 0")
-    return value
-
-
-_CONVERT = {"runs": _count, "warmup": _count, "budget": _budget, "var": _identifier, "sweeps": _sweep,
-            "label": _label, "trace": _trace, "peak": _peak, "save": _save, "threads": _threads}
-
-
-def _split_flag(token):
+def _split_flag(token: str, table: dict[str, Flag]) -> tuple[str, str | None, str | None]:
     """``--runs=5`` → (--runs, 5); ``-n5`` → (-n, 5); ``-oq`` → (-o, None) then ``-q`` pending."""
     if token.startswith("--"):
         name, eq, value = token.partition("=")
@@ -305,87 +346,91 @@ def _split_flag(token):
     name, rest = token[:2], token[2:]
     if not rest:
         return name, None, None
-    if _SPEC.get(name, (None, False, None))[1]:
+    if name in table and table[name].takes_value:
         return name, rest, None
     return name, None, "-" + rest
 
 
-def _token(line, pos):
+def _token(line: str, pos: int) -> tuple[str, int] | None:
     """The next whitespace-separated token from ``pos`` as (token, end), or None at the end.
 
     Spaces inside quotes or brackets do not end a token: ``--sweep s='a b',c`` and
     ``--sweep n=[1, 2]`` are one token each.
     """
-    start = _SPACE.match(line, pos).end()
+    start = _SPACE.match(line, pos).end()  # type: ignore[union-attr]  # \s* always matches
     try:
         end = next((start + index for index, char in top_level(line[start:]) if char.isspace()), len(line))
     except ValueError:  # a quote or bracket left open or closed twice: up to the next space, for its option to refuse
-        end = _WORD.match(line, start).end()
+        end = _WORD.match(line, start).end()  # type: ignore[union-attr]
     return (line[start:end], end) if end > start else None
 
 
-def _check(options):
-    """Rules between options: what -n 0, --check, --stop-on-error and large grids need."""
-    if options.runs == 0 and options.warmup:
-        raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -w")
-    if options.runs == 0 and options.profile == "warm":
-        raise OptionError("-n 0 runs the cell once in all: use --profile-cold to profile that run")
-    for flag, wanted in (("--check", options.check), ("--stop-on-error", options.stop_on_error)):
-        if wanted and not options.sweeps:
-            raise OptionError(f"{flag} applies to sweeps: use it with --sweep NAME=V1,V2")
-    names = [name for name, _ in options.sweeps]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise OptionError(f"--sweep {repeated[0]} is given twice: list all its values in one --sweep")
-    size = grid_size(options.sweeps)
-    if size > MAX_GRID and not options.large_grid:
-        raise OptionError(f"the sweep grid has {size:,} points (more than {MAX_GRID}): "
-                          "add --yes-large-grid to time them all")
+class _Reader:
+    """One pass over a command line: flags into ``values`` until the statement starts."""
 
+    def __init__(self, line: str, flags: Sequence[Flag]) -> None:
+        self.line, self.pos = line, 0
+        self.table = {name: flag for flag in flags for name in flag.names}
+        self.values = Values({flag.dest: [] if flag.repeat else flag.default for flag in flags})
+        self.given: list[Flag] = []
 
-def parse(line):
-    """Split ``line`` into (Options, the rest of the line, verbatim)."""
-    options = Options()
-    pos = 0
-    while True:
-        found = _token(line, pos)
-        if found is None:
-            break
-        token, end = found
-        if token == "--":
-            pos = end
-            break
-        if not _OPTION.match(token):
-            break
-        pos = end
+    def read(self) -> str:
+        """Read every flag; return the rest of the line, verbatim."""
+        while True:
+            found = _token(self.line, self.pos)
+            if found is None or (found[0] != "--" and not _OPTION.match(found[0])):
+                break
+            self.pos = found[1]
+            if found[0] == "--":
+                break
+            self._token(found[0])
+        return self.line[self.pos:].strip()
+
+    def _token(self, token: str | None) -> None:
         while token:
-            name, value, token = _split_flag(token)
-            if name not in _SPEC:
+            name, value, token = _split_flag(token, self.table)
+            flag = self.table.get(name)
+            if flag is None:
                 raise OptionError(f"unknown option {name} (put -- before a statement that starts with -)")
-            dest, takes_value, constant = _SPEC[name]
-            if not takes_value:
-                if value is not None:
-                    raise OptionError(f"{name} takes no value")
-                setattr(options, dest, constant)
-                continue
-            if value is None:
-                found = _token(line, pos)
-                if found is None:
-                    raise OptionError(f"{name} needs a value")
-                value, pos = found
-            converted = _CONVERT[dest](name, value)
-            if dest == "sweeps":
-                options.sweeps.append(converted)
-            else:
-                setattr(options, dest, converted)
-    return _checked(options), line[pos:].strip()
+            self._set(flag, name, value)
+
+    def _set(self, flag: Flag, name: str, value: str | None) -> None:
+        self.given.append(flag)
+        if not flag.takes_value:
+            if value is not None:
+                raise OptionError(f"{name} takes no value")
+            self.values[flag.dest] = flag.const
+            return
+        if value is None:
+            found = _token(self.line, self.pos)
+            if found is None:
+                raise OptionError(f"{name} needs a value")
+            value, self.pos = found
+        converted = flag.convert(name, value) if flag.convert is not None else value
+        if flag.repeat:
+            self.values[flag.dest].append(converted)
+        else:
+            self.values[flag.dest] = converted
 
 
-def _checked(options):
-    """Combinations: --trace profiles (-p) unless --profile-cold chose the run; one run, one file."""
-    if options.trace is not None:
-        if options.sweeps:
-            raise OptionError("--trace keeps one run's trace: it cannot be combined with --sweep")
-        options.profile = options.profile or "warm"
-    _check(options)
-    return options
+def _checked(values: Values, given: Sequence[Flag]) -> None:
+    """Each rule of the flags given, once, in the order they were declared."""
+    for rule in dict.fromkeys(rule for flag in given for rule in flag.rules):
+        rule(values)
+
+
+def parse(line: str, features: Sequence[Feature]) -> tuple[Spec, str]:
+    """Split ``line`` into (the ``Spec`` it asks for, the rest of the line, verbatim); every rule is
+    checked before anything runs."""
+    reader = _Reader(line, all_flags(features))
+    rest = reader.read()
+    values = reader.values
+    _checked(values, reader.given)
+    chosen = tuple((feature, settings) for feature in features
+                   if (settings := feature.settings(values)) is not None)
+    plan = Plan(runs=values.runs, warmup=values.warmup, budget=values.budget)
+    show = Show(values.quiet, values.text, values.output, values.var)
+    spec = Spec(plan, chosen, show, tuple(values.sweeps), values.label, values.save, values.threads,
+                values.raise_error, values.stop_on_error, values.check)
+    return spec, rest
+

@@ -26,6 +26,7 @@ import threading
 import uuid
 from html import escape
 
+from .result import statistics_clock
 from .runner import Clock, Progress
 from .units import format_seconds as fmt
 from .units import inert
@@ -53,7 +54,7 @@ class LiveProgress(Progress):
         self._next = self.started + SHOW_AFTER
         self._cold_ended = self.started
         self._running = None  # (phase, number, start) of the run under way, between starting() and ran()
-        self._done = None  # what ran() last heard, for the ticker: (phase, done, warm, spent, took)
+        self._done = None  # what ran() last heard, for the ticker: (phase, done, warm, spent, took, harness)
         self._lock = threading.Lock()  # one refresh at a time: the runner's thread or the ticker's
         self._stop = threading.Event()
         self._ticker = None
@@ -65,13 +66,14 @@ class LiveProgress(Progress):
     def starting(self, phase, number):
         self._running = (phase, number, self.clock.now())
 
-    def ran(self, phase, done, warm):
+    def ran(self, phase, done, warm, harness=None):
         now = self.clock.now()
         running, self._running = self._running, None
         if phase == "cold":
             self._cold_ended = now
         took = now - running[2] if running is not None else None
-        self._done = (phase, done, warm, now - self._cold_ended, took)  # spent: of the budget, from the cold run's end
+        # spent: of the budget, from the cold run's end
+        self._done = (phase, done, warm, now - self._cold_ended, took, harness)
         if now >= self._next and self.view is not None:
             self._refresh(now, *self._after())
 
@@ -79,8 +81,8 @@ class LiveProgress(Progress):
         """(fraction, text) for the runs that have ended, or (0, "") before the first."""
         if self._done is None:
             return 0.0, ""
-        phase, done, warm, spent, took = self._done
-        return self._fraction(phase, done, spent), self._status(phase, done, warm, spent, took)
+        phase, done, warm, spent, took, harness = self._done
+        return self._fraction(phase, done, spent), self._status(phase, done, warm, spent, took, harness)
 
     def _refresh(self, now, fraction, text):
         """Show ``text``; the next refresh waits until this one's cost is COST_SHARE of the time
@@ -142,8 +144,9 @@ class LiveProgress(Progress):
             within = spent / self.budget if self.budget else 1.0
         return (max(self.point, 0) + min(max(within, 0.0), 1.0)) / self.points
 
-    def _status(self, phase, done, warm, spent, took):
-        """What the runs that ended come to (``took``: how long the last one lasted)."""
+    def _status(self, phase, done, warm, spent, took, harness):
+        """What the runs that ended come to (``took``: how long the last one lasted); the running
+        median is on the clock the result will use (``statistics_clock``)."""
         if phase == "cold":
             text = "cold run done" + (f" in {fmt(took)}" if took is not None else "")
         elif phase == "warm-up":
@@ -153,7 +156,8 @@ class LiveProgress(Progress):
         else:
             text = f"{done} warm sample{'s' if done != 1 else ''}, {fmt(spent)} of the {fmt(self.budget)} budget"
         if warm:
-            text += f" · running median {fmt(statistics.median(r.wall if r.device is None else r.device for r in warm))}"
+            clock = statistics_clock(warm, harness)
+            text += f" · running median {fmt(statistics.median(getattr(run, clock) for run in warm))}"
         return text
 
     def finish(self, data):
@@ -260,15 +264,16 @@ class LineView:
             self.shown = False
 
 
-def live_progress(shell, opts, notebook, points=1):
-    """The progress follower for one ``%cudatime`` (its parsed ``opts``): a widget view in a
-    notebook with ipywidgets, a stderr line on a TTY, or none (``-q``, or nowhere to show it)."""
+def live_progress(shell, quiet, plan, notebook, points=1, clock=None):
+    """The progress follower for one ``%cudatime`` (its ``runner.Plan``, on the runner's ``clock``):
+    a widget view in a notebook with ipywidgets, a stderr line on a TTY, or none (``quiet``: -q,
+    or nowhere to show it)."""
     view = None
-    if not opts.quiet:
+    if not quiet:
         view = _widget_view(shell) if notebook else None
         if view is None and sys.stderr.isatty():
             view = LineView(sys.stderr)
-    return LiveProgress(view, opts.runs, opts.budget, points)
+    return LiveProgress(view, plan.runs, plan.budget, points, clock)
 
 
 def _widget_view(shell):

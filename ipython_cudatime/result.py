@@ -13,9 +13,9 @@ import platform
 import statistics
 import sys
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import NamedTuple, Optional
 
+from .cpu_context import CpuContext
 from .units import format_seconds
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
@@ -133,24 +133,44 @@ class Task:
                    data.get("threads"))
 
 
-def _record(kind, data, rows=()):
-    """A nested record (profile, roofline, memory) from its dict: its own fields only (``to_dict``
-    adds derived ones, such as the roofline's ridge), ``rows`` back to the tuples they were made as."""
-    if data is None:
-        return None
-    names = {f.name for f in dataclasses.fields(kind)}
-    values = {name: value for name, value in data.items() if name in names}
-    for name in rows:
-        values[name] = [tuple(row) for row in values[name]]
-    return kind(**values)
-
-
 STATS = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
 
 
-@dataclass
+def harness_per_run(harness, runs):
+    """The harness's wall time per run in samples like ``runs``: spread over a sample's runs."""
+    return harness.wall / runs[0].batch if harness is not None and runs else 0.0
+
+
+def coverage(runs, harness=None):
+    """The share of the synchronized time that the device clock saw in ``runs``: the median device
+    time over the median wall time less the harness's own cost (a synchronize can cost 20 µs, so
+    that a 5 µs kernel's events still count as covering its run). None where a run had no device
+    clock. Events on the current stream miss work on other streams, other devices and other
+    frameworks; the synchronized wall clock does not."""
+    if not runs or any(run.device is None for run in runs):
+        return None
+    device = statistics.median(run.device for run in runs)
+    wall = statistics.median(run.wall for run in runs) - harness_per_run(harness, runs)
+    return device / wall if wall > 0 else 1.0
+
+
+def statistics_clock(runs, harness=None):
+    """The clock the statistics of ``runs`` use, the one rule for the result, its chart and the live
+    progress: "device" where every run has one and it saw most of the synchronized time
+    (``coverage`` at least ``DEVICE_SHARE``), else "wall"."""
+    share = coverage(runs, harness)
+    return "device" if share is not None and share >= DEVICE_SHARE else "wall"
+
+
+@dataclass(frozen=True)
 class CudaTimeResult:
-    """One cold run, the untimed-for-statistics warm-up runs, and the warm runs."""
+    """One cold run, the untimed-for-statistics warm-up runs, and the warm runs: built once, by
+    ``runner.measure`` or ``from_dict``, and never changed after.
+
+    ``records`` holds what each feature recorded, under its name, and ``features`` the features
+    that give those records their words and their saved form (``features.FEATURES``); a feature's
+    record also reads as an attribute: ``r.profile`` is ``r.records.get("profile")``. The
+    statistics (``clock``, ``samples``) are computed once, when the result is made."""
 
     cold: Run
     warmup: list = field(default_factory=list)
@@ -158,14 +178,30 @@ class CudaTimeResult:
     device: str = "cpu"
     synchronized: list = field(default_factory=list)
     notes: list = field(default_factory=list)
-    stopped: str = None
-    cold_causes: list = field(default_factory=list)  # explain.Cause records
-    profile: object = None  # explain.profile.Profile with --profile/--profile-cold
-    roofline: object = None  # explain.roofline.Roofline with --roofline
-    memory: object = None  # explain.memory.DeviceMemory where torch's CUDA allocator was used, else None
-    harness: Harness = None  # the harness's own cost, measured once per call
-    task: Task = None  # what was timed; the magic sets it, a bare runner result has none
-    cpu_context: object = None  # cpu_context.CpuContext: the CPU facts of the call, or None (older files)
+    stopped: Optional[str] = None
+    harness: Optional[Harness] = None  # the harness's own cost, measured once per call
+    task: Optional[Task] = None  # what was timed; a result made by hand may have none
+    cpu_context: Optional[CpuContext] = None  # the CPU facts of the call, or None (older files)
+    records: dict = field(default_factory=dict)  # feature name -> its record (plain data) or None
+    features: tuple = field(default=(), compare=False, repr=False)  # the features that read ``records``
+    coverage: Optional[float] = field(init=False, compare=False, repr=False)
+    clock: str = field(init=False, compare=False, repr=False)
+    samples: list = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
+
+    def __post_init__(self):
+        runs = self.warm or [self.cold]
+        clock = statistics_clock(runs, self.harness)
+        object.__setattr__(self, "coverage", coverage(runs, self.harness))
+        object.__setattr__(self, "clock", clock)
+        object.__setattr__(self, "samples", [getattr(run, clock) for run in self.warm])
+
+    def __getattr__(self, name):
+        """A feature's record by its name (``r.roofline``): None where that feature left none."""
+        if name.startswith("_") or name in ("records", "features"):
+            raise AttributeError(name)
+        if name in self.records or any(feature.name == name for feature in self.features):
+            return self.records.get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # What was timed, forwarded from the task as torch's ``Measurement`` forwards its ``TaskSpec``.
     @property
@@ -198,29 +234,8 @@ class CudaTimeResult:
                 "runs), which a sample of many runs makes negligible")
 
     def harness_per_run(self, runs):
-        """The harness's wall time per run in samples like ``runs``: spread over a sample's runs."""
-        return self.harness.wall / runs[0].batch if self.harness is not None and runs else 0.0
-
-    @cached_property
-    def coverage(self):
-        """The share of the synchronized time that the device clock saw: the median device time
-        over the median wall time less the harness's own cost (a synchronize can cost 20 µs, so
-        that a 5 µs kernel's events still count as covering its run). None where a run of the
-        statistics had no device clock. Events on the current stream miss work on other
-        streams, other devices and other frameworks; the synchronized wall clock does not."""
-        runs = self.warm or [self.cold]
-        if any(run.device is None for run in runs):
-            return None
-        device = statistics.median(run.device for run in runs)
-        wall = statistics.median(run.wall for run in runs) - self.harness_per_run(runs)
-        return device / wall if wall > 0 else 1.0
-
-    @cached_property
-    def clock(self):
-        """The clock the statistics use: device where every run has one and it saw most of the
-        synchronized time (``coverage``), else wall."""
-        coverage = self.coverage
-        return "device" if coverage is not None and coverage >= DEVICE_SHARE else "wall"
+        """The harness's wall time per run in samples like ``runs``."""
+        return harness_per_run(self.harness, runs)
 
     def clock_why(self):
         """Why the statistics use the wall clock although some run had a device clock, or None."""
@@ -234,12 +249,6 @@ class CudaTimeResult:
         return (f"The statistics use the wall clock: the device clock saw less than {DEVICE_SHARE:.0%} "
                 "of the synchronized time.")
 
-    @cached_property
-    def samples(self):
-        """The warm runs' times on ``clock``; the cold run is never among them."""
-        clock = self.clock
-        return [getattr(run, clock) for run in self.warm]
-
     @property
     def cold_time(self):
         """The cold run on the statistics clock, or its wall time when it had no device clock."""
@@ -250,20 +259,19 @@ class CudaTimeResult:
     def runs(self):
         return len(self.warm)
 
+    def record_pairs(self):
+        """(feature, its record or None) for each feature of this result, in the features' order."""
+        return [(feature, self.records.get(feature.name)) for feature in self.features]
+
     @property
     def extra_runs(self):
-        """The runs after the warm runs that stay out of the statistics: --profile's, --roofline's."""
-        extra = []
-        if self.profile is not None and not self.profile.cold:
-            extra.append("1 profiled")
-        if self.roofline is not None:
-            extra.append("1 counting")
-        return extra
+        """The runs after the warm runs that stay out of the statistics, as each feature names its own."""
+        return [run for feature, record in self.record_pairs() for run in feature.extra_runs(record)]
 
     @property
     def total_runs(self):
         """How many times the cell ran in all: cold, warm-up, warm (every run of every sample),
-        profiled and counting runs."""
+        and the features' extra runs."""
         later = sum(run.batch for run in self.warmup) + sum(run.batch for run in self.warm)
         return 1 + later + len(self.extra_runs)
 
@@ -326,8 +334,8 @@ class CudaTimeResult:
         return self.cold_time / median if median else None
 
     def to_dict(self):
-        """Plain data (JSON-ready): what was timed, the runs, the explainers' records, and the
-        statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
+        """Plain data (JSON-ready): what was timed, the runs, each feature's record under its name,
+        and the statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
         data = {name: getattr(self, name) for name in STATS}
         data.update(
             task=self.task.to_dict() if self.task is not None else None,
@@ -338,10 +346,9 @@ class CudaTimeResult:
             synchronized=list(self.synchronized),
             notes=list(self.notes),
             stopped=self.stopped,
-            cold_causes=[dataclasses.asdict(cause) for cause in self.cold_causes],
-            profile=self.profile.to_dict() if self.profile is not None else None,
-            roofline=self.roofline.to_dict() if self.roofline is not None else None,
-            memory=self.memory.to_dict() if self.memory is not None else None,
+        )
+        data.update({feature.name: feature.to_json(record) for feature, record in self.record_pairs()})
+        data.update(
             batch=self.batch,
             harness=self.harness._asdict() if self.harness is not None else None,
             cpu_context=self.cpu_context.to_dict() if self.cpu_context is not None else None,
@@ -349,17 +356,11 @@ class CudaTimeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data):
-        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict()) == r``. The runs and the
-        device are required (KeyError, or TypeError for a foreign field in a run); what a later
-        version added may be missing, so that older files still load."""
-        # The explainers' records are data too; their classes live beside the code that makes them.
-        from .cpu_context import CpuContext
-        from .explain import Cause
-        from .explain.memory import DeviceMemory
-        from .explain.profile import Profile
-        from .explain.roofline import Roofline
-
+    def from_dict(cls, data, features=()):
+        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict(), r.features) == r``. The runs
+        and the device are required (KeyError, or TypeError for a foreign field in a run); what a
+        later version added may be missing, so that older files still load. Each of ``features``
+        reads its own record back; a record no feature here knows is left out."""
         get = data.get
         return cls(
             cold=Run(**data["cold"]),
@@ -369,13 +370,11 @@ class CudaTimeResult:
             synchronized=list(get("synchronized", [])),
             notes=list(get("notes", [])),
             stopped=get("stopped"),
-            cold_causes=[Cause(**cause) for cause in get("cold_causes", [])],
-            profile=_record(Profile, get("profile"), rows=("top",)),
-            roofline=_record(Roofline, get("roofline"), rows=("uncounted",)),
-            memory=_record(DeviceMemory, get("memory")),
             harness=Harness(**get("harness")) if get("harness") is not None else None,
             task=Task.from_dict(get("task")) if get("task") is not None else None,
-            cpu_context=_record(CpuContext, get("cpu_context")),
+            cpu_context=CpuContext(**get("cpu_context")) if get("cpu_context") is not None else None,
+            records={feature.name: feature.from_json(get(feature.name)) for feature in features},
+            features=tuple(features),
         )
 
     def __repr__(self):

@@ -11,9 +11,10 @@ import os
 import statistics
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 from .cpu_context import CpuWatch, NoCpuWatch
-from .result import CudaTimeResult, Harness, Run
+from .result import CudaTimeResult, Env, Harness, Run, statistics_clock
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
 MIN_RUNS = 3  # warm runs (samples), whenever they fit
@@ -38,10 +39,9 @@ class Plan:
     budget, so that a slow cell is repeated only once.
     """
 
-    runs: int = None
-    warmup: int = None
+    runs: Optional[int] = None
+    warmup: Optional[int] = None
     budget: float = DEFAULT_BUDGET
-    profile: str = None  # "warm": one extra profiled run after the warm runs; "cold": profile the cold run
 
     def warmup_count(self, cold_seconds):
         if self.runs == 0:
@@ -52,7 +52,7 @@ class Plan:
 
     def once(self):
         """This plan cut to the cold run alone: what a cell that must not repeat gets."""
-        return dataclasses.replace(self, runs=0, profile=None if self.profile == "warm" else self.profile)
+        return dataclasses.replace(self, runs=0)
 
     def forced(self):
         """What ``-n N`` gives a cell that must not repeat: exactly N more runs, no warm-up unless asked."""
@@ -82,7 +82,7 @@ class Repeats:
     ``begin()`` is called before the cold run; ``after_cold(value)`` after it, with the cold
     run's value, says whether the cell may run again (when it may not, the plan is cut to
     the cold run, or with ``-n`` loses its default warm-up); ``reset()`` runs before every
-    later run (warm-up, warm, profiled); ``quiet()`` is a context manager around the later
+    later run (warm-up, warm, extra); ``quiet()`` is a context manager around the later
     runs (it discards their output; a ``StopRepeats`` raised inside ends them quietly);
     ``end()`` follows them, even when one failed.
     """
@@ -101,6 +101,10 @@ class Repeats:
 
     def end(self):
         pass
+
+    def why_once(self):
+        """Why the cell must not run again, as ``after_cold`` found it: one phrase each."""
+        return []
 
 
 class Clock:
@@ -202,7 +206,7 @@ class Sampler:
         return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
 
     def _cell(self, mark):
-        """The cell, inside ``mark(fn)`` when a profiler watches it (``TorchProfiler.cell``)."""
+        """The cell, inside ``mark(fn)`` when a watch marks the run (``Watch.mark``)."""
         return self.fn if mark is None else mark(self.fn)
 
     def cold(self, mark=None):
@@ -245,8 +249,10 @@ def _drain(devices):
 class Progress:
     """The seam through which ``measure`` reports between runs, never inside a timed span.
 
-    ``ran(phase, done, warm)``: ``phase`` is "cold", "warm-up" or "warm"; ``done`` counts
-    the runs of that phase; ``warm`` is the list of warm samples so far (read, never kept).
+    ``ran(phase, done, warm, harness)``: ``phase`` is "cold", "warm-up" or "warm"; ``done``
+    counts the runs of that phase; ``warm`` is the list of warm samples so far (read, never
+    kept); ``harness`` the harness's own cost (None after the cold run, before it is measured),
+    so that a running median is read on the clock the result will use (``statistics_clock``).
     An implementation (``progress.LiveProgress``) must return quickly: it is called after
     every run. ``starting(phase, number)`` comes just before a run's timed span, so that a
     view can say which run is under way and for how long. This default does nothing.
@@ -255,13 +261,103 @@ class Progress:
     def starting(self, phase, number):
         pass
 
-    def ran(self, phase, done, warm):
+    def ran(self, phase, done, warm, harness=None):
         pass
 
 
-def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=None, counter=None, batch=None,
-            clock=None, progress=None, machine=None, reads=None):
-    """Cold run, warm-up and warm runs of ``fn`` on ``devices`` according to ``plan``.
+class Watch:
+    """A feature's part in one measurement (``Feature.watch`` makes one per cell or sweep point):
+    the seam between the runner and ``features/``. The runner calls it between runs, never inside
+    a timed span, and names no feature. This default watches nothing.
+
+    ``before()`` comes just before the cold run; ``after_cold()`` just after it, once the
+    frameworks it imported have joined; ``after_warm()`` after the warm runs. ``around(run)`` is
+    a context manager around ``run`` ("cold", or "extra": the one more run after the warm runs,
+    out of the statistics, that a watch with an ``extra`` name asks for), or None; ``mark(run,
+    fn)`` is the cell as that run calls it. A cell that must not repeat gets no extra runs.
+    ``record(outcome)`` is what the feature keeps on the result: plain data, or None.
+    """
+
+    name = ""  # the feature's name: its record's key on the result
+    extra = None  # the extra run's name, as a stop names it ("profiled", "counting"), or None for none
+    batching = True  # False: warm runs are never timed k at a time (a watch that must see each run)
+
+    def before(self):
+        pass
+
+    def after_cold(self):
+        pass
+
+    def after_warm(self):
+        pass
+
+    def around(self, run):
+        return None
+
+    def mark(self, run, fn):
+        return fn
+
+    def record(self, outcome):
+        return None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a watch's record is made from once every run is done: the cold run, the watch's own
+    extra run (None when it made none), the warm median on the statistics clock (None without warm
+    runs) and the harness's own cost."""
+
+    cold: Run
+    extra: Optional[Run]
+    median: Optional[float]
+    harness: Harness
+
+
+OOM_HINT = (
+    "Out of memory during the warm runs: each run allocates again while the previous result "
+    "is still referenced. Time fewer runs (-n), free tensors with del, or make the cell "
+    "overwrite its result in place."
+)
+
+
+def _is_out_of_memory(exc):
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    try:
+        return "out of memory" in str(exc).lower()
+    except Exception:  # an exception that cannot be printed
+        return False
+
+
+def _repeat_note(runs, total, reasons):
+    """The report's sentence when the cell changes state that restoring names cannot undo."""
+    if not reasons or runs == 0:
+        return None
+    why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+    if runs is None:
+        return (f"Ran once only: {why}, which a second run would do again; -n N forces N more runs "
+                "(the state then reflects all of them).")
+    return f"The state reflects all {total} runs, not one (-n {runs} forced them): {why}."
+
+
+@dataclass
+class Cell:
+    """What ``measure`` runs: the cell as a no-argument callable, and what it knows of it.
+    ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``); ``reads()`` the
+    values of the names the cell reads (with its outputs they tell ``devices`` what it touched:
+    ``attribute``); ``batch(k)`` runs it k times in one call, or is None (see ``batching``)."""
+
+    fn: object
+    outputs: object = None
+    reads: object = None
+    batch: object = None
+
+
+def measure(cell, devices, plan, task, features=(), watches=(), repeats=None, clock=None, progress=None,
+            machine=None):
+    """Cold run, warm-up and warm runs of ``cell`` (a ``Cell``) on ``devices`` according to ``plan``;
+    the finished ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in
+    a ``Measurement`` with the cold run's value and what stopped the later runs.
 
     An exception in the cold run propagates: there is nothing to report. An
     exception or interrupt during later runs stops them; the runs done so far are
@@ -270,64 +366,90 @@ def measure(fn, devices, plan, repeats=None, watch=None, profiler=None, outputs=
 
     After the cold run, null runs measure the harness's own cost (``calibrate``); without
     a fixed count (``-n``: exactly N runs), warm runs shorter than BATCH_TARGET times it
-    are timed k at a time through ``batch(k)`` (see ``batching``; None: the cell cannot
-    be batched), and each sample says so.
+    are timed k at a time through ``cell.batch(k)``, and each sample says so.
 
-    ``watch`` (see ``explain.ColdWatch``) is read before the cold run, after it and
-    after the warm runs, and names the cold run's causes. ``profiler`` (see
-    ``explain.profile.TorchProfiler``) watches the run ``plan.profile`` asks for.
-    ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``).
-    ``counter`` (see ``explain.op_counter.OpCounter``) counts FLOPs and bytes in one more run
-    after those (``--roofline``), whose time stays out of the statistics.
-    ``clock`` (``Clock``, the default) is what every run and the budget are read on.
-    ``progress`` (see ``Progress``) hears of each run as it ends.
-    ``machine`` (``cpu_context.Machine``) is read before the cold run and around the warm runs,
-    never during one, for the result's ``cpu_context``; None reads nothing. ``reads()``, the values
-    of the names the cell reads, and what it produced tell ``devices`` what it touched (``attribute``).
+    ``watches`` (see ``Watch``), the parts of this call's features, are told of every phase and
+    each leaves its record; ``features`` (``features.FEATURES``) are kept on the result, whose
+    words they give. ``clock`` (``Clock``, the default) is what every run and the budget are read
+    on. ``progress`` (see ``Progress``) hears of each run as it ends. ``machine``
+    (``cpu_context.Machine``) is read before the cold run and around the warm runs, never during
+    one, for the result's ``cpu_context``; None reads nothing.
     """
-    repeats, watch, clock = repeats or Repeats(), watch or _NoWatch(), clock or Clock()
-    progress = progress or Progress()
-    sampler = Sampler(fn, devices, repeats, clock, outputs, batch)
+    repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
+    batch = cell.batch if all(watch.batching for watch in watches) else None
+    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch)
     cpu = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
     cpu.read("before")
     repeats.begin()
     progress.starting("cold", 1)
-    cold, value = _cold_run(sampler, plan, watch, profiler)
+    cold, value = _cold_run(sampler, watches)
     progress.ran("cold", 1, [])
+    extras = [watch for watch in watches if watch.extra]
     if not repeats.after_cold(value):
-        plan, counter = (plan.once(), None) if plan.runs is None else (plan.forced(), counter)
-    harness = calibrate(devices, clock, outputs)
+        plan, extras = (plan.once(), []) if plan.runs is None else (plan.forced(), extras)
+    harness = calibrate(devices, clock, cell.outputs)
     try:
-        later = _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress, cpu)
+        later = _later_runs(sampler, plan, watches, extras, cold, harness, progress, cpu)
     finally:
         repeats.end()
     if later.error is not None:
         _drain(devices)
-    devices.attribute((reads() if reads is not None else []) + (outputs(value) if outputs is not None else [value]))
-    result = _assemble(devices, watch, profiler, counter, later, harness)
-    result.cpu_context = cpu.context()
+    produced = cell.outputs(value) if cell.outputs is not None else [value]
+    devices.attribute((cell.reads() if cell.reads is not None else []) + produced)
+    result = _assemble(devices, task, features, watches, later, harness, cpu.context(),
+                       _notes(devices, plan, repeats, later))
     return Measurement(result, value, later.error)
 
 
-def _cold_run(sampler, plan, watch, profiler):
-    """The first run, between the watch's first two snapshots; (Run, value). Its error is the
-    user's and propagates, once the devices are drained. The frameworks and probes it imported
-    join after it (``redetect``), before the watch's second snapshot."""
+def _notes(devices, plan, repeats, later):
+    """The result's notes: the devices', why the cell ran once (or what -n forced), and an OOM hint."""
+    notes = devices.notes()
+    total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra)
+    note = _repeat_note(plan.runs, total, repeats.why_once())
+    if note:
+        notes.append(note)
+    if later.error is not None and _is_out_of_memory(later.error):
+        notes.append(OOM_HINT)
+    return notes
+
+
+def _cold_run(sampler, watches):
+    """The first run, between the watches' ``before`` and ``after_cold``; (Run, value). Its error
+    is the user's and propagates, once the devices are drained. The frameworks it imported join
+    after it (``redetect``), before the watches hear that it ended."""
     sampler.devices.begin()
-    watch.snapshot("before")
+    for watch in watches:
+        watch.before()
     try:
-        if plan.profile == "cold":
-            with profiler:
-                ran = sampler.cold(profiler.cell)
-        else:
-            ran = sampler.cold()
+        with contextlib.ExitStack() as stack:
+            ran = sampler.cold(_entered(stack, watches, "cold"))
     except BaseException:
         _drain(sampler.devices)
         raise
     sampler.devices.redetect()
-    watch.redetect()
-    watch.snapshot("after_cold")
+    for watch in watches:
+        watch.after_cold()
     return ran
+
+
+def _entered(stack, watches, run):
+    """Enter each watch's context around ``run`` on ``stack``; return the mark that wraps the cell
+    in every watch's ``mark``, or None when no watch marks it."""
+    marking = []
+    for watch in watches:
+        around = watch.around(run)
+        if around is not None:
+            stack.enter_context(around)
+            marking.append(watch)
+    if not marking:
+        return None
+
+    def mark(fn):
+        for watch in marking:
+            fn = watch.mark(run, fn)
+        return fn
+
+    return mark
 
 
 @dataclass
@@ -338,8 +460,7 @@ class _Later:
     cold: Run
     warmup: list = dataclasses.field(default_factory=list)
     warm: list = dataclasses.field(default_factory=list)
-    profiled: object = None
-    counted: object = None
+    extra: dict = dataclasses.field(default_factory=dict)  # watch -> its extra run
     phase: str = "warm-up"
     error: BaseException = None
     stopped: str = None
@@ -355,9 +476,9 @@ class _Later:
         self.stopped = f"{cause} in {self.phase} run {number}".rstrip()
 
 
-def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress, cpu):
-    """The warm loop (with ``cpu`` read around it), the watch's last snapshot, then the profiled
-    and counting runs; an error stops them."""
+def _later_runs(sampler, plan, watches, extras, cold, harness, progress, cpu):
+    """The warm loop (with ``cpu`` read around it), the watches' ``after_warm``, then the extra
+    runs that ``extras`` ask for, in order; an error stops them."""
     later = _Later(plan, cold)
     try:
         with sampler.repeats.quiet():
@@ -366,15 +487,12 @@ def _later_runs(sampler, plan, watch, profiler, counter, cold, harness, progress
                 _warm_loop(sampler, later, harness, progress)
             finally:
                 cpu.read("after")
-            watch.snapshot("after_warm")
-            if plan.profile == "warm" and plan.runs != 0:
-                later.phase = "profiled"
-                with profiler:
-                    later.profiled = sampler.run(before="synchronize", mark=profiler.cell)
-            if counter is not None:
-                later.phase = "counting"
-                with counter:
-                    later.counted = sampler.run(before="synchronize")
+            for watch in watches:
+                watch.after_warm()
+            for watch in extras:
+                later.phase = watch.extra
+                with contextlib.ExitStack() as stack:
+                    later.extra[watch] = sampler.run(before="synchronize", mark=_entered(stack, [watch], "extra"))
     except StopRepeats as stop:
         later.halt(stop.args[0] if stop.args else "a stop")
     except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too
@@ -390,7 +508,7 @@ def _warm_loop(sampler, later, harness, progress):
     for number in range(1, plan.warmup_count(cold.wall) + 1):
         progress.starting("warm-up", number)
         later.warmup.append(sampler.run())
-        progress.ran("warm-up", len(later.warmup), later.warm)
+        progress.ran("warm-up", len(later.warmup), later.warm, harness)
     last = later.warmup[-1].wall if later.warmup else cold.wall
     shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
     runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs is None else 1  # -n: N runs
@@ -401,33 +519,24 @@ def _warm_loop(sampler, later, harness, progress):
         progress.starting("warm", len(later.warm) + 1)
         later.warm.append(sampler.sample(runs))
         last = later.warm[-1].wall * runs
-        progress.ran("warm", len(later.warm), later.warm)
+        progress.ran("warm", len(later.warm), later.warm, harness)
 
 
-def _assemble(devices, watch, profiler, counter, later, harness):
-    """The result: the runs, what the devices and the watch say, the profile and the roofline."""
-    cold = later.cold
-    result = CudaTimeResult(cold=cold, warmup=later.warmup, warm=later.warm, device=devices.describe(),
-                            synchronized=devices.names, notes=devices.notes(), stopped=later.stopped,
-                            cold_causes=watch.causes(), memory=watch.memory(), harness=harness)
-    if later.plan.profile == "cold":
-        result.profile = profiler.summary(cold, cold=True)
-    elif later.profiled is not None:
-        result.profile = profiler.summary(later.profiled)
-    if later.counted is not None:
-        result.roofline = counter.summary(later.counted, result.median, harness.wall)
-    return result
-
-
-class _NoWatch:
-    def snapshot(self, moment):
-        pass
-
-    def redetect(self):
-        pass
-
-    def causes(self):
-        return []
-
-    def memory(self):
+def _median(later, harness):
+    """The warm median on the clock the statistics will use (``statistics_clock``), or None."""
+    if not later.warm:
         return None
+    clock = statistics_clock(later.warm, harness)
+    return statistics.median(getattr(run, clock) for run in later.warm)
+
+
+def _assemble(devices, task, features, watches, later, harness, cpu_context, notes):
+    """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
+    median = _median(later, harness)
+    records = {watch.name: watch.record(Outcome(later.cold, later.extra.get(watch), median, harness))
+               for watch in watches}
+    device = devices.describe()
+    return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
+                          synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,
+                          task=dataclasses.replace(task, env=Env.here(device)), cpu_context=cpu_context,
+                          records=records, features=tuple(features))

@@ -179,17 +179,25 @@ CPU_CONTEXT = record({
     "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
     "preempted": optional(COUNT),
 }, required=("cores",))
-RESULT = record({
+RESULT_FIELDS = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
     "synchronized": list_of(TEXT), "notes": list_of(TEXT), "stopped": optional(TEXT),
-    "cold_causes": list_of(CAUSE), "profile": optional(PROFILE), "roofline": optional(ROOFLINE),
-    "memory": optional(MEMORY), "harness": optional(HARNESS), "cpu_context": optional(CPU_CONTEXT),
-}, required=("cold", "warmup", "warm", "device"))
+    "harness": optional(HARNESS), "cpu_context": optional(CPU_CONTEXT),
+}
 FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a sweep point that raised
 
-# Which record checks which class: tests/test_store.py holds every field of these classes declared here.
-RECORDS = {"CudaTimeResult": RESULT, "Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CAUSE,
-           "Profile": PROFILE, "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
+
+def result_record(features=()):
+    """A saved result: its own fields, and each feature's record under the feature's name (or null),
+    as the feature declares it (``Feature.schema``)."""
+    fields = dict(RESULT_FIELDS, **{feature.name: optional(feature.schema) for feature in features if feature.schema})
+    return record(fields, required=("cold", "warmup", "warm", "device"))
+
+
+# Which record checks which class: tests/test_store.py holds every field of these classes declared here
+# (a feature's record class is checked against its feature's ``schema``).
+RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CAUSE, "Profile": PROFILE,
+           "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
 
 
 def too_deep(data, limit=MAX_DEPTH):
@@ -204,8 +212,9 @@ def too_deep(data, limit=MAX_DEPTH):
     return bool(level)
 
 
-def checked_line(data):
-    """A line's point data (``Point.from_dict``'s input), checked: a result, or a failed point's task and error."""
+def checked_line(data, features=()):
+    """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
+    ``features``), or a failed point's task and error."""
     if too_deep(data):
         raise BadField(f"nested more than {MAX_DEPTH} levels deep")
-    return RESULT(data, "") if "cold" in data else FAILED(data, "")
+    return result_record(features)(data, "") if "cold" in data else FAILED(data, "")

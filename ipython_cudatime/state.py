@@ -337,6 +337,9 @@ class CellRepeats(Repeats):
         self._cold, self._random = NameSnapshot(self.namespace, self.names), RandomStates()
         return not self.reasons
 
+    def why_once(self):
+        return self.reasons
+
     def reset(self):
         self._snapshot.restore()
 

@@ -70,10 +70,10 @@ def _object(raw):
     return data, None
 
 
-def _point(data):
+def _point(data, features):
     """The point on a line, or the reason it could not be rebuilt."""
     try:
-        return Point.from_dict(checked_line(data)), None
+        return Point.from_dict(checked_line(data, features), features), None
     except BadField as exc:
         return None, f"bad field: {exc}"
     except (KeyError, TypeError, ValueError) as exc:  # a checked line should never get here: say so, go on
@@ -97,7 +97,7 @@ def _lines(file):
         yield number, None
 
 
-def _read_lines(path, lines, problems):
+def _read_lines(path, lines, problems, features):
     """The points of one file's ``lines``; bad lines are added to ``problems``, and a newer file's lines all are."""
     points, newest = [], 0
     for number, raw in lines:
@@ -106,7 +106,7 @@ def _read_lines(path, lines, problems):
         data, why = _object(raw) if raw is not None else (None, f"longer than the {MAX_LINE:,} bytes a line may hold")
         if data is not None:
             newest = max(newest, data["schema"])
-            point, why = _point(data) if data["schema"] <= SCHEMA else (None, None)
+            point, why = _point(data, features) if data["schema"] <= SCHEMA else (None, None)
             points += [point] if point is not None else []
         if why:
             problems.append(f"{path}, line {number}: {why}; skipped")
@@ -117,20 +117,21 @@ def _read_lines(path, lines, problems):
     return points
 
 
-def _read(path, problems):
+def _read(path, problems, features):
     try:
         with open(os.path.expanduser(path), "rb") as file:
-            return _read_lines(path, _lines(file), problems)
+            return _read_lines(path, _lines(file), problems, features)
     except OSError as exc:
         problems.append(f"{path}: cannot read it ({exc})")
         return []
 
 
-def load(paths):
+def load(paths, features=()):
     """(Results of every good line of ``paths``, in order; one message per line or file that did not
-    load: the lines around a bad one still do)."""
+    load: the lines around a bad one still do). Each of ``features`` (``features.FEATURES``) reads
+    its own record from a line; a record none of them knows is dropped."""
     problems = []
     points = []
     for path in paths:
-        points += _read(path, problems)
+        points += _read(path, problems, features)
     return Results(points), problems

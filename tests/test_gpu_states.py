@@ -12,7 +12,7 @@ from ipython_cudatime.backends.torch_cuda import TorchCudaBackend
 from ipython_cudatime.explain.nvml_probe import NvmlProbe
 from ipython_cudatime.explain.profile import Profile
 from ipython_cudatime.explain.torch_probe import TorchProbe
-from ipython_cudatime.render.html import profile_html
+from ipython_cudatime.features.profile import Profiling
 from ipython_cudatime.result import CudaTimeResult, Run
 
 
@@ -114,6 +114,6 @@ def test_any_nvml_error_is_not_fatal():
 
 def test_busy_bar_shows_percent():
     result = CudaTimeResult(cold=Run(0.01, 0.01), warm=[Run(0.01, 0.01)])
-    result.profile = Profile(kernel_count=10, kernel_time=0.0097, busy_fraction=0.97, wall=0.01, verdict="GPU-bound")
-    html = profile_html(result)
+    profile = Profile(kernel_count=10, kernel_time=0.0097, busy_fraction=0.97, wall=0.01, verdict="GPU-bound")
+    html = Profiling().section_html(result, profile)
     assert "GPU busy 97%" in html and "idle 3%" in html and "970 ms" not in html

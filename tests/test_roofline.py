@@ -6,7 +6,7 @@ from IPython.core.error import UsageError
 
 from ipython_cudatime import report
 from ipython_cudatime.render.html import render_html
-from ipython_cudatime.render.roofline import SVG_SIZE
+from ipython_cudatime.features.roofline import SVG_SIZE
 
 torch = pytest.importorskip("torch", reason="--roofline counts PyTorch ops; torch is not installed here")
 

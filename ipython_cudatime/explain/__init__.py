@@ -85,14 +85,6 @@ class ColdWatch:
         return [cause for probe, *states in self._per_probe()
                 for cause in probe.causes(*states, source=self.source)]
 
-    def memory(self):
-        """The cell's peak device memory from the first probe that can tell (torch's), or None."""
-        for probe, *states in self._per_probe():
-            memory = probe.memory(*states)
-            if memory is not None:
-                return memory
-        return None
-
 
 def remainder(causes, cold_seconds, warm_seconds):
     """Cold time not accounted for by the warm work itself and the causes with seconds."""

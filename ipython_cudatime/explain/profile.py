@@ -16,6 +16,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .profile_text import profile_text
 from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
 from .verdicts import cpu_verdict, device_verdict
 
@@ -59,8 +60,6 @@ class Profile:
         return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
 
     def __str__(self):
-        from ..render.text import profile_text
-
         return profile_text(self)
 
     def _repr_pretty_(self, printer, cycle):

@@ -18,7 +18,6 @@ from ..units import inert, plain, ratio_text
 from .html import report_html, table_html
 from .image import COLOURS, FONT_PT, FONT_PX, MUTED, SERIES, category_ticks, figure, img_tag, legend_html
 from .image import legend_item, place, svg_bytes, swatch, time_axis, value_ticks
-from .roofline import RATE_HEADER, rate_cells
 
 CHART_HEIGHT_PX = 260
 CHART_ROWS = 40  # bars or labelled points a 600 px chart can show; past them the table stands alone
@@ -83,17 +82,23 @@ def _sweep_rows(sweep):
 HEADER = ("point", "warm median", "spread", "cold", "runs", "speed-up", "noise", "error")
 
 
-def _with_rates(header, rows, results):
-    """Add the achieved-rate columns (before the last one) when --roofline counted any result."""
-    results = list(results)
-    if not any(r is not None and r.roofline is not None for r in results):
-        return header, list(rows)
-    header = header[:-1] + RATE_HEADER + header[-1:]
-    return header, [row[:-1] + rate_cells(r) + row[-1:] for row, r in zip(rows, results)]
+def _with_columns(header, rows, results):
+    """Add each feature's columns (before the last one) where any row has its record (--roofline's
+    achieved rates); a row without a result gets empty cells."""
+    results, rows = list(results), list(rows)
+    done = [r for r in results if r is not None]
+    for feature in {feature.name: feature for r in done for feature in r.features}.values():
+        if not feature.columns or all(r.records.get(feature.name) is None for r in done):
+            continue
+        header = header[:-1] + feature.columns + header[-1:]
+        blank = ("",) * len(feature.columns)
+        rows = [row[:-1] + (feature.cells(r.records.get(feature.name)) if r is not None else blank) + row[-1:]
+                for row, r in zip(rows, results)]
+    return header, rows
 
 
 def _sweep_table(sweep):
-    return _with_rates(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
+    return _with_columns(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
 
 
 def _check_line(check):
@@ -277,7 +282,7 @@ COMPARE_HEADER = ("label", "warm median", "spread", "cold", "cold/warm", "vs fir
 
 
 def _compare_table(results):
-    return _with_rates(COMPARE_HEADER, compare_rows(results), (point.result for point in results.points))
+    return _with_columns(COMPARE_HEADER, compare_rows(results), (point.result for point in results.points))
 
 
 def compare_text(results):

@@ -5,18 +5,16 @@ It is the lasting output in a notebook, so it is built only from what every fron
 when a notebook is reopened untrusted (see ``image``): ``div``/``span``/``table`` with
 classes, ``<details>``, inline styles with literal values and the chart as an ``<img>``.
 Text and background colours are left to the frontend (so both follow its theme), except
-where an element sets both. Another section is one more entry in ``SECTIONS``.
+where an element sets both. A feature's section comes from the feature (``Feature.section_html``).
 """
 
 from html import escape
 
-from ..explain.memory import memory_sentence
 from ..explain.noise import context_rows
 from ..findings import findings
 from ..units import format_seconds as fmt
-from ..units import count_text, ratio_text
-from .image import COLOURS, REPORT_PX, legend_html, legend_item, swatch
-from .roofline import roofline_html
+from ..units import ratio_text
+from .image import REPORT_PX, legend_html, legend_item, swatch
 
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"  # one table style for every report
 LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; a number and its unit never do
@@ -97,7 +95,7 @@ def statistics_rows(result):
         ("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
         ("device", result.device),
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
-        ("device memory", memory_sentence(result.memory)),
+        *(row for feature, record in result.record_pairs() for row in feature.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
         *context_rows(result.cpu_context),
     ]
@@ -154,65 +152,19 @@ def details_html(result):
             + runs_html(result))
 
 
-def _percent(fraction):
+def percent(fraction):
     return f"{100 * fraction:.0f}%"
 
 
-def _stacked_bar(parts, total, show=fmt):
+def stacked_bar(parts, total, show=fmt):
     """A one-line HTML bar of (label, amount, colour) segments of ``total``, and its legend below:
-    each segment's colour, label and amount (``show`` formats it: seconds by default, ``_percent``
+    each segment's colour, label and amount (``show`` formats it: seconds by default, ``percent``
     for fractions). The labels live in the legend, not in the segments, where a narrow one would cut them."""
     shown = [(label, amount, colour) for label, amount, colour in parts if amount > 0]
     cells = "".join(f"<div style='flex:{amount / total:.4f};background:{colour};height:14px'></div>"
                     for _, amount, colour in shown)
     items = [legend_item(swatch(colour) + f"{escape(label)} {escape(show(amount))}") for label, amount, colour in shown]
     return f"<div style='display:flex;width:100%;margin:4px 0 2px 0'>{cells}</div>" + legend_html(items)
-
-
-CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
-
-
-def why_html(result):
-    """The cold run's causes as a list, and a bar splitting it into warm work, causes and remainder."""
-    from ..explain import remainder
-
-    if not result.cold_causes:
-        return ""
-    items = "".join(f"<li><b>{escape(c.name)}</b>{f' ({fmt(c.seconds)})' if c.seconds else ''}: {escape(c.detail)}</li>"
-                    for c in result.cold_causes)
-    measured = [c for c in result.cold_causes if c.explains and c.seconds]
-    parts = [("warm work", result.median or 0.0, COLOURS["warm"])]
-    parts += [(c.name, c.seconds, CAUSE_COLOURS[i % len(CAUSE_COLOURS)]) for i, c in enumerate(measured)]
-    parts.append(("unexplained", remainder(measured, result.cold_time, result.median), "#808080"))
-    return (f"<div class='cudatime-why'>cold run {fmt(result.cold_time)}:"
-            + _stacked_bar(parts, sum(seconds for _, seconds, _ in parts) or 1.0)
-            + f"<ul style='margin:4px 0;padding-left:20px'>{items}</ul></div>")
-
-
-def profile_html(result):
-    """The verdict, the busy fraction as a bar, and the top kernels or operators."""
-    profile = result.profile
-    if profile is None:
-        return ""
-    busy = ""
-    if profile.busy_fraction is not None:
-        busy = _stacked_bar([("GPU busy", profile.busy_fraction, "#3d9a4b"),
-                             ("idle", 1 - profile.busy_fraction, "#808080")], 1.0, show=_percent)
-    rows = [(name, f"{count:,}", fmt(seconds)) for name, count, seconds in profile.top]
-    copies = f", {profile.copy_count:,} memcpy/memset" if profile.busy_fraction is not None else ""
-    kept = f"<br>trace kept in <span style='font-family:monospace'>{escape(profile.trace_file)}</span>" if profile.trace_file else ""
-    return (f"<div class='cudatime-profile'><b>{escape(profile.verdict)}</b><br>"
-            f"{escape(count_text(profile.kernel_count, profile.counted))}{copies} in {fmt(profile.window)}{kept}{busy}"
-            + table_html(("name", "calls", "total"), rows) + "</div>")
-
-
-# (title, class, renderer): the collapsed sections, in order; a renderer returning "" leaves its section out.
-SECTIONS = (
-    ("Why the cold run was slow", "cudatime-section-why", why_html),
-    ("Profile", "cudatime-section-profile", profile_html),
-    ("Roofline", "cudatime-section-roofline", roofline_html),
-    ("Details", "cudatime-section-details", details_html),
-)
 
 
 def report_html(parts, cls):
@@ -222,7 +174,10 @@ def report_html(parts, cls):
 
 
 def render_html(result, chart=""):
-    """The whole report; ``chart`` is the run chart's HTML (``chart.chart_html``), if drawn."""
-    sections = [section_html(title, render(result), cls) for title, cls, render in SECTIONS]
+    """The whole report; ``chart`` is the run chart's HTML (``chart.chart_html``), if drawn. The
+    features' sections come first, in their order, then the details."""
+    sections = [section_html(feature.section_title, feature.section_html(result, record), feature.section_class)
+                for feature, record in result.record_pairs()]
+    sections.append(section_html("Details", details_html(result), "cudatime-section-details"))
     return report_html([header_html(result), chart, findings_html(result), breakdown_html(result), *sections],
                        "cudatime-report")

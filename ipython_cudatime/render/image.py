@@ -24,6 +24,8 @@ import io
 import math
 from html import escape
 
+from ..units import format_seconds
+
 REPORT_PX = 600  # the width of every report
 CHART_PX = 500  # the natural width of its charts
 FONT_PX = 15.0  # chart text at natural size: 10.2 px in a 340 px output area
@@ -78,8 +80,6 @@ def place(fig, extra_bottom_px=0.0):
 
 def seconds_tick(value, _position=None):
     """A tick label on a time axis: ``500 µs``, ``2 ms``, ``0``."""
-    from ..units import format_seconds
-
     return format_seconds(value) if value > 0 else "0"
 
 

@@ -1,0 +1,105 @@
+"""Why the cold run was slow: the probes (``explain``) read before and after it name its causes.
+
+Always on, and cheap: each probe reads a small dict in microseconds. The causes are a list of
+``explain.Cause`` records; the report names them, sets their seconds against the cold run, and
+says how much of it no measured cause accounts for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from html import escape
+from typing import Any
+
+from ..explain import Cause, ColdWatch, remainder
+from ..findings import Finding
+from ..render.html import stacked_bar
+from ..render.image import COLOURS
+from ..result import CudaTimeResult
+from ..runner import Outcome, Watch
+from ..schema import CAUSE, list_of
+from ..units import format_seconds as fmt
+from .feature import Call, Feature
+
+COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
+COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
+CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
+
+
+class CausesWatch(Watch):
+    """The probes' three readings (``explain.ColdWatch``), turned into causes once the runs are done."""
+
+    name = "cold_causes"
+
+    def __init__(self, watch: ColdWatch) -> None:
+        self._watch = watch
+
+    def before(self) -> None:
+        self._watch.snapshot("before")
+
+    def after_cold(self) -> None:
+        self._watch.redetect()
+        self._watch.snapshot("after_cold")
+
+    def after_warm(self) -> None:
+        self._watch.snapshot("after_warm")
+
+    def record(self, outcome: Outcome) -> list[Cause]:
+        return self._watch.causes()
+
+
+def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
+    """Name the causes found, with the part of the cold run they leave unexplained."""
+    explaining = [cause for cause in causes if cause.explains]
+    rest = remainder(explaining, result.cold_time, result.median)
+    if not explaining:
+        return (f"The cold run was {ratio:.0f}× slower than a warm run, and none of the checks "
+                "(device context, memory pool, cuBLAS, compilation) explains it: "
+                f"{fmt(rest)} is unexplained.")
+    named = ", ".join(cause.name + (f" ({fmt(cause.seconds)})" if cause.seconds else "") for cause in explaining)
+    return (f"The cold run was {ratio:.0f}× slower than a warm run. It paid one-time setup: {named}; "
+            f"{fmt(rest)} of it is not accounted for by a measured cause. Later runs do not pay it again.")
+
+
+class ColdCauses(Feature):
+    name = "cold_causes"
+    schema = staticmethod(list_of(CAUSE))
+    section_title = "Why the cold run was slow"
+    section_class = "cudatime-section-why"
+
+    def settings(self, values: Any) -> bool:
+        return True
+
+    def watch(self, settings: Any, call: Call) -> Watch:
+        return CausesWatch(ColdWatch.detect(call.probes, call.source))
+
+    def to_json(self, record: list[Cause] | None) -> list[dict[str, Any]]:
+        return [dataclasses.asdict(cause) for cause in record or []]
+
+    def from_json(self, data: list[dict[str, Any]] | None) -> list[Cause]:
+        return [Cause(**cause) for cause in data or []]
+
+    def text_lines(self, result: CudaTimeResult, record: list[Cause] | None) -> list[str]:
+        return [f"why      : {cause.name}{f' ({fmt(cause.seconds)})' if cause.seconds else ''}: {cause.detail}"
+                for cause in record or []]
+
+    def findings(self, result: CudaTimeResult, record: list[Cause] | None) -> list[Finding]:
+        """The cold run's verdict when it was much slower than a warm run."""
+        ratio = result.ratio
+        if ratio is None or ratio < COLD_RATIO or result.cold_time - result.median <= COLD_MIN_GAP:
+            return []
+        return [Finding("cold", _sentence(result, record or [], ratio))]
+
+    def section_html(self, result: CudaTimeResult, record: list[Cause] | None) -> str:
+        """The causes as a list, and a bar splitting the cold run into warm work, causes and remainder."""
+        if not record:
+            return ""
+        items = "".join(f"<li><b>{escape(c.name)}</b>{f' ({fmt(c.seconds)})' if c.seconds else ''}: "
+                        f"{escape(c.detail)}</li>" for c in record)
+        measured = [c for c in record if c.explains and c.seconds]
+        parts = [("warm work", result.median or 0.0, COLOURS["warm"])]
+        parts += [(c.name, c.seconds, CAUSE_COLOURS[i % len(CAUSE_COLOURS)]) for i, c in enumerate(measured)]
+        parts.append(("unexplained", remainder(measured, result.cold_time, result.median), "#808080"))
+        return (f"<div class='cudatime-why'>cold run {fmt(result.cold_time)}:"
+                + stacked_bar(parts, sum(seconds for _, seconds, _ in parts) or 1.0)
+                + f"<ul style='margin:4px 0;padding-left:20px'>{items}</ul></div>")

@@ -1,0 +1,87 @@
+"""Peak device memory, read from torch's CUDA allocator around the runs, never resetting its peak.
+
+Always on; it reads only where the cell used torch's CUDA allocator (``explain.memory`` says how
+the peak is found without a reset, and when it is only an upper bound).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ..backends.torch_cuda import TorchCudaBackend
+from ..explain.memory import ALLOCATED, RESERVED, DeviceMemory, memory_sentence, phase_peak
+from ..result import CudaTimeResult
+from ..runner import Outcome, Watch
+from ..schema import MEMORY
+from .feature import Call, Feature
+
+NOT_READY = {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
+
+
+class MemoryWatch(Watch):
+    """The allocator's counters before the cold run, after it and after the warm runs. torch is
+    looked for at each reading in ``modules``, so a cell that imports it is read from then on."""
+
+    name = "memory"
+
+    def __init__(self, modules: Mapping[str, Any] = sys.modules) -> None:
+        self._modules = modules
+        self._states: dict[str, dict[str, Any]] = {}
+
+    def _read(self) -> dict[str, Any]:
+        torch = self._modules.get("torch")
+        if torch is None or not hasattr(torch, "cuda"):
+            return NOT_READY
+        backend = TorchCudaBackend(torch)
+        if not backend.current_device_ready():
+            return NOT_READY
+        return {"cuda": True, **backend.memory_stats()}
+
+    def before(self) -> None:
+        self._states["before"] = self._read()
+
+    def after_cold(self) -> None:
+        self._states["after_cold"] = self._read()
+
+    def after_warm(self) -> None:
+        self._states["after_warm"] = self._read()
+
+    def record(self, outcome: Outcome) -> DeviceMemory | None:
+        """The cell's peak device memory, or None when it never used CUDA."""
+        before, after_cold = self._states.get("before"), self._states.get("after_cold")
+        if before is None or after_cold is None or not after_cold["cuda"]:
+            return None
+        after_warm = self._states.get("after_warm", NOT_READY)
+        start = before if before["cuda"] else dict.fromkeys(after_cold, 0)
+        cold_peak, cold_exact = phase_peak(start, after_cold)
+        warm_peak, warm_exact = phase_peak(after_cold, after_warm) if after_warm["cuda"] else (None, False)
+        cuda = self._modules["torch"].cuda
+        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
+                            reserved_growth=after_cold[RESERVED] - start[RESERVED],
+                            total=cuda.get_device_properties(cuda.current_device()).total_memory,
+                            before=start[ALLOCATED])
+
+
+class Memory(Feature):
+    name = "memory"
+    schema = staticmethod(MEMORY)
+
+    def settings(self, values: Any) -> bool:
+        return True
+
+    def watch(self, settings: Any, call: Call) -> Watch:
+        return MemoryWatch()
+
+    def from_json(self, data: dict[str, Any] | None) -> DeviceMemory | None:
+        return None if data is None else DeviceMemory(**data)
+
+    def text_lines(self, result: CudaTimeResult, record: DeviceMemory | None) -> list[str]:
+        """A cell on the CPU has no device memory to speak of: no line unless it ran on a GPU."""
+        if record is None and not result.on_gpu:
+            return []
+        return [f"memory   : {memory_sentence(record)}"]
+
+    def detail_rows(self, result: CudaTimeResult, record: DeviceMemory | None) -> list[tuple[str, str]]:
+        return [("device memory", memory_sentence(record))]

@@ -1,0 +1,132 @@
+"""``--profile``, ``--profile-cold`` and ``--trace``: one run under torch.profiler, summarized.
+
+By default one more run after the warm runs is profiled, so that the timed runs are not
+affected; ``--profile-cold`` profiles the cold run instead (whose time is then inflated).
+``explain.profile`` reads the run's Chrome trace into a ``Profile``: kernel and copy counts, the
+GPU's busy fraction, launches, synchronizations, top kernels, a verdict.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..explain.profile import Profile, TorchProfiler
+from ..explain.profile_text import profile_lines
+from ..findings import Finding
+from ..options import HELP, Flag, OptionError, Values, writable_file
+from ..render.html import percent, stacked_bar, table_html
+from ..result import CudaTimeResult
+from ..runner import Outcome, Watch
+from ..schema import PROFILE
+from ..units import count_text
+from ..units import format_seconds as fmt
+from .feature import Call, Feature, plain_record
+
+
+@dataclass(frozen=True)
+class ProfileSettings:
+    """Which run is profiled (the cold run, or one more after the warm runs), and where the trace is kept."""
+
+    cold: bool
+    trace: str | None = None
+
+
+class ProfileWatch(Watch):
+    """torch.profiler around the cold run, or around one extra run after the warm runs."""
+
+    name = "profile"
+
+    def __init__(self, profiler: TorchProfiler, cold: bool) -> None:
+        self._profiler, self._cold = profiler, cold
+        self.extra = None if cold else "profiled"
+
+    def around(self, run: str) -> TorchProfiler | None:
+        return self._profiler if (run == "cold") == self._cold else None
+
+    def mark(self, run: str, fn: Any) -> Any:
+        return self._profiler.cell(fn)
+
+    def record(self, outcome: Outcome) -> Profile | None:
+        if self._cold:
+            return self._profiler.summary(outcome.cold, cold=True)
+        return self._profiler.summary(outcome.extra) if outcome.extra is not None else None
+
+
+def _one_trace(values: Values) -> None:
+    if values.trace is not None and values.sweeps:
+        raise OptionError("--trace keeps one run's trace: it cannot be combined with --sweep")
+
+
+def _warm_needs_runs(values: Values) -> None:
+    if values.runs == 0 and (values.profile or ("warm" if values.trace else None)) == "warm":
+        raise OptionError("-n 0 runs the cell once in all: use --profile-cold to profile that run")
+
+
+RULES = (_one_trace, _warm_needs_runs)
+
+
+class Profiling(Feature):
+    name = "profile"
+    flags = (
+        Flag(("-p", "--profile"), "profile", "one more run, after the warm runs, under torch.profiler: kernels (or, "
+             "on the CPU, operator calls) per run, GPU busy fraction, top kernels and a verdict such as "
+             "\"launch-bound\". Timed runs are not affected.", const="warm", rules=RULES),
+        Flag(("--profile-cold",), "profile", "profile the cold run instead (its time is then inflated)",
+             const="cold", rules=RULES),
+        Flag(("--trace",), "trace", "keep the profiled run's Chrome trace in FILE (.json, or .json.gz compressed; "
+             "a file, never a folder) for Perfetto or chrome://tracing; implies -p. "
+             "ipython_cudatime.profile_trace(FILE) reads it back. -p alone keeps no file", "FILE", writable_file,
+             rules=RULES),
+    )
+    schema = staticmethod(PROFILE)
+    section_title = "Profile"
+    section_class = "cudatime-section-profile"
+
+    def settings(self, values: Values) -> ProfileSettings | None:
+        """-p, --profile-cold, or --trace (which profiles the warm run unless --profile-cold chose)."""
+        mode = values.profile or ("warm" if values.trace is not None else None)
+        return None if mode is None else ProfileSettings(mode == "cold", values.trace)
+
+    def watch(self, settings: ProfileSettings, call: Call) -> Watch:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            raise UsageError(f"--profile uses torch.profiler: import torch first; {HELP}")
+        return ProfileWatch(TorchProfiler(torch, settings.trace), settings.cold)
+
+    def from_json(self, data: dict[str, Any] | None) -> Profile | None:
+        return plain_record(Profile, data, rows=("top",))
+
+    def text_lines(self, result: CudaTimeResult, record: Profile | None) -> list[str]:
+        return profile_lines(record) if record is not None else []
+
+    def findings(self, result: CudaTimeResult, record: Profile | None) -> list[Finding]:
+        if record is None:
+            return []
+        found = [Finding("profile", f"Profile: {record.verdict}.")]
+        if record.warning:
+            found.append(Finding("profile-warning", f"Note: {record.warning}."))
+        return found
+
+    def section_html(self, result: CudaTimeResult, record: Profile | None) -> str:
+        """The verdict, the busy fraction as a bar, and the top kernels or operators."""
+        if record is None:
+            return ""
+        busy = ""
+        if record.busy_fraction is not None:
+            busy = stacked_bar([("GPU busy", record.busy_fraction, "#3d9a4b"),
+                                ("idle", 1 - record.busy_fraction, "#808080")], 1.0, show=percent)
+        rows = [(name, f"{count:,}", fmt(seconds)) for name, count, seconds in record.top]
+        copies = f", {record.copy_count:,} memcpy/memset" if record.busy_fraction is not None else ""
+        kept = (f"<br>trace kept in <span style='font-family:monospace'>{escape(record.trace_file)}</span>"
+                if record.trace_file else "")
+        return (f"<div class='cudatime-profile'><b>{escape(record.verdict)}</b><br>"
+                f"{escape(count_text(record.kernel_count, record.counted))}{copies} in {fmt(record.window)}{kept}{busy}"
+                + table_html(("name", "calls", "total"), rows) + "</div>")
+
+    def extra_runs(self, record: Profile | None) -> list[str]:
+        return ["1 profiled"] if record is not None and not record.cold else []

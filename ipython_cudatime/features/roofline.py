@@ -1,0 +1,237 @@
+"""``--roofline`` and ``--peak``: how good is the time? One more run counts the FLOPs and bytes of
+every PyTorch op (``explain.op_counter``); over the warm median they are rates, set against the
+device's peaks (``explain.roofline``), with a compute- or memory-bound verdict.
+
+Its words: text lines, findings, table columns, and an HTML section with a small log-log chart
+drawn by hand in SVG (no matplotlib): the device's roof (bandwidth × intensity up to the ridge,
+then the compute peak) and this cell as one point. The chart appears only where both peaks are
+known, as an ``<img>`` (an untrusted notebook strips inline ``<svg>``; see ``render.image``) in
+colours that read on light and dark themes.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..explain.roofline import BYTES_NOTE, PeakOverride, Roofline, sentences
+from ..findings import Finding
+from ..options import HELP, Flag, OptionError, Values
+from ..render.image import COLOURS, MUTED, img_tag
+from ..result import CudaTimeResult
+from ..runner import Outcome, Watch
+from ..schema import ROOFLINE
+from ..units import format_seconds as fmt
+from ..units import format_si
+from .feature import Call, Feature, plain_record
+
+UNCOUNTED_SHOWN = 5
+SVG_SIZE = (360, 220)
+MARGIN = (72, 12, 14, 34)  # left, right, top, bottom
+
+
+def _counted(r):
+    pointwise = (f", {format_si(r.pointwise_flops, 'FLOP')} of them pointwise (one per output element)"
+                 if r.pointwise_flops else "")
+    where = f"{r.dtype} on {r.device}" if r.dtype else r.device
+    return f"{format_si(r.flops, 'FLOP')}{pointwise}, {format_si(r.bytes, 'B')} moved ({where})"
+
+
+def _uncounted(r):
+    rows = r.uncounted[:UNCOUNTED_SHOWN]
+    more = f", and {len(r.uncounted) - len(rows)} more" if len(r.uncounted) > len(rows) else ""
+    return ", ".join(f"{name} ({100 * share:.0f}% of op time)" for name, _, share in rows) + more
+
+
+def _rates(r):
+    if not r.flops and not r.bytes:
+        return "no PyTorch ops counted: no rates"
+    if r.flop_rate is None:
+        return "no warm runs: no rates"
+    intensity = f"; intensity {r.intensity:.3g} FLOP/B" if r.intensity is not None else ""
+    peaks = [format_si(value, unit) for value, unit in ((r.peak_flops, "FLOP/s"), (r.peak_bandwidth, "B/s")) if value]
+    against = f" (peak {', '.join(peaks)})" if peaks else ""
+    return f"{format_si(r.flop_rate, 'FLOP/s')}, {format_si(r.byte_rate, 'B/s')} over the warm median{intensity}{against}"
+
+
+def roofline_lines(r):
+    """The text report's roofline lines (the verdict itself is a finding)."""
+    lines = [f"roofline : one extra counting run ({fmt(r.wall)}, not in the statistics): {_counted(r)}",
+             f"rates    : {_rates(r)}",
+             f"           {BYTES_NOTE}"]
+    if r.uncounted:
+        lines.append(f"FLOPs not counted for: {_uncounted(r)}")
+    return lines
+
+
+RATE_HEADER = ("FLOP/s", "B/s", "of peak")
+
+
+def rate_cells(r):
+    """A roofline's achieved rates for a sweep or comparison table: FLOP/s, B/s, fraction of peak."""
+    if r is None or r.flop_rate is None:
+        return ("", "", "")
+    if not (r.flops or r.bytes):
+        return ("not counted", "", "")
+    fraction = f"{100 * r.fraction_of_peak:.0f}% ({r.bound or 'peak'})" if r.fraction_of_peak is not None else ""
+    return (format_si(r.flop_rate, "FLOP/s"), format_si(r.byte_rate, "B/s"), fraction)
+
+
+def _scale(value, low, high, size, flip=False):
+    position = (math.log10(value) - math.log10(low)) / (math.log10(high) - math.log10(low))
+    return size * (1 - position) if flip else size * position
+
+
+def _decades(low, high):
+    return [10.0 ** e for e in range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)]
+
+
+def roofline_svg(r):
+    """A log-log roofline (FLOP/s against FLOP/B) with this cell as a point; "" without both peaks."""
+    ridge = r.ridge
+    if ridge is None or not r.intensity or not r.flop_rate:
+        return ""
+    width, height = SVG_SIZE
+    left, right, top, bottom = MARGIN
+    plot_w, plot_h = width - left - right, height - top - bottom
+    x_lo, x_hi = min(r.intensity, ridge) / 10, max(r.intensity, ridge) * 10
+    y_lo, y_hi = min(r.flop_rate, r.peak_bandwidth * x_lo) / 2, max(r.peak_flops, r.flop_rate) * 2
+
+    def xy(intensity, rate):
+        return (left + _scale(intensity, x_lo, x_hi, plot_w), top + _scale(rate, y_lo, y_hi, plot_h, flip=True))
+
+    roof = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(x_lo, r.peak_bandwidth * x_lo), xy(ridge, r.peak_flops),
+                                                    xy(x_hi, r.peak_flops)))
+    px, py = xy(r.intensity, r.flop_rate)
+    ticks = "".join(f"<text x='{xy(v, y_lo)[0]:.1f}' y='{height - bottom + 12}' text-anchor='middle'>{v:g}</text>"
+                    for v in _decades(x_lo, x_hi))
+    ticks += "".join(f"<text x='{left - 4}' y='{xy(x_lo, v)[1] + 3:.1f}' text-anchor='end'>"
+                     f"{escape(format_si(v, 'FLOP/s'))}</text>" for v in _decades(y_lo, y_hi))
+    return (f"<svg class='cudatime-roofline' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
+            f"font-size='9' font-family='sans-serif' fill='{MUTED}'>"
+            f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' fill='none' stroke='{MUTED}'/>"
+            f"<polyline points='{roof}' fill='none' stroke='{COLOURS['warm']}' stroke-width='2'/>"
+            f"<circle cx='{px:.1f}' cy='{py:.1f}' r='4' fill='{COLOURS['cold']}'><title>this cell: "
+            f"{escape(format_si(r.flop_rate, 'FLOP/s'))} at {r.intensity:.3g} FLOP/B</title></circle>"
+            f"{ticks}<text x='{left + plot_w / 2}' y='{height - 4}' text-anchor='middle'>"
+            f"intensity (FLOP/byte), ridge {ridge:.3g}</text></svg>")
+
+
+def roofline_html(r):
+    """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
+    if r is None:
+        return ""
+    uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(r))}</li>" if r.uncounted else ""
+    svg = roofline_svg(r)
+    chart = img_tag(svg.encode(), "roofline: this cell against the device peaks", SVG_SIZE[0]) if svg else ""
+    return (f"<div class='cudatime-roofline'><b>{escape(r.verdict)}</b><br>{chart}"
+            f"<ul><li>one extra counting run ({fmt(r.wall)}, not in the statistics): {escape(_counted(r))}</li>"
+            f"<li>{escape(_rates(r))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")
+
+
+_SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def _rate(name, text):
+    """``989e12``, ``989T`` or ``4.8T``: a positive number, with an optional decimal prefix."""
+    scale = _SI.get(text[-1:], 1.0)
+    try:
+        value = float(text[:-1] if scale != 1.0 else text) * scale
+    except ValueError:
+        value = math.nan
+    if not (value > 0 and math.isfinite(value)):
+        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S] as positive numbers (989e12,4.8e12 or 989T,4.8T), "
+                          f"got {text!r}")
+    return value
+
+
+def _peak(name, text):
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S], got {text!r}")
+    return PeakOverride(*(_rate(name, part.strip()) for part in parts))
+
+
+@dataclass(frozen=True)
+class RooflineSettings:
+    """``--peak``'s figures, or None for the table of common GPUs."""
+
+    peak: PeakOverride | None = None
+
+
+class CountingWatch(Watch):
+    """One more run after the warm runs under the op counter; its rates are over the warm median."""
+
+    name = "roofline"
+    extra = "counting"
+
+    def __init__(self, counter: Any) -> None:
+        self._counter = counter
+
+    def around(self, run: str) -> Any:
+        return self._counter if run == "extra" else None
+
+    def record(self, outcome: Outcome) -> Roofline | None:
+        if outcome.extra is None:
+            return None
+        return self._counter.summary(outcome.extra, outcome.median, outcome.harness.wall)
+
+
+class RooflineFeature(Feature):
+    name = "roofline"
+    flags = (
+        Flag(("--roofline",), "roofline", "one more run, after the warm runs, counting PyTorch ops' FLOPs (torch's "
+             "FlopCounterMode) and bytes (each op's inputs and outputs: a lower bound on traffic): FLOP/s and "
+             "bytes/s over the warm median, against the GPU's datasheet peak, and a compute- or memory-bound "
+             "verdict. Only PyTorch ops are counted. Timed runs are not affected.", default=False),
+        Flag(("--peak",), "peak", "the peaks to compare with (implies --roofline), e.g. --peak 989e12,4.8e12 or "
+             "--peak 989T,4.8T; without it the table of common GPUs is used (none on the CPU)",
+             "FLOPS[,BYTES_PER_S]", _peak),
+    )
+    schema = staticmethod(ROOFLINE)
+    section_title = "Roofline"
+    section_class = "cudatime-section-roofline"
+    columns = RATE_HEADER
+
+    def settings(self, values: Values) -> RooflineSettings | None:
+        if not values.roofline and values.peak is None:
+            return None
+        return RooflineSettings(values.peak)
+
+    def watch(self, settings: RooflineSettings, call: Call) -> Watch:
+        """A fresh op counter, one per timed cell or sweep point."""
+        if sys.modules.get("torch") is None:
+            raise UsageError(f"--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
+                             f"not counted); {HELP}")
+        from ..explain.op_counter import OpCounter  # imports torch: only once the user has
+
+        return CountingWatch(OpCounter(settings.peak))
+
+    def from_json(self, data: dict[str, Any] | None) -> Roofline | None:
+        return plain_record(Roofline, data, rows=("uncounted",))
+
+    def text_lines(self, result: CudaTimeResult, record: Roofline | None) -> list[str]:
+        return roofline_lines(record) if record is not None else []
+
+    def findings(self, result: CudaTimeResult, record: Roofline | None) -> list[Finding]:
+        return [Finding(kind, text) for kind, text in sentences(record)] if record is not None else []
+
+    def section_html(self, result: CudaTimeResult, record: Roofline | None) -> str:
+        return roofline_html(record)
+
+    def cells(self, record: Roofline | None) -> tuple[str, ...]:
+        return rate_cells(record)
+
+    def table_fields(self, record: Roofline | None) -> dict[str, Any]:
+        if record is None:
+            return {}
+        return {"flop_rate": record.flop_rate, "byte_rate": record.byte_rate,
+                "fraction_of_peak": record.fraction_of_peak}
+
+    def extra_runs(self, record: Roofline | None) -> list[str]:
+        return ["1 counting"] if record is not None else []

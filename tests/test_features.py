@@ -1,0 +1,67 @@
+"""A feature is one room: the test-only ``SourceLength`` (``tests/source_length.py``) is one module,
+and passing ``FEATURES + (SourceLength(),)`` is the one line that adds it. Its flag, its record, its
+saved field and its words in every view then work, and nothing else in the library names it."""
+
+import ast
+import pathlib
+
+from conftest import run
+from source_length import SourceLength
+
+import ipython_cudatime
+from ipython_cudatime import options
+from ipython_cudatime.display import bundle
+from ipython_cudatime.features import FEATURES
+
+WITH_LENGTH = FEATURES + (SourceLength(),)
+LIBRARY = pathlib.Path(ipython_cudatime.__file__).parent
+
+
+def test_a_new_feature_is_one_module_and_one_line(ip, fake_gpu, seams, tmp_path):
+    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock, features=WITH_LENGTH)
+    ip.user_ns.update(gpu=fake_gpu)
+    saved = tmp_path / "runs.jsonl"
+    r = ip.run_line_magic("cudatime", f"-o -q -n 3 --source-length -l short --save {saved} gpu.launch(1 / 64)")
+    assert r.source_length == len("gpu.launch(1 / 64)") == r.records["source_length"]
+    text = ipython_cudatime.report(r)
+    assert "source   : 18 characters" in text and "The cell is 18 characters long." in text
+    html = bundle(r)["text/html"]
+    assert "cudatime-section-source" in html and "18 characters</div>" in html
+    loaded, problems = ipython_cudatime.load([saved], WITH_LENGTH)
+    assert problems == [] and loaded.points[0].result.source_length == 18
+    assert "chars" in ipython_cudatime.report(loaded).splitlines()[0]  # its table column
+
+
+def test_without_the_line_the_feature_is_off_and_its_flag_unknown(ip, fake_gpu):
+    cell = run(ip, "%cudatime -n 1 --source-length gpu.launch(1 / 64)")
+    assert "unknown option --source-length" in str(cell.error)
+    r = ip.run_line_magic("cudatime", "-o -q -n 1 gpu.launch(1 / 64)")
+    assert "source_length" not in r.records and not hasattr(r, "source_length")
+
+
+def test_its_flag_is_in_the_help_made_from_its_declaration():
+    assert "--source-length" in options.usage(WITH_LENGTH) and "--source-length" not in options.usage(FEATURES)
+
+
+def test_a_saved_record_of_a_feature_this_reader_lacks_is_dropped(ip, fake_gpu, seams, tmp_path):
+    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock, features=WITH_LENGTH)
+    ip.user_ns.update(gpu=fake_gpu)
+    saved = tmp_path / "runs.jsonl"
+    ip.run_line_magic("cudatime", f"-q -n 2 --source-length --save {saved} gpu.launch(1 / 64)")
+    loaded, problems = ipython_cudatime.load([saved])  # the default features: no SourceLength
+    assert problems == [] and "source_length" not in loaded.points[0].result.records
+
+
+def test_no_library_module_names_a_feature_outside_its_own_room():
+    """The runner, the result, the store and the renderers loop over the features they are given."""
+    records = {"profile", "roofline", "memory", "cold_causes"}
+    classes = {"Profiling", "RooflineFeature", "ColdCauses", "Memory", "ProfileWatch", "CountingWatch",
+               "MemoryWatch", "CausesWatch", "TorchProfiler", "OpCounter"}
+    for path in LIBRARY.rglob("*.py"):
+        if path.relative_to(LIBRARY).parts[0] in ("features", "explain"):
+            continue
+        tree = ast.parse(path.read_text())
+        used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)} & records
+        used |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} & classes
+        used |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names} & classes
+        assert not used, f"{path.relative_to(LIBRARY)} names {sorted(used)}"

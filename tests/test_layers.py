@@ -1,0 +1,132 @@
+"""Imports point down only: the layers of the house, top to bottom, as ``docs/design.md`` draws
+them. A module may import its own layer and those below it, never one above; within the package
+no import runs in circles; and no function imports one of the package's own modules except where
+the reason below says why (an optional dependency, or the import a light ``import`` defers)."""
+
+import ast
+import pathlib
+
+import ipython_cudatime
+
+LIBRARY = pathlib.Path(ipython_cudatime.__file__).parent
+PACKAGE = "ipython_cudatime"
+
+# Top to bottom; a module belongs to the layer of the longest prefix that names it.
+LAYERS = (
+    ("the IPython layer", ("ipython_cudatime", "ipython_cudatime.magics", "ipython_cudatime.auto")),
+    ("features", ("ipython_cudatime.features",)),
+    ("command line and views", ("ipython_cudatime.options", "ipython_cudatime.display", "ipython_cudatime.progress",
+                                "ipython_cudatime.render", "ipython_cudatime.findings")),
+    ("collections and files", ("ipython_cudatime.compare", "ipython_cudatime.store")),
+    ("the runner", ("ipython_cudatime.runner", "ipython_cudatime.state", "ipython_cudatime.repeat_rule",
+                    "ipython_cudatime.batching")),
+    ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema")),
+    ("explainers and their records", ("ipython_cudatime.explain", "ipython_cudatime.cpu_context")),
+    ("backends", ("ipython_cudatime.backends",)),
+    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks")),
+)
+
+# (module, function, imported module): why it is imported when the function runs, not before.
+DEFERRED = {
+    ("ipython_cudatime", "load_ipython_extension", "ipython_cudatime.magics"):
+        "IPython's magic machinery loads with the extension, so that importing the package stays light",
+    ("ipython_cudatime", "unload_ipython_extension", "ipython_cudatime.magics"): "as load_ipython_extension",
+    ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.explain.op_counter"):
+        "op_counter imports torch: only with --roofline, once the user has imported torch",
+}
+
+
+def _modules():
+    """{dotted name: parsed tree} for every module of the package."""
+    found = {}
+    for path in LIBRARY.rglob("*.py"):
+        parts = (PACKAGE, *path.relative_to(LIBRARY).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = (ast.parse(path.read_text()), path.name == "__init__.py")
+    return found
+
+
+def _targets(module, is_package, node, modules):
+    """The package modules an import statement names: ``from . import store`` names ``store``,
+    ``from .explain import Cause`` the package ``explain``; none for an import from outside."""
+    if isinstance(node, ast.Import):
+        return [_known(alias.name, modules) for alias in node.names if alias.name.startswith(PACKAGE)]
+    if node.level == 0:
+        base = node.module or ""
+        if not base.startswith(PACKAGE):
+            return []
+    else:
+        parts = module.split(".")
+        base = ".".join(parts[: len(parts) - node.level + (1 if is_package else 0)] + ([node.module] if node.module else []))
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else _known(base, modules) for alias in node.names]
+
+
+def _imports(modules):
+    """(importer, imported, the function it is in or None) for every import of a package module."""
+    for module, (tree, is_package) in modules.items():
+        functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        inside = {id(n): f.name for f in functions for n in ast.walk(f)}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and not _type_checking_only(tree, node):
+                for target in _targets(module, is_package, node, modules):
+                    yield module, target, inside.get(id(node))
+
+
+def _type_checking_only(tree, node):
+    """An import under ``if TYPE_CHECKING:`` is read by the type checker, never run."""
+    return any(isinstance(block, ast.If) and getattr(block.test, "id", None) == "TYPE_CHECKING"
+               and any(node is child for child in ast.walk(block)) for block in ast.walk(tree))
+
+
+def _known(name, modules):
+    """``from .explain import Cause`` names the package ``explain``; ``from . import store`` a module."""
+    while name not in modules and "." in name:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _layer(module):
+    prefixes = [(len(prefix), index) for index, (_, names) in enumerate(LAYERS) for prefix in names
+                if module == prefix or module.startswith(prefix + ".")]
+    assert prefixes, f"{module} is in no layer: add it to LAYERS and to docs/design.md"
+    return max(prefixes)[1]
+
+
+def test_every_import_points_down_or_sideways():
+    modules = _modules()
+    upward = [f"{importer} ({LAYERS[_layer(importer)][0]}) imports {imported} ({LAYERS[_layer(imported)][0]})"
+              for importer, imported, _ in _imports(modules) if _layer(imported) < _layer(importer)]
+    assert upward == []
+
+
+def test_no_import_cycle_within_the_package():
+    modules = _modules()
+    graph = {}
+    for importer, imported, function in _imports(modules):
+        if function is None and importer != imported and not imported.startswith(importer + "."):
+            graph.setdefault(importer, set()).add(imported)
+
+    def cycle_from(start, path):
+        for nxt in graph.get(path[-1], ()):
+            if nxt == start:
+                return path + [nxt]
+            if nxt not in path:
+                found = cycle_from(start, path + [nxt])
+                if found:
+                    return found
+        return None
+
+    cycles = [cycle_from(module, [module]) for module in graph]
+    assert [c for c in cycles if c] == []
+
+
+def test_a_function_imports_our_own_modules_only_for_a_stated_reason():
+    deferred = {(importer, function, imported) for importer, imported, function in _imports(_modules())
+                if function is not None}
+    assert deferred == set(DEFERRED)
+
+
+def test_docs_design_lists_the_layers_in_this_order():
+    design = (LIBRARY.parent / "docs" / "design.md").read_text()
+    positions = [design.find(f"**{title}**") for title, _ in LAYERS]
+    assert -1 not in positions and positions == sorted(positions), positions
