@@ -17,6 +17,7 @@ from common import arguments, median_ms
 
 from ipython_cudatime.display import bundle, text
 from ipython_cudatime.render.chart import chart_svg
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run
 
 GOAL_MS = 150.0
@@ -27,7 +28,7 @@ def synthetic(runs):
     rng = random.Random(runs)
     warm = [Run(0.001, 0.47 + rng.random() * 0.01, 0.469 + rng.random() * 0.01) for _ in range(runs)]
     return CudaTimeResult(cold=Run(0.001, 0.82, 0.8, 0.3, 0.2), warmup=[Run(0.001, 0.48, 0.479)],
-                          warm=warm, device="cuda:0 (synthetic)", synchronized=["torch cuda"])
+                          warm=warm, device="cuda:0 (synthetic)", synchronized=["torch cuda"], features=FEATURES)
 
 
 def main():

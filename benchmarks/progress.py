@@ -19,7 +19,8 @@ from common import arguments
 
 from ipython_cudatime import progress
 from ipython_cudatime.backends import DeviceSet
-from ipython_cudatime.runner import Plan, measure
+from ipython_cudatime.result import Task
+from ipython_cudatime.runner import Cell, Plan, measure
 
 RUNS = 200
 
@@ -48,7 +49,7 @@ class CountingView(progress.LineView):
 
 def cell():
     """Pure Python (one thread, no BLAS pool whose threads another job could stall)."""
-    return lambda: sum(range(300_000))
+    return Cell(lambda: sum(range(300_000)))
 
 
 def main():
@@ -57,11 +58,11 @@ def main():
     fn, devices, plan = cell(), DeviceSet.detect(), Plan(runs=RUNS)
     plain, shown, views = [], [], []
     for _ in range(rounds):
-        plain.append(measure(fn, devices, plan).result.median)
+        plain.append(measure(fn, devices, plan, Task("sum(range(300_000))")).result.median)
         view = CountingView()
         start = time.perf_counter()
         with progress.LiveProgress(view, runs=RUNS) as live:  # its ticker thread running, as in a cell
-            shown.append(measure(fn, devices, plan, progress=live).result.median)
+            shown.append(measure(fn, devices, plan, Task("sum(range(300_000))"), progress=live).result.median)
         views.append((view, time.perf_counter() - start))
     without, with_view = statistics.median(plain), statistics.median(shown)
     share = sum(v.seconds for v, _ in views) / sum(elapsed for _, elapsed in views)

@@ -1,7 +1,7 @@
 """Output that stays bounded: a 10,000-result comparison and a -n 100000 report.
 
 Saves 10,000 results (a few warm runs each, as many labels and two machines) with
-``store.save``, loads them back with ``store.load``, and times the display bundle of the
+``store.save``, loads them back with ``ipython_cudatime.load``, and times the display bundle of the
 comparison (text table, HTML table; no chart past 40 rows): the goal is under 2 s. Then runs
 ``%cudatime -o -q -n 100000 pass`` in a real shell and prints the size of its HTML report
 beside that of a ``-n 1000`` one: past 2,000 runs the report summarises the runs (merged
@@ -20,8 +20,10 @@ from IPython.testing.globalipapp import start_ipython
 
 from ipython_cudatime.compare import Point
 from ipython_cudatime.display import bundle
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Env, Run, Task
-from ipython_cudatime.store import load, save
+from ipython_cudatime import load
+from ipython_cudatime.store import save
 
 GOAL_S = 2.0
 
@@ -32,7 +34,8 @@ def compared(count):
     for index in range(count):
         task = Task("a @ b", f"label{index % 7}", {"n": index}, Env("cpu", {"numpy": "2.1"}, "3.11", f"host{index % 2}"))
         warm = [Run(1e-4, 1e-3 + index * 1e-7 + k * 1e-6) for k in range(5)]
-        points.append(Point(task, CudaTimeResult(Run(1e-4, 2e-3), [Run(1e-4, 1.1e-3)], warm, task=task)))
+        points.append(Point(task, CudaTimeResult(Run(1e-4, 2e-3), [Run(1e-4, 1.1e-3)], warm, task=task,
+                                                            features=FEATURES)))
     return points
 
 

@@ -142,7 +142,7 @@ class Point:
         return {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data, features=()):
+    def from_dict(cls, data, features):
         """The point ``to_dict`` wrote; ``features`` read their records back (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
             return cls(Task.from_dict(data["task"]), None, data["error"])
@@ -240,7 +240,7 @@ class Results:
                 "stopped": self.stopped, "interrupted": self.interrupted}
 
     @classmethod
-    def from_dict(cls, data, features=()):
+    def from_dict(cls, data, features):
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
                    data["interrupted"])

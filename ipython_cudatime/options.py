@@ -170,16 +170,19 @@ def file_name(name: str, text: str) -> str:
     return text
 
 
-def writable_file(name: str, text: str) -> str:
-    """A file in a folder that exists, and not a folder itself (writing would put a file in its
-    place), as an absolute path: checked before anything runs."""
-    path = os.path.abspath(os.path.expanduser(file_name(name, text)))
-    if not os.path.isdir(os.path.dirname(path)):
-        raise OptionError(f"{name} {text}: no such folder to write it in")
-    if os.path.isdir(path):
-        raise OptionError(f"{name} {text} is a folder: name a file in it, such as "
-                          f"{os.path.join(file_name(name, text), 'trace.json')}")
-    return path
+def writable_file(example: str) -> Callable[[str, str], str]:
+    """A reader of a file to write: in a folder that exists, and not a folder itself (writing
+    would fail, or put a file in its place), as an absolute path; checked before anything runs.
+    ``example`` is the file name a message suggests."""
+    def read(name: str, text: str) -> str:
+        path = os.path.abspath(os.path.expanduser(file_name(name, text)))
+        if not os.path.isdir(os.path.dirname(path)):
+            raise OptionError(f"{name} {text}: no such folder to write it in")
+        if os.path.isdir(path):
+            raise OptionError(f"{name} {text} is a folder: name a file in it, such as "
+                              f"{os.path.join(file_name(name, text), example)}")
+        return path
+    return read
 
 
 def _threads(name: str, text: str) -> int:
@@ -251,7 +254,7 @@ CORE_FLAGS = (
          "point as NAME[n=256, ...])", "NAME", _label),
     Flag(("--save",), "save", "append the result (with --sweep, each point) to FILE as one JSON line, with what "
          "was timed and where, for %cudatime_compare --load FILE in another kernel or on another machine",
-         "FILE", writable_file),
+         "FILE", writable_file("results.jsonl")),
 )
 
 SUMMARY = """Time GPU code where you would write %time: synchronized, the cold first run kept

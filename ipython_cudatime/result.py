@@ -189,6 +189,8 @@ class CudaTimeResult:
     samples: list = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
 
     def __post_init__(self):
+        """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
+        object.__setattr__(self, "records", {**{feature.name: None for feature in self.features}, **self.records})
         runs = self.warm or [self.cold]
         clock = statistics_clock(runs, self.harness)
         object.__setattr__(self, "coverage", coverage(runs, self.harness))
@@ -356,7 +358,7 @@ class CudaTimeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data, features=()):
+    def from_dict(cls, data, features):
         """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict(), r.features) == r``. The runs
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``

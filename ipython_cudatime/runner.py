@@ -384,7 +384,7 @@ def measure(cell, devices, plan, task, features=(), watches=(), repeats=None, cl
     progress.starting("cold", 1)
     cold, value = _cold_run(sampler, watches)
     progress.ran("cold", 1, [])
-    extras = [watch for watch in watches if watch.extra]
+    asked, extras = plan, [watch for watch in watches if watch.extra]
     if not repeats.after_cold(value):
         plan, extras = (plan.once(), []) if plan.runs is None else (plan.forced(), extras)
     harness = calibrate(devices, clock, cell.outputs)
@@ -397,15 +397,16 @@ def measure(cell, devices, plan, task, features=(), watches=(), repeats=None, cl
     produced = cell.outputs(value) if cell.outputs is not None else [value]
     devices.attribute((cell.reads() if cell.reads is not None else []) + produced)
     result = _assemble(devices, task, features, watches, later, harness, cpu.context(),
-                       _notes(devices, plan, repeats, later))
+                       _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
 
 
-def _notes(devices, plan, repeats, later):
-    """The result's notes: the devices', why the cell ran once (or what -n forced), and an OOM hint."""
+def _notes(devices, asked, repeats, later):
+    """The result's notes: the devices', why the cell ran once (or what -n forced: ``asked`` is the
+    plan before the cut), and an OOM hint."""
     notes = devices.notes()
     total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra)
-    note = _repeat_note(plan.runs, total, repeats.why_once())
+    note = _repeat_note(asked.runs, total, repeats.why_once())
     if note:
         notes.append(note)
     if later.error is not None and _is_out_of_memory(later.error):

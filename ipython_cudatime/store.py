@@ -126,7 +126,7 @@ def _read(path, problems, features):
         return []
 
 
-def load(paths, features=()):
+def load(paths, features):
     """(Results of every good line of ``paths``, in order; one message per line or file that did not
     load: the lines around a bad one still do). Each of ``features`` (``features.FEATURES``) reads
     its own record from a line; a record none of them knows is dropped."""

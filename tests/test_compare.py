@@ -9,6 +9,7 @@ from IPython.core.error import UsageError
 from ipython_cudatime import report
 from ipython_cudatime.compare import Point, Results, grid, parse_sweep
 from ipython_cudatime.display import bundle
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 
@@ -38,7 +39,7 @@ def test_sweep_binds_the_name_and_times_each_point(ip):
     assert seen_counts(ip) == {(10, "list"): 3, (10, "tuple"): 3, (1000, "list"): 3, (1000, "tuple"): 3}
     data = json.loads(json.dumps(sweep.to_dict()))
     assert data["points"][0]["task"]["params"] == {"n": 10, "kind": "list"}
-    assert Results.from_dict(data) == sweep
+    assert Results.from_dict(data, FEATURES) == sweep
 
 
 def seen_counts(ip):

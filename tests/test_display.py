@@ -11,6 +11,7 @@ import pytest
 from conftest import run
 from expected_text import FOLDER, assert_expected
 
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime import display
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
@@ -22,10 +23,12 @@ from ipython_cudatime.result import CudaTimeResult, Run, Task
 KEPT_TAGS = {"div", "span", "table", "tr", "th", "td", "details", "summary", "img", "b", "ul", "li", "br"}
 
 
-def sample(runs=20):
-    return CudaTimeResult(cold=Run(0.001, 0.4, 0.39, 0.1, 0.1), warmup=[Run(0.001, 0.05, 0.049)],
-                          warm=[Run(0.001, 0.05 + i * 1e-4, 0.049 + i * 1e-4) for i in range(runs)],
-                          device="cuda:0 test", synchronized=["torch cuda"])
+def sample(runs=20, **changes):
+    """A GPU result made by hand, with ``changes`` to its fields (a result is built once)."""
+    fields = dict(cold=Run(0.001, 0.4, 0.39, 0.1, 0.1), warmup=[Run(0.001, 0.05, 0.049)],
+                  warm=[Run(0.001, 0.05 + i * 1e-4, 0.049 + i * 1e-4) for i in range(runs)],
+                  device="cuda:0 test", synchronized=["torch cuda"], features=FEATURES, records={"cold_causes": []})
+    return CudaTimeResult(**{**fields, **changes})
 
 
 class Tags(HTMLParser):
@@ -99,10 +102,7 @@ def test_chart_is_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
     original = Axes.set_yscale
     monkeypatch.setattr(Axes, "set_yscale", lambda self, value, **kw: (calls.append(value), original(self, value, **kw)))
     chart_svg(sample())  # cold 0.39 s vs median ~0.05 s: linear
-    big = sample()
-    big.cold = Run(0.001, 20.0, 19.9, 0.1, 0.1)
-    big.__dict__.pop("clock", None), big.__dict__.pop("samples", None)
-    chart_svg(big)
+    chart_svg(sample(cold=Run(0.001, 20.0, 19.9, 0.1, 0.1)))
     assert calls == ["linear", "log"]
 
 
@@ -176,9 +176,8 @@ def raw_controls(text):
 def test_control_characters_in_any_field_are_escaped_in_the_text_report():
     from ipython_cudatime.explain import Cause
 
-    r = sample()
-    r.device, r.synchronized, r.notes = f"cuda:0 {ESCAPES}", [f"torch {ESCAPES}"], [f"note {ESCAPES}"]
-    r.cold_causes = [Cause(f"cause {ESCAPES}", 0.1, f"detail {ESCAPES}")]
+    r = sample(device=f"cuda:0 {ESCAPES}", synchronized=[f"torch {ESCAPES}"], notes=[f"note {ESCAPES}"],
+               records={"cold_causes": [Cause(f"cause {ESCAPES}", 0.1, f"detail {ESCAPES}")]})
     text = display.text(r)
     assert raw_controls(text) == []
     assert "cuda:0 \\x1b]0;pwned\\x07 \\x1bc \\x1b[2J \\x9b2J \\r\\x08 \\u202e" in text  # as repr writes them
@@ -189,8 +188,7 @@ def test_control_characters_in_loaded_labels_stay_out_of_the_terminal(ip, tmp_pa
     from ipython_cudatime.store import save
 
     path = tmp_path / "escapes.jsonl"
-    timed = sample(3)
-    timed.task = Task("x", f"lab{ESCAPES}")
+    timed = sample(3, task=Task("x", f"lab{ESCAPES}"))
     points = [Point(timed.task, timed), Point(Task("y", "ok"), None, f"Error: two\nlines{ESCAPES}")]
     save(points, str(path))
     run(ip, "%cudatime_compare --clear")
@@ -281,8 +279,7 @@ def _compare():
 
 
 def test_every_time_axis_is_labelled_in_units_log_or_not():
-    big = sample()
-    big.cold = Run(0.001, 20.0, 19.9, 0.1, 0.1)
+    big = sample(cold=Run(0.001, 20.0, 19.9, 0.1, 0.1))
     reports = [sample(), big, chart_samples.cpu_only(), chart_samples.log_sweep(), chart_samples.categorical_sweep(),
                _compare()]
     logs = 0
@@ -351,8 +348,7 @@ def test_legends_are_below_the_chart_and_list_only_what_it_draws():
 def test_bar_labels_live_in_a_legend_below_not_in_the_segments():
     from ipython_cudatime.explain.probe import Cause
 
-    result = sample()
-    result.cold_causes = [Cause("JAX compilation", 0.0154, "compiled 1 function")]
+    result = sample(records={"cold_causes": [Cause("JAX compilation", 0.0154, "compiled 1 function")]})
     html = _report(result)
     why = html[html.index("cudatime-section-why"):html.index("cudatime-section-details")]
     legend = why[why.index("cudatime-legend"):]

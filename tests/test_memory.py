@@ -1,6 +1,6 @@
 """Peak device memory per run, read without resetting the user's peak counter.
 
-No GPU here: the torch probe is fed a *stand-in* for ``torch.cuda`` (``AllocatorStandIn``)
+No GPU here: the memory watch (``features.memory``) and the torch probe are fed a *stand-in* for ``torch.cuda`` (``AllocatorStandIn``)
 that answers with counters in the layout a real GPU's allocator gives
 (``memory_stats_as_nested_dict``: ``allocated_bytes.all.current``/``peak``,
 ``reserved_bytes.all.current``, ...) and with the signature torch 2.13 gives
@@ -15,7 +15,9 @@ import pytest
 
 
 from ipython_cudatime import report
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.explain import ColdWatch
+from ipython_cudatime.features.memory import MemoryWatch
 from ipython_cudatime.render.html import render_html
 from ipython_cudatime.result import CudaTimeResult, Run
 from ipython_cudatime.explain.memory import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
@@ -90,14 +92,16 @@ def torch_stand_in(cuda):
 
 
 def watch_phases(cuda, cold, warm):
-    """The runner's three snapshots around a cold phase and a warm phase (callables on ``cuda``)."""
-    watch = ColdWatch([TorchProbe(torch_stand_in(cuda))])
-    watch.snapshot("before")
+    """The runner's three moments around a cold phase and a warm phase (callables on ``cuda``), seen
+    by the memory watch and by the torch probe (whose cold-run causes read the allocator too)."""
+    torch = torch_stand_in(cuda)
+    memory, probes = MemoryWatch({"torch": torch}), ColdWatch([TorchProbe(torch)])
+    memory.before(), probes.snapshot("before")
     cold()
-    watch.snapshot("after_cold")
+    memory.after_cold(), probes.snapshot("after_cold")
     warm()
-    watch.snapshot("after_warm")
-    return watch.memory()
+    memory.after_warm(), probes.snapshot("after_warm")
+    return memory.record(None)
 
 
 def test_first_cell_on_a_fresh_gpu_is_measured_exactly_without_a_reset():
@@ -179,7 +183,7 @@ def test_a_cell_on_the_cpu_has_no_memory_line_and_a_note_in_the_details(ip, seam
 def test_a_gpu_cell_without_torch_memory_says_why_in_the_text():
     """A GPU framework synchronized but no torch CUDA allocator reading (CuPy, say): the text
     report says memory was not measured, rather than staying silent."""
-    r = CudaTimeResult(cold=Run(1e-3, 2e-3), synchronized=["cupy cuda:0"])
+    r = CudaTimeResult(cold=Run(1e-3, 2e-3), synchronized=["cupy cuda:0"], features=FEATURES)
     assert r.on_gpu and r.memory is None
     assert f"memory   : {NOT_MEASURED}" in report(r)
 

@@ -19,6 +19,7 @@ from ipython_cudatime import report
 from ipython_cudatime.compare import contrast
 from ipython_cudatime.cpu_context import CpuContext, Machine
 from ipython_cudatime.explain.noise import noise
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 NOISY = "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])"  # 13 runs: every other one waits
@@ -100,7 +101,7 @@ def test_a_result_without_cpu_facts_is_cause_unknown_and_older_files_load(ip, fa
     ip.run_cell("sizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
     data = timed(ip, "host.advance(next(sizes) / 1024)").to_dict()
     del data["cpu_context"], data["task"]["threads"]  # as a file from before this field was written
-    old = CudaTimeResult.from_dict(json.loads(json.dumps(data)))
+    old = CudaTimeResult.from_dict(json.loads(json.dumps(data)), FEATURES)
     assert old.cpu_context is None and old.task.threads is None
     assert "Cause unknown: no CPU facts were recorded" in report(old)
 
@@ -112,7 +113,7 @@ def test_the_cpu_context_is_saved_and_loaded_with_the_result(ip, fake_cpu):
     assert (context.cores, context.load_before, context.ready_before) == (2, 1.5, 2)
     assert context.wall == pytest.approx(12 / 1024 + 27 / 1024) and context.cpu == pytest.approx(12 / 1024)
     assert context.waited == pytest.approx(27 / 1024)
-    again = CudaTimeResult.from_dict(json.loads(json.dumps(r.to_dict())))
+    again = CudaTimeResult.from_dict(json.loads(json.dumps(r.to_dict())), FEATURES)
     assert again == r and again.cpu_context == context and again.task.threads == 3
 
 

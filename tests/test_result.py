@@ -8,12 +8,13 @@ from conftest import run
 
 from ipython_cudatime import report
 from ipython_cudatime import display
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run
 from ipython_cudatime.units import format_seconds
 
 
 def make(cold, warm, **kw):
-    return CudaTimeResult(cold=Run(**cold), warm=[Run(host=w, wall=w) for w in warm], **kw)
+    return CudaTimeResult(cold=Run(**cold), warm=[Run(host=w, wall=w) for w in warm], features=FEATURES, **kw)
 
 
 def test_statistics_use_warm_runs_only():

@@ -13,7 +13,9 @@ from ipython_cudatime.explain.memory import DeviceMemory
 from ipython_cudatime.explain.profile import Profile
 from ipython_cudatime.explain.roofline import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
-from ipython_cudatime.store import SCHEMA, load, save
+from ipython_cudatime import load
+from ipython_cudatime.features import FEATURES
+from ipython_cudatime.store import SCHEMA, save
 
 
 def through_json(data):
@@ -28,18 +30,18 @@ def full_result():
         cold=Run(0.001, 0.4, 0.39, 0.2, 0.1), warmup=[Run(0.001, 0.05, 0.049)],
         warm=[Run(0.001, 0.05 + i * 1e-4, 0.049 + i * 1e-4, batch=10) for i in range(3)],
         device="cuda:0 NVIDIA T4", synchronized=["torch cuda"], notes=["a note"], stopped=None,
-        cold_causes=[Cause("CUDA context", 0.3, "created by this cell"), Cause("TF32", None, "off", False)],
-        profile=Profile(10, 0.0097, 0.97, [("gemm", 3, 0.005), ("add", 7, 0.001)], "GPU-bound", wall=0.01,
-                        breakdown={"compute": 0.009}, kind="GPU-bound"),
-        roofline=Roofline(2e9, 1e8, intensity=20.0, flop_rate=4e10, peak_flops=65e12, peak_bandwidth=3.2e11,
-                          uncounted=[("aten::foo", 2, 0.25)], notes=["n"], verdict="memory-bound"),
-        memory=DeviceMemory(2 << 30, True, 1 << 30, False, reserved_growth=4 << 20, total=16 << 30, before=0),
-        harness=Harness(2e-5, 1e-6, 1.5e-5), task=task)
+        harness=Harness(2e-5, 1e-6, 1.5e-5), task=task, features=FEATURES, records={
+            "cold_causes": [Cause("CUDA context", 0.3, "created by this cell"), Cause("TF32", None, "off", False)],
+            "profile": Profile(10, 0.0097, 0.97, [("gemm", 3, 0.005), ("add", 7, 0.001)], "GPU-bound", wall=0.01,
+                               breakdown={"compute": 0.009}, kind="GPU-bound"),
+            "roofline": Roofline(2e9, 1e8, intensity=20.0, flop_rate=4e10, peak_flops=65e12, peak_bandwidth=3.2e11,
+                                 uncounted=[("aten::foo", 2, 0.25)], notes=["n"], verdict="memory-bound"),
+            "memory": DeviceMemory(2 << 30, True, 1 << 30, False, reserved_growth=4 << 20, total=16 << 30, before=0)})
 
 
 def test_a_result_with_every_record_round_trips_exactly():
     r = full_result()
-    back = CudaTimeResult.from_dict(through_json(r.to_dict()))
+    back = CudaTimeResult.from_dict(through_json(r.to_dict()), FEATURES)
     assert back == r
     assert back.task.params["shape"] == (2, 3) and back.profile.top[0] == ("gemm", 3, 0.005)
     assert back.harness == r.harness and back.batch == 10
@@ -52,7 +54,7 @@ def test_a_live_result_with_a_profile_and_a_roofline_round_trips(ip):
     r = ip.run_line_magic("cudatime", "-o -q -n 2 -p --roofline -l mm a @ a")
     assert r.profile is not None and r.roofline is not None
     assert r.task.stmt == "a @ a" and r.task.label == "mm" and r.task.env.frameworks["torch"] == torch_version(ip)
-    assert CudaTimeResult.from_dict(through_json(r.to_dict())) == r
+    assert CudaTimeResult.from_dict(through_json(r.to_dict()), FEATURES) == r
 
 
 def torch_version(ip):
@@ -62,7 +64,7 @@ def torch_version(ip):
 def test_a_sweep_with_a_check_and_a_failure_round_trips(ip):
     sweep = ip.run_cell_magic("cudatime", "-o -q -n 1 --check --sweep d=1,0,2 --sweep t=(1,2)", "[10 / d] * len(t)")
     assert [p.error is not None for p in sweep.points] == [False, True, False] and sweep.check.compared == 1
-    back = Results.from_dict(through_json(sweep.to_dict()))
+    back = Results.from_dict(through_json(sweep.to_dict()), FEATURES)
     assert back == sweep and back.points[1].params == {"d": 0, "t": (1, 2)}
     assert report(back) == report(sweep)
 
@@ -73,7 +75,7 @@ def test_a_comparison_round_trips_and_goes_to_pandas(ip):
     run(ip, "%%cudatime -q -n 1 -l grid --sweep n=1,2\nn * 2")
     history = ip.magics_manager.registry["CudaTimeMagics"].history
     assert [p.name for p in history.points] == ["first", "grid[n=1]", "grid[n=2]"]
-    assert Results.from_dict(through_json(history.to_dict())) == history
+    assert Results.from_dict(through_json(history.to_dict()), FEATURES) == history
     pandas = pytest.importorskip("pandas", reason="pandas not installed (it stays optional)")
     frame = history.to_pandas()
     assert isinstance(frame, pandas.DataFrame)
@@ -99,8 +101,10 @@ def test_save_appends_one_line_per_result_and_per_point(ip, tmp_path):
     with pytest.raises(UsageError, match="no such folder") as info:
         ip.run_line_magic("cudatime", f"--save {tmp_path}/missing/runs.jsonl 1")
     assert "\n" not in str(info.value)
-    cell = run(ip, f"%cudatime -n 1 --save {tmp_path} 1 + 1")  # a folder: the write fails, the report shows
-    assert cell.error is None and f"--save {tmp_path}: not saved" in cell.stderr
+    with pytest.raises(UsageError, match="is a folder: name a file in it, such as .*results.jsonl"):
+        ip.run_line_magic("cudatime", f"--save {tmp_path} 1")  # refused before anything runs
+    cell = run(ip, "%cudatime -n 1 --save /proc/cudatime.jsonl 1 + 1")  # a folder nobody can write in
+    assert cell.error is None and "--save /proc/cudatime.jsonl: not saved" in cell.stderr
     assert cell.displayed[0].startswith("CPU times:")
 
 
@@ -304,9 +308,11 @@ def test_every_field_of_every_saved_record_is_checked():
 
     from ipython_cudatime.cpu_context import CpuContext
 
-    for cls in (CudaTimeResult, Run, Env, Task, Harness, Cause, Profile, Roofline, DeviceMemory, CpuContext):
+    for cls in (Run, Env, Task, Harness, Cause, Profile, Roofline, DeviceMemory, CpuContext):
         fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
         assert set(fields) == set(schema.RECORDS[cls.__name__].fields), cls.__name__
+    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"records", "features"}
+    assert own | {feature.name for feature in FEATURES} == set(schema.result_record(FEATURES).fields)
 
 
 def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):
