@@ -131,29 +131,41 @@ def test_sweep_progress_names_the_point(ip, monkeypatch):
     assert "point 2 of 2 (t=0.12)" in tty.getvalue()
 
 
+class FakeClock:
+    """The runner's clock seam, moved by hand."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def now(self):
+        return self.t
+
+
 class Recorder:
-    """A progress view that records what it was told (a stand-in for the widgets)."""
+    """A progress view that records what it was told, and when on ``clock`` (a stand-in for the widgets)."""
 
     shown = False
 
-    def __init__(self):
+    def __init__(self, clock=None):
         self.updates = []
+        self.clock = clock
 
     def update(self, fraction, status):
-        self.updates.append((time.perf_counter(), fraction, status))
+        self.updates.append((self.clock.now() if self.clock else time.perf_counter(), fraction, status))
         self.shown = True
 
     def close(self):
         self.shown = False
 
 
-@pytest.mark.timing  # the view waits for half a second of runs
 def test_no_view_before_half_a_second_and_refreshes_throttled():
-    live = progress.LiveProgress(Recorder(), runs=1000)
+    """On the runner's clock (a fake one here, moved 1 ms per run): no real second is spent."""
+    clock = FakeClock()
+    live = progress.LiveProgress(Recorder(clock), runs=1000, clock=clock)
     started = live.started
     warm = []
-    while time.perf_counter() - started < 1.2:  # 1.2 s of runs that each take ~1 ms
-        time.sleep(0.001)
+    while clock.t - started < 1.2:  # 1.2 s of runs that each take 1 ms
+        clock.t += 0.001
         warm.append(progress_run())
         live.ran("warm", len(warm), warm)
     times = [t for t, _, _ in live.view.updates]
@@ -201,16 +213,6 @@ def test_sweep_values_in_the_progress_widget_stay_text_in_chromium(tmp_path):
     assert f"{HANDLER}'): warm" in page["text"]  # shown as typed
     assert "137170295" not in page["text"]  # the handler never ran
     assert all(image["src_prefix"].startswith("data:image/") for image in page["images"])  # the chart only
-
-
-class FakeClock:
-    """The runner's clock seam, moved by hand."""
-
-    def __init__(self):
-        self.t = 0.0
-
-    def now(self):
-        return self.t
 
 
 def test_the_run_under_way_and_what_comes_next_on_the_runner_clock():
