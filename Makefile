@@ -25,7 +25,7 @@ CLASSIC_PINS := notebook==6.5.7 ipywidgets==7.7.1 ipython==7.34.0 ipykernel==6.1
 GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
 GPU_IMAGE := torch==2.11.0 jax==0.11.2 jaxlib==0.11.2 numpy==2.5.2 matplotlib pandas pytest
 
-.PHONY: demo test test-current test-colab browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
+.PHONY: demo test test-current test-colab lint browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
 
 .venv/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv .venv
@@ -58,7 +58,11 @@ test: test-current test-colab
 browser-deps:
 	scripts/install-browser-deps
 
-test-current: .venv/.installed browser-deps frontends
+# ruff's checks, then mypy, over the library (their settings are in pyproject.toml); both come with .[test].
+lint: .venv/.installed
+	.venv/bin/ruff check ipython_cudatime && .venv/bin/mypy
+
+test-current: lint browser-deps frontends
 	.venv/bin/python -m pytest
 
 test-colab: browser-deps

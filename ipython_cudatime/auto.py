@@ -5,7 +5,12 @@ the cell, so GPU work is counted. No cell is run twice: side effects happen once
 When the same cell is run again, the line shows its first time beside it.
 """
 
-from .backends import REGISTRY, DeviceSet
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from .backends import REGISTRY, DeviceSet, Entry
 from .display import Display
 from .runner import Clock
 from .units import format_seconds as fmt
@@ -13,16 +18,19 @@ from .units import ratio_text
 
 
 class AutoTimer:
-    def __init__(self, shell, registry=REGISTRY, clock=None, display=None):
+    _devices: DeviceSet  # by pre_run_cell(): the devices of the cell being timed
+
+    def __init__(self, shell: Any, registry: Collection[Entry] = REGISTRY, clock: Clock | None = None,
+                 display: Display | None = None) -> None:
         self.shell = shell
         self.display = display or Display(shell)  # how its line is shown
         self.registry = registry
         self.clock = clock or Clock()
         self.enabled = False
-        self.first = {}  # cell source -> its first synchronized time
-        self._devices = self._start = None
+        self.first: dict[str, float] = {}  # cell source -> its first synchronized time
+        self._start: float | None = None
 
-    def enable(self, on):
+    def enable(self, on: bool) -> None:
         events = self.shell.events
         if on and not self.enabled:
             events.register("pre_run_cell", self.pre_run_cell)
@@ -32,12 +40,12 @@ class AutoTimer:
             events.unregister("post_run_cell", self.post_run_cell)
         self.enabled = on
 
-    def pre_run_cell(self, info=None):
+    def pre_run_cell(self, info: Any = None) -> None:
         self._devices = DeviceSet.detect(self.registry)
         self._devices.synchronize()
         self._start = self.clock.now()
 
-    def post_run_cell(self, result=None):
+    def post_run_cell(self, result: Any = None) -> None:
         if self._start is None:
             return
         host = self.clock.now() - self._start
@@ -50,7 +58,7 @@ class AutoTimer:
             return
         self.display.line(self.summary(source, host, wall))
 
-    def summary(self, source, host, wall):
+    def summary(self, source: str, host: float, wall: float) -> str:
         synced = ", ".join(self._devices.names) or "no device"
         line = f"cudatime: {fmt(wall)} synchronized ({synced}); host {fmt(host)}"
         first = self.first.setdefault(source, wall)

@@ -15,8 +15,14 @@ between samples. Nor is a cell batched that cannot be a function body (``return`
 function's local scope.
 """
 
+from __future__ import annotations
+
 import ast
 import itertools
+import sys
+from collections.abc import Callable
+from types import CodeType
+from typing import Any, cast
 
 from .repeat_rule import executed_nodes, top_level_names
 
@@ -34,7 +40,7 @@ _ALWAYS_BINDS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.Func
                  ast.ClassDef)
 
 
-def _reads(statement):
+def _reads(statement: ast.stmt) -> set[str]:
     """Names a statement reads (``x += 1`` reads x), nested scopes included: an over-estimate on purpose."""
     reads = set()
     for node in ast.walk(statement):
@@ -45,11 +51,12 @@ def _reads(statement):
     return reads
 
 
-def independent(tree):
+def independent(tree: ast.Module) -> bool:
     """Whether each run does the same work whatever the run before it left: no statement reads a
     name the cell binds before a statement that always binds it has (``c = a @ b; c.sum()``
     yes; ``x = x + 1`` or ``for ...: z = ...`` then ``z`` no)."""
-    bound, done = set(top_level_names(tree)), set()
+    bound = set(top_level_names(tree))
+    done: set[str] = set()
     for statement in tree.body:
         if _reads(statement) & (bound - done):
             return False
@@ -58,7 +65,7 @@ def independent(tree):
     return True
 
 
-def _batchable(tree):
+def _batchable(tree: ast.Module) -> bool:
     if not tree.body or not independent(tree):
         return False
     if any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):
@@ -67,7 +74,7 @@ def _batchable(tree):
                    for node in executed_nodes(statement))
 
 
-def _loop_module(tree):
+def _loop_module(tree: ast.Module) -> ast.Module:
     """``_TEMPLATE`` with the cell as the loop's body and its bound names declared global; the
     template's lines are put on the cell's first line, so a traceback shows the cell's lines only."""
     module = ast.parse(_TEMPLATE)
@@ -75,18 +82,19 @@ def _loop_module(tree):
     for node in ast.walk(module):
         if hasattr(node, "lineno"):
             ast.copy_location(node, body[0])
-    function = module.body[0]
+    function = cast(ast.FunctionDef, module.body[0])  # the template's def, whose body[1] is its for loop
     if isinstance(body[-1], ast.Expr):  # the final expression's value is the batch's value
         body[-1] = ast.copy_location(ast.Assign([ast.Name("_cudatime_value", ast.Store())], body[-1].value),
                                      body[-1])
-    function.body[1].body = body
+    cast(ast.For, function.body[1]).body = body
     names = top_level_names(tree)
     if names:
         function.body.insert(0, ast.Global(names))
     return ast.fix_missing_locations(module)
 
 
-def compile_batch(tree, compile_module, namespace):
+def compile_batch(tree: ast.Module, compile_module: Callable[[ast.Module], CodeType],
+                  namespace: dict[str, Any]) -> Callable[[int], Any] | None:
     """``batch(k)``: run the cell ``k`` times in ``namespace`` (the user's globals) and return the
     last run's value; or None when the cell is not batched. ``tree`` is the cell's transformed
     module AST, ``compile_module(module)`` compiles a module AST as the shell does."""
@@ -96,17 +104,16 @@ def compile_batch(tree, compile_module, namespace):
         code = compile_module(_loop_module(tree))
     except SyntaxError:  # e.g. ``from m import *``, which a function body may not hold
         return None
-    scratch = {}
+    scratch: dict[str, Any] = {}
     exec(code, namespace, scratch)  # defines the function, whose globals are the user's namespace
     loop = scratch["_cudatime_batch"]
     loop.__code__ = _as_module_code(loop.__code__)
     return lambda k: loop(k, itertools.repeat)
 
 
-def _as_module_code(code):
+def _as_module_code(code: CodeType) -> CodeType:
     """The loop's code named ``<module>``, as a cell's own code is: an error in a batched run is
     shown as in one run, with no frame of this package's function."""
-    names = {"co_name": "<module>"}
-    if hasattr(code, "co_qualname"):  # Python 3.11+
-        names["co_qualname"] = "<module>"
-    return code.replace(**names)
+    if sys.version_info >= (3, 11):
+        return code.replace(co_name="<module>", co_qualname="<module>")
+    return code.replace(co_name="<module>")

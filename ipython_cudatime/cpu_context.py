@@ -10,20 +10,27 @@ are read only when it is already in ``sys.modules``; BLAS pools through ``thread
 optional package, where it is installed.
 """
 
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+if TYPE_CHECKING:
+    from .runner import Clock
 
 # Frameworks whose libraries may load a BLAS or OpenMP pool; threadpoolctl is consulted only once
 # one of them is imported (a process with none has no pool to see).
 POOL_FRAMEWORKS = ("numpy", "scipy", "torch", "jax", "tensorflow", "sklearn", "cupy", "numba")
 BLAS = "blas"  # threadpoolctl's user_api for BLAS libraries (OpenBLAS, MKL, BLIS, ...); an unseen BLAS: blas=None
+Reading = TypeVar("Reading", int, float)  # a counter read at the start and the end (seconds waited, switches)
 
 
-def _read_proc(path):
+def _read_proc(path: str) -> str | None:
     """A small /proc file's text, or None where it does not exist (not Linux, a sandbox). Raw
     os calls: Python's ``open`` costs 15 µs, these 2 µs."""
     try:
@@ -38,7 +45,7 @@ def _read_proc(path):
         os.close(fd)
 
 
-def pools_text(threads):
+def pools_text(threads: Mapping[str, int | None]) -> str:
     """``torch 2, openblas 2``; a BLAS threadpoolctl could not see reads as such."""
     if not threads:
         return "no framework thread pool"
@@ -51,20 +58,20 @@ class Sample(NamedTuple):
     (Linux), the seconds this thread has waited for a core so far (Linux's schedstat) and the
     process's involuntary context switches so far (Unix). None where the system does not say."""
 
-    load: Optional[float] = None
-    ready: Optional[int] = None
-    waited: Optional[float] = None
-    preempted: Optional[int] = None
+    load: float | None = None
+    ready: int | None = None
+    waited: float | None = None
+    preempted: int | None = None
 
 
-def _load_average():
+def _load_average() -> float | None:
     try:
         return os.getloadavg()[0]
     except (AttributeError, OSError):  # Windows has none
         return None
 
 
-def _load(ready=True):
+def _load(ready: bool = True) -> tuple[float | None, int | None]:
     """(1-minute load average, other threads ready to run now) from /proc/loadavg; elsewhere (or
     without ``ready``: 0.5 µs instead of 5) the load from ``os.getloadavg`` and no ready count."""
     text = _read_proc("/proc/loadavg") if ready else None
@@ -75,12 +82,12 @@ def _load(ready=True):
     return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
 
 
-def _waited():
+def _waited() -> float | None:
     text = _read_proc("/proc/thread-self/schedstat") or _read_proc("/proc/self/schedstat")
     return int(text.split()[1]) / 1e9 if text else None
 
 
-def _preempted():
+def _preempted() -> int | None:
     try:
         import resource
     except ImportError:  # Windows
@@ -88,7 +95,7 @@ def _preempted():
     return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
 
 
-def usable_cores():
+def usable_cores() -> int:
     """The cores this process may run on: its affinity mask (a container or ``taskset`` can give it
     fewer than the machine has), else the machine's count."""
     try:
@@ -102,23 +109,24 @@ class Machine:
     magics instance, since it keeps threadpoolctl's list of loaded libraries (1-2 ms to build),
     built again only when another framework has been imported since."""
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: Mapping[str, Any] | None = None) -> None:
         self._modules = sys.modules if modules is None else modules
-        self._controller, self._seen = None, None
+        self._controller: Any = None  # threadpoolctl's ThreadpoolController, where it is installed
+        self._seen: tuple[str, ...] | None = None
 
-    def cores(self):
+    def cores(self) -> int:
         return usable_cores()
 
-    def load(self, ready=True):
+    def load(self, ready: bool = True) -> tuple[float | None, int | None]:
         """(1-minute load average, other threads ready to run, or None without ``ready``), None where
         the system has none."""
         return _load(ready)
 
-    def waits(self):
+    def waits(self) -> tuple[float | None, int | None]:
         """(seconds this thread has waited for a core, the process's involuntary switches) so far."""
         return _waited(), _preempted()
 
-    def _blas(self):
+    def _blas(self) -> list[Any] | None:
         """threadpoolctl's BLAS libraries loaded in this process; None without threadpoolctl; []
         before any framework that could load one is imported."""
         seen = tuple(name for name in POOL_FRAMEWORKS if self._modules.get(name) is not None)
@@ -135,11 +143,11 @@ class Machine:
             return None
         return [lib for lib in self._controller.lib_controllers if lib.user_api == BLAS]
 
-    def threads(self):
+    def threads(self) -> dict[str, int | None]:
         """{pool: threads}: torch's intra-op pool, each BLAS library threadpoolctl sees (by its
         internal name, e.g. ``openblas``, ``mkl``); ``blas: None`` when a framework is imported
         but threadpoolctl is not installed to see its BLAS."""
-        pools = {}
+        pools: dict[str, int | None] = {}
         torch = self._modules.get("torch")
         if torch is not None and hasattr(torch, "get_num_threads"):
             pools["torch"] = torch.get_num_threads()
@@ -151,7 +159,7 @@ class Machine:
         return pools
 
     @contextlib.contextmanager
-    def limit(self, threads):
+    def limit(self, threads: int | None) -> Iterator[None]:
         """Run the block with ``threads`` intra-op threads in torch and in every BLAS pool that
         threadpoolctl sees, as torch's ``Timer(num_threads=)`` does; the user's settings come back
         afterwards, even when the block raises. None: change nothing."""
@@ -181,12 +189,12 @@ class CpuWatch:
     inside --threads) and "after" they end (all but the pools). Each reads only what the context
     needs from that moment: a /proc file costs a few µs."""
 
-    def __init__(self, machine, clock):
+    def __init__(self, machine: Machine, clock: Clock) -> None:
         self.machine, self.clock = machine, clock
-        self.readings = {}
-        self.pools = {}
+        self.readings: dict[str, tuple[float, float, Sample]] = {}
+        self.pools: dict[str, int | None] = {}
 
-    def read(self, moment):
+    def read(self, moment: str) -> None:
         machine = self.machine
         load = machine.load(ready=moment == "before") if moment != "warm" else (None, None)
         waits = machine.waits() if moment != "before" else (None, None)
@@ -195,7 +203,7 @@ class CpuWatch:
         if moment == "warm":
             self.pools = machine.threads()
 
-    def context(self):
+    def context(self) -> CpuContext | None:
         """The ``CpuContext`` of the call, or None when the warm runs never began."""
         if not {"before", "warm", "after"} <= self.readings.keys():
             return None
@@ -207,17 +215,17 @@ class CpuWatch:
             preempted=_delta(start.preempted, end.preempted))
 
 
-def _delta(first, last):
+def _delta(first: Reading | None, last: Reading | None) -> Reading | None:
     return None if first is None or last is None else last - first
 
 
 class NoCpuWatch:
     """No facts read: what a bare ``measure`` call without a machine gets."""
 
-    def read(self, moment):
+    def read(self, moment: str) -> None:
         pass
 
-    def context(self):
+    def context(self) -> None:
         return None
 
 
@@ -239,42 +247,42 @@ class CpuContext:
     """
 
     cores: int
-    load_before: Optional[float] = None
-    load_after: Optional[float] = None
-    ready_before: Optional[int] = None
-    threads: dict = field(default_factory=dict)
+    load_before: float | None = None
+    load_after: float | None = None
+    ready_before: int | None = None
+    threads: dict[str, int | None] = field(default_factory=dict)
     cpu: float = 0.0
     wall: float = 0.0
-    waited: Optional[float] = None
-    preempted: Optional[int] = None
+    waited: float | None = None
+    preempted: int | None = None
 
     @property
-    def cpu_share(self):
+    def cpu_share(self) -> float | None:
         """CPU time over wall time of the warm runs: 1.0 is one thread busy all along."""
         return self.cpu / self.wall if self.wall > 0 else None
 
     @property
-    def waited_share(self):
+    def waited_share(self) -> float | None:
         """The part of the warm runs' wall time the timing thread spent waiting for a core."""
         return self.waited / self.wall if self.waited is not None and self.wall > 0 else None
 
     @property
-    def others(self):
+    def others(self) -> float:
         """How many cores' worth of work the rest of the machine wanted: the larger of the load
         average before the call and the threads ready to run then (0 when neither is known)."""
         known = [value for value in (self.load_before, self.ready_before) if value is not None]
         return max(known) if known else 0.0
 
     @property
-    def free_cores(self):
+    def free_cores(self) -> float:
         return max(self.cores - self.others, 0.0)
 
     @property
-    def widest_pool(self):
+    def widest_pool(self) -> tuple[str, int] | tuple[None, int]:
         """(pool, threads) of the framework pool with the most threads (the first recorded, torch's,
         on a tie), or (None, 0)."""
         known = [(pool, threads) for pool, threads in self.threads.items() if threads is not None]
         return max(known, key=lambda item: item[1]) if known else (None, 0)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -306,9 +306,10 @@ cuDNN autotuning, precision settings and, with nvidia-ml-py, GPU clocks.
 Peak device memory (torch CUDA) is always read too, without resetting torch's
 peak counter (result.memory).
 
-In a notebook the result is a widget (one-line answer, a bar chart of every
-run, details), published together with an HTML and a text version, so saved
-notebooks and terminals show it too.
+In a notebook the result is an HTML report (a one-line answer, a bar chart of
+every run as an SVG image, collapsible sections) published with its text
+version, so saved notebooks and terminals show it too; while a slow cell is
+measured, a progress widget shows the run under way, and the report replaces it.
 """
 
 HELP_COLUMN, HELP_WIDTH = 24, 80

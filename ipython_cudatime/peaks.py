@@ -13,12 +13,16 @@ the report says how to pass one (``--peak``). GeForce cards often boost above
 their rated clock, so a fraction slightly above 100% can be real on them.
 """
 
+from __future__ import annotations
+
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 T = 1e12  # FLOP/s
 GB = 1e9  # bytes/s (datasheets use decimal units)
 TB = 1e12
+Figures = tuple[dict[str, float], float]  # (FLOP/s per dtype, bytes/s)
 
 
 @dataclass(frozen=True)
@@ -27,29 +31,29 @@ class DevicePeaks:
     FLOP/s; a dtype the part has no tensor-core rate for is absent. ``note`` qualifies the source."""
 
     name: str
-    names: tuple  # the normalized torch names that mean this part
-    flops: dict
+    names: tuple[str, ...]  # the normalized torch names that mean this part
+    flops: dict[str, float]
     bandwidth: float  # bytes/s
     note: str = ""
 
 
-def _ampere_geforce(fp32, bandwidth):
+def _ampere_geforce(fp32: float, bandwidth: float) -> Figures:
     """GA10x GeForce: TF32 tensor = FP32 rate, fp16/bf16 with FP32 accumulate = 2× (Ampere GA102 whitepaper)."""
     return {"fp32": fp32, "tf32": fp32, "fp16": 2 * fp32, "bf16": 2 * fp32}, bandwidth
 
 
-def _ada_blackwell_geforce(fp32, bandwidth):
+def _ada_blackwell_geforce(fp32: float, bandwidth: float) -> Figures:
     """AD10x / GB20x GeForce: TF32 = FP32 rate, fp16/bf16 with FP32 accumulate = 2×, fp8 with FP32
     accumulate = 4× (Ada and Blackwell GeForce whitepapers' spec tables)."""
     return {"fp32": fp32, "tf32": fp32, "fp16": 2 * fp32, "bf16": 2 * fp32, "fp8": 4 * fp32}, bandwidth
 
 
-def _sparse_halved(fp32, tf32, bf16, fp8, bandwidth):
+def _sparse_halved(fp32: float, tf32: float, bf16: float, fp8: float, bandwidth: float) -> Figures:
     """H100/H200: the datasheets list TF32, BF16/FP16 and FP8 "with sparsity"; dense is half."""
     return {"fp32": fp32, "tf32": tf32 / 2, "fp16": bf16 / 2, "bf16": bf16 / 2, "fp8": fp8 / 2}, bandwidth
 
 
-def _entry(name, names, figures, note=""):
+def _entry(name: str, names: Iterable[str], figures: Figures, note: str = "") -> DevicePeaks:
     flops, bandwidth = figures
     return DevicePeaks(name, tuple(names), flops, bandwidth, note)
 
@@ -117,13 +121,13 @@ TABLE = (
 _VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|tesla)\b")
 
 
-def normalize(device_name):
+def normalize(device_name: str) -> str:
     """``"NVIDIA A100-SXM4-40GB"`` → ``"a100 sxm4 40gb"``: lower case, no vendor words or punctuation."""
     text = _VENDOR_WORDS.sub(" ", device_name.lower())
     return " ".join(re.sub(r"[-_/,()]", " ", text).split())
 
 
-def lookup(device_name):
+def lookup(device_name: str) -> DevicePeaks | None:
     """The table entry for a device name as torch reports it (``torch.cuda.get_device_name``), or None."""
     key = normalize(device_name)
     for entry in TABLE:

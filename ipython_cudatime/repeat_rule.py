@@ -26,6 +26,8 @@ after it, so an alias (``a = t`` then ``a += 1``) or a loop variable is judged b
 "Framework" means the modules of the device registry and NumPy.
 """
 
+from __future__ import annotations
+
 import ast
 import builtins
 import inspect
@@ -33,11 +35,15 @@ import io
 import random
 import sys
 import types
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from numbers import Number  # NumPy scalars, Fraction, Decimal: immutable too
+from typing import Any
 
 MISSING = object()
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+Lookup = Callable[[str], Any]  # what a name holds (before or after the cold run), MISSING where unbound
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SCOPES = (*_DEFS, ast.Lambda)
 # statements that bind their names whenever they run (a loop or a branch may not run at all)
 ALWAYS_BINDS = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom, ast.FunctionDef,
                 ast.AsyncFunctionDef, ast.ClassDef)
@@ -101,13 +107,13 @@ CREATES = frozenset({"array", "tensor", "zeros", "ones", "empty", "full", "eye",
 FRESH_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.BinOp)
 
 
-def top_level_names(tree):
+def top_level_names(tree: ast.AST) -> list[str]:
     """Names a cell binds or deletes at its top level (assignments, del, imports, defs, for/with targets)."""
-    names = set()
+    names: set[str] = set()
 
-    def visit(node):
+    def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if isinstance(child, _DEFS):
                 names.add(child.name)
             elif isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
                 names.add(child.id)
@@ -120,14 +126,14 @@ def top_level_names(tree):
     return sorted(names)
 
 
-def executed_nodes(statement):
+def executed_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
     """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
     if isinstance(statement, _SCOPES):
         return
     yield from _walk([statement])
 
 
-def _walk(pending):
+def _walk(pending: list[ast.AST]) -> Iterator[ast.AST]:
     """``pending`` and every node under them, without entering defs, lambdas or classes."""
     while pending:
         node = pending.pop()
@@ -136,11 +142,11 @@ def _walk(pending):
             pending.extend(ast.iter_child_nodes(node))
 
 
-def _root(module_name):
+def _root(module_name: str | None) -> str:
     return (module_name or "").partition(".")[0]
 
 
-def _loaded_types(pairs):
+def _loaded_types(pairs: Iterable[tuple[str, str]]) -> tuple[type, ...]:
     """The classes named by (module, attribute) pairs whose module is imported (nothing is imported here)."""
     found = []
     for module, name in pairs:
@@ -150,7 +156,7 @@ def _loaded_types(pairs):
     return tuple(found)
 
 
-def _is_global_generator(value):
+def _is_global_generator(value: object) -> bool:
     """random's and NumPy's global generators, whose states the runs put back (``state.RandomStates``)."""
     mtrand = sys.modules.get("numpy.random.mtrand")
     return value is getattr(random, "_inst", None) or (mtrand is not None and value is getattr(mtrand, "_rand", None))
@@ -160,15 +166,15 @@ def _is_global_generator(value):
 class Kinds:
     """How the rule sorts a value: its arrays, its frameworks (modules of the registry, NumPy)."""
 
-    frameworks: frozenset
-    arrays: tuple
-    immutable_arrays: tuple
+    frameworks: frozenset[str]
+    arrays: tuple[type, ...]
+    immutable_arrays: tuple[type, ...]
 
     @classmethod
-    def now(cls, frameworks):
+    def now(cls, frameworks: Iterable[str]) -> Kinds:
         return cls(frozenset(frameworks) | ARRAY_MODULES, _loaded_types(ARRAY_TYPES), _loaded_types(IMMUTABLE_ARRAYS))
 
-    def owner(self, value):
+    def owner(self, value: object) -> str:
         """"module:<root>", "array", "generator", "acts", "framework" or "object"."""
         if isinstance(value, types.ModuleType):
             return f"module:{_root(value.__name__)}"
@@ -182,19 +188,19 @@ class Kinds:
             return "acts"
         return "framework" if root in self.frameworks else "object"
 
-    def module_of(self, function):
+    def module_of(self, function: object) -> str:
         """The module root a function, class or builtin comes from ("" when it does not say)."""
         owner = getattr(function, "__self__", None)
         if owner is not None and not isinstance(owner, types.ModuleType):
             return "" if not _is_global_generator(owner) else "random"
         return _root(getattr(function, "__module__", None) or type(function).__module__)
 
-    def mutable(self, value):
+    def mutable(self, value: object) -> bool:
         """Whether ``x += ...`` on ``value`` changes it in place (unknown types: yes)."""
         return not isinstance(value, (*IMMUTABLE, Number, *self.immutable_arrays))
 
 
-def _own_nodes(statement):
+def _own_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
     """The nodes a statement runs itself: not its nested statements, nor the bodies of defs and lambdas."""
     if isinstance(statement, _SCOPES):
         return
@@ -205,9 +211,9 @@ def _own_nodes(statement):
     yield from _walk(pending)
 
 
-def _blocks(statement):
+def _blocks(statement: ast.stmt) -> Iterator[tuple[list[ast.stmt], set[str]]]:
     """The statement lists nested in ``statement``, each with the names bound on entering it."""
-    entry = set()
+    entry: set[str] = set()
     if isinstance(statement, (ast.For, ast.AsyncFor)):
         entry = _stored_names(statement.target)
     elif isinstance(statement, (ast.With, ast.AsyncWith)):
@@ -222,10 +228,10 @@ def _blocks(statement):
 _JUDGED = (ast.Call, ast.AugAssign, ast.Subscript, ast.Attribute)
 
 
-def _bound_by(statement, nodes):
+def _bound_by(statement: ast.stmt, nodes: Iterable[ast.AST]) -> list[str]:
     """The names ``statement`` binds itself (``nodes``: its own), less an augmented assignment's target."""
     names = [handler.name for handler in getattr(statement, "handlers", ()) if handler.name]
-    if isinstance(statement, _SCOPES):
+    if isinstance(statement, _DEFS):
         names.append(statement.name)
     for node in nodes:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and not (
@@ -236,11 +242,11 @@ def _bound_by(statement, nodes):
     return names
 
 
-def _stored_names(target):
+def _stored_names(target: ast.AST) -> set[str]:
     return {node.id for node in ast.walk(target) if isinstance(node, ast.Name)}
 
 
-def _statements(block):
+def _statements(block: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement of ``block`` and of the blocks nested in it, in order."""
     for statement in block:
         yield statement
@@ -248,18 +254,18 @@ def _statements(block):
             yield from _statements(body)
 
 
-def _read_names(node):
+def _read_names(node: ast.AST) -> set[str]:
     return {child.id for child in ast.walk(node) if isinstance(child, ast.Name)}
 
 
-def _whole(index):
+def _whole(index: ast.expr) -> bool:
     """``[:]`` or ``[...]``: a store into every element, which repeats to the same result."""
     if isinstance(index, ast.Slice):
         return index.lower is None and index.upper is None and index.step is None
     return isinstance(index, ast.Constant) and index.value is Ellipsis
 
 
-def _in_place(name):
+def _in_place(name: str) -> bool:
     """torch's naming of in-place methods (``add_``), less those that repeat to the same result,
     and the special methods that write (``__iadd__``, ``__setitem__``)."""
     if name.startswith("__") and name.endswith("__"):
@@ -267,7 +273,7 @@ def _in_place(name):
     return name.endswith("_") and not name.startswith("_") and name not in TIMING
 
 
-def _fresh_value(node):
+def _fresh_value(node: ast.expr) -> bool:
     """Whether an assigned expression makes a new object (a display, a comprehension, arithmetic,
     ``list(...)``, ``torch.zeros(...)``, ``x.clone()``...), so that changing it changes nothing of the user's."""
     if isinstance(node, FRESH_NODES):
@@ -282,12 +288,12 @@ def _fresh_value(node):
 class Where:
     """What is certain where a statement runs: the names the cell has bound on every path there."""
 
-    bound: frozenset = frozenset()
+    bound: frozenset[str] = frozenset()
 
-    def then(self, names):
+    def then(self, names: Iterable[str]) -> Where:
         return Where(self.bound | frozenset(names))
 
-    def after(self, statement, names):
+    def after(self, statement: ast.stmt, names: Iterable[str]) -> Where:
         """Past ``statement``, which binds ``names`` (they count when it binds whenever it runs)."""
         return self.then(names) if isinstance(statement, ALWAYS_BINDS) else self
 
@@ -296,16 +302,18 @@ class Judge:
     """Reads one cell after its cold run: ``before(name)`` and ``after(name)`` give what a name held
     before the cold run and holds after it (``MISSING``: unbound); ``value`` is the cold run's value."""
 
-    def __init__(self, tree, before, after, kinds, value):
+    def __init__(self, tree: ast.Module, before: Lookup, after: Lookup, kinds: Kinds, value: Any) -> None:
         self.tree, self.before, self.after, self.kinds = tree, before, after, kinds
-        self.nodes, self.binds = {}, {}  # id(statement) -> the nodes it runs itself; the names it binds
+        # id(statement) -> the nodes it runs itself; the names it binds
+        self.nodes: dict[int, list[ast.AST]] = {}
+        self.binds: dict[int, list[str]] = {}
         self.sites = self._binding_sites(tree)
         self.effects = self._effect_calls(tree, value)
 
-    def _binding_sites(self, tree):
+    def _binding_sites(self, tree: ast.Module) -> dict[str, list[ast.stmt]]:
         """name -> the statements that bind it (augmented assignment keeps a value's kind: not one).
         Fills ``nodes`` and ``binds`` on the way: the cell's nodes are walked once."""
-        sites = {}
+        sites: dict[str, list[ast.stmt]] = {}
         for statement in _statements(tree.body):
             nodes = self.nodes[id(statement)] = [statement, *_own_nodes(statement)]
             names = self.binds[id(statement)] = _bound_by(statement, nodes)
@@ -314,24 +322,24 @@ class Judge:
         return sites
 
     @staticmethod
-    def _effect_calls(tree, value):
+    def _effect_calls(tree: ast.Module, value: Any) -> set[int]:
         """The calls made for their effect: statements whose value is discarded, and the final
         expression when the cold run's value was None."""
         last = tree.body[-1] if tree.body else None
-        found = set()
+        found: set[int] = set()
         for statement in _statements(tree.body):
             if isinstance(statement, ast.Expr) and (statement is not last or value is None):
                 call = statement.value.value if isinstance(statement.value, ast.Await) else statement.value
                 found.add(id(call))
         return found
 
-    def reasons(self):
+    def reasons(self) -> list[str]:
         """What makes the cell unsafe to repeat, as sentences (none: it may repeat)."""
-        found = []
+        found: list[str] = []
         self._block(self.tree.body, Where(), found)
         return list(dict.fromkeys(found))
 
-    def _block(self, block, where, found):
+    def _block(self, block: list[ast.stmt], where: Where, found: list[str]) -> None:
         for statement in block:
             found += filter(None, (self._node(node, statement, where) for node in self.nodes[id(statement)]
                                    if isinstance(node, _JUDGED)))
@@ -340,7 +348,7 @@ class Judge:
                     self._block(body, where.then(entry), found)
             where = where.after(statement, self.binds[id(statement)])
 
-    def _node(self, node, statement, where):
+    def _node(self, node: ast.AST, statement: ast.stmt, where: Where) -> str | None:
         if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
             return self._store(node, statement, where)
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
@@ -351,11 +359,11 @@ class Judge:
 
     # What names and expressions hold
 
-    def _builtin(self, name):
+    def _builtin(self, name: str) -> bool:
         """Whether ``name`` is a builtin here (neither the cell nor the namespace binds it)."""
         return name not in self.sites and self.after(name) is MISSING and hasattr(builtins, name)
 
-    def _name_values(self, name, where):
+    def _name_values(self, name: str, where: Where) -> list[Any] | None:
         """What ``name`` may hold where ``where`` is, or None when that cannot be known: the value
         it holds now if the cell never binds it; if one statement binds it, the value it holds
         after the cold run, and the one from before unless that statement has surely run."""
@@ -369,7 +377,7 @@ class Judge:
         values = [self.after(name)] + ([] if name in where.bound else [self.before(name)])
         return [value for value in values if value is not MISSING] or None
 
-    def _values(self, node, where):
+    def _values(self, node: ast.expr, where: Where) -> list[Any] | None:
         """What a ``name.attr.attr`` chain may hold (see ``_name_values``), or None."""
         if isinstance(node, ast.Name):
             return self._name_values(node.id, where)
@@ -379,7 +387,7 @@ class Judge:
         found = [self._attribute(owner, node.attr) for owner in owners or ()]
         return None if owners is None or MISSING in found else found
 
-    def _attribute(self, owner, name):
+    def _attribute(self, owner: Any, name: str) -> Any:
         """``owner.name`` read without running a property of the user's (modules and arrays: getattr)."""
         try:
             if isinstance(owner, (types.ModuleType, *self.kinds.arrays)):
@@ -389,20 +397,20 @@ class Judge:
             return MISSING
         return MISSING if hasattr(type(found), "__get__") else found
 
-    def _fresh(self, name, where):
+    def _fresh(self, name: str, where: Where) -> bool:
         """Whether ``name`` surely holds an object the cell made: every statement binding it assigns
         a new object (``d = {}``, ``out = torch.empty_like(x)``) and one of them has run."""
-        sites = self.sites.get(name)
+        sites = self.sites.get(name, [])
         return bool(sites) and name in where.bound and all(
             isinstance(site, ast.Assign) and _fresh_value(site.value)
             and any(isinstance(target, ast.Name) and target.id == name for target in site.targets)
             for site in sites)
 
-    def _framework(self, value):
+    def _framework(self, value: Any) -> bool:
         kind = self.kinds.owner(value)
         return kind in ("array", "framework") or kind.removeprefix("module:") in self.kinds.frameworks
 
-    def _array_expression(self, node, where):
+    def _array_expression(self, node: ast.expr, where: Where) -> bool:
         """Whether ``node`` surely gives an array or a framework's value: a framework's call, an
         array's method, arithmetic or indexing on one."""
         if isinstance(node, ast.BinOp):
@@ -422,10 +430,10 @@ class Judge:
 
     # Judgments: a sentence when a node is unsafe to repeat, None when it is safe
 
-    def _store(self, node, statement, where):
+    def _store(self, node: ast.Subscript | ast.Attribute, statement: ast.stmt, where: Where) -> str | None:
         """``d[k] = …``, ``obj.n = …``, ``del d[k]``, ``a[0] += …``: a change inside an object."""
         owner = node.value
-        if isinstance(owner, ast.Name) and (self._fresh(owner.id, where) or _whole_store(node, statement)):
+        if isinstance(owner, ast.Name) and (self._fresh(owner.id, where) or _whole_store(node, owner.id, statement)):
             return None
         if isinstance(statement, ast.AugAssign) and node is statement.target:
             return f"augmented assignment to {ast.unparse(node)} changes an object in place"
@@ -433,7 +441,7 @@ class Judge:
             return f"del {ast.unparse(node)} changes {ast.unparse(owner)} in place"
         return f"{ast.unparse(node)} = … changes {ast.unparse(owner)} in place"
 
-    def _augmented(self, name, where):
+    def _augmented(self, name: str, where: Where) -> str | None:
         """``x += …`` changes x's object in place when it holds a mutable value (an alias's too)."""
         if self._fresh(name, where):
             return None
@@ -443,7 +451,7 @@ class Judge:
         mutable = [value for value in values if self.kinds.mutable(value)]
         return f"augmented assignment to {name} changes a {type(mutable[0]).__name__} in place" if mutable else None
 
-    def _acts(self, call, where):
+    def _acts(self, call: ast.Call, where: Where) -> str | None:
         """A call known to act, whatever becomes of its value."""
         func = call.func
         if any(keyword.arg == "out" for keyword in call.keywords):
@@ -459,7 +467,7 @@ class Judge:
             return self._unknown_owner_acts(func, call, where)
         return next(filter(None, (self._method_acts(func, owner, call, where) for owner in owners)), None)
 
-    def _function_acts(self, name, call, where):
+    def _function_acts(self, name: str, call: ast.Call, where: Where) -> str | None:
         """``input()``, ``next(it)``, ``open(f, "w")``, ``print(…, file=f)``, ``system(…)`` from os."""
         values = [] if self._builtin(name) else self._name_values(name, where) or ()
         if self._builtin(name):
@@ -473,7 +481,7 @@ class Judge:
         return None
 
     @staticmethod
-    def _module_function_acts(module, name, callee):
+    def _module_function_acts(module: str, name: str, callee: str | ast.AST) -> str | None:
         """``callee``: the call's function, a name or a node (unparsed only for the sentence)."""
         if module in ACTING_MODULES and name not in READS_ONLY:
             return f"{_source(callee)}() acts outside Python's objects ({module})"
@@ -481,7 +489,7 @@ class Judge:
             return f"{_source(callee)}() writes into its arguments"
         return None
 
-    def _method_acts(self, func, owner, call, where):
+    def _method_acts(self, func: ast.Attribute, owner: Any, call: ast.Call, where: Where) -> str | None:
         """``x.append()``, ``t.add_()``, ``f.write()``, ``log.warning()``, ``rng.normal()``, ``opt.step()``."""
         name, kind = func.attr, self.kinds.owner(owner)
         if kind.startswith("module:"):
@@ -496,7 +504,7 @@ class Judge:
             return f"{ast.unparse(func)}() acts on {ast.unparse(func.value)}, a {type(owner).__name__}"
         return _changes(func) if name in MUTATING or _in_place(name) else None
 
-    def _array_method_acts(self, func, call):
+    def _array_method_acts(self, func: ast.Attribute, call: ast.Call) -> str | None:
         name = func.attr
         if _in_place(name) or name in ARRAY_WRITES:
             return _changes(func)
@@ -505,17 +513,17 @@ class Judge:
             return f"{ast.unparse(func)}() writes {ast.unparse(func.value)} from its own value"
         return None
 
-    def _unknown_owner_acts(self, func, call, where):
+    def _unknown_owner_acts(self, func: ast.Attribute, call: ast.Call, where: Where) -> str | None:
         """A method of an object we cannot name (``hist['loss'].append``, ``f().add_()``)."""
         if self._array_expression(func.value, where):
             return self._array_method_acts(func, call)
         return _changes(func) if func.attr in MUTATING or _in_place(func.attr) else None
 
-    def _effect(self, call, where):
+    def _effect(self, call: ast.Call, where: Where) -> str | None:
         """A call made for its effect repeats only when it is recognisably safe (see the module's doc)."""
         return None if self._repeatable(call.func, where) else f"{ast.unparse(call.func)}() is called for its effect"
 
-    def _repeatable(self, func, where):
+    def _repeatable(self, func: ast.expr, where: Where) -> bool:
         if isinstance(func, ast.Name):
             values = None if self._builtin(func.id) else self._name_values(func.id, where)
             return self._builtin(func.id) or (values is not None and all(map(self._safe_function, values)))
@@ -528,12 +536,12 @@ class Judge:
             return self._array_expression(func.value, where)
         return all(self._safe_owner(owner, func.attr) for owner in owners)
 
-    def _safe_function(self, value):
+    def _safe_function(self, value: Any) -> bool:
         module = self.kinds.module_of(value)
         return module in self.kinds.frameworks | PURE_MODULES | {"builtins"} or (
             module == "IPython" and getattr(value, "__name__", "") in OUTPUT)
 
-    def _safe_owner(self, owner, name):
+    def _safe_owner(self, owner: Any, name: str) -> bool:
         kind = self.kinds.owner(owner)
         module = kind.removeprefix("module:")
         if module != kind:
@@ -541,15 +549,15 @@ class Judge:
         return kind in ("array", "framework")
 
 
-def _source(node):
+def _source(node: str | ast.AST) -> str:
     return node if isinstance(node, str) else ast.unparse(node)
 
 
-def _changes(func):
+def _changes(func: ast.Attribute) -> str:
     return f"{ast.unparse(func)}() changes {ast.unparse(func.value)} in place"
 
 
-def _builtin_acts(name, call):
+def _builtin_acts(name: str, call: ast.Call) -> str | None:
     if name == "open" and _opens_for_writing(call):
         return "open() for writing changes a file"
     if name == "print" and _prints_to_a_file(call):
@@ -557,28 +565,28 @@ def _builtin_acts(name, call):
     return EFFECTFUL_BUILTINS.get(name)
 
 
-def _builtin_stand_in(value):
+def _builtin_stand_in(value: Any) -> bool:
     """IPython's own ``open`` in the namespace (it refuses fds 0-2), read as the builtin it wraps."""
     return getattr(value, "__name__", None) == "open" and getattr(value, "__module__", None) in ("io", "_io")
 
 
-def _whole_store(node, statement):
-    """``out[:] = value`` not reading ``out``: every run writes the same, as one run does."""
+def _whole_store(node: ast.Subscript | ast.Attribute, name: str, statement: ast.stmt) -> bool:
+    """``out[:] = value`` (``name``: out) not reading ``out``: every run writes the same, as one run does."""
     return (isinstance(node, ast.Subscript) and _whole(node.slice) and isinstance(statement, ast.Assign)
-            and node in statement.targets and node.value.id not in _read_names(statement.value))
+            and node in statement.targets and name not in _read_names(statement.value))
 
 
-def _is_shell(node):
+def _is_shell(node: ast.expr) -> bool:
     """``get_ipython()``: what IPython turns ``!cmd`` and ``%magic`` into."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_ipython"
 
 
-def _constant(call, index):
+def _constant(call: ast.Call, index: int) -> str | None:
     argument = call.args[index] if len(call.args) > index else None
     return argument.value if isinstance(argument, ast.Constant) and isinstance(argument.value, str) else None
 
 
-def _shell_reason(method, call):
+def _shell_reason(method: str, call: ast.Call) -> str | None:
     """``!cmd`` and ``x = !cmd`` run a shell command; a magic runs, unless it only reads."""
     if method in SHELL:
         return f"the shell command `{_constant(call, 0) or '…'}` can change files and the terminal"
@@ -590,7 +598,7 @@ def _shell_reason(method, call):
     return f"the magic %{name or '…'} may act outside the cell's names"
 
 
-def _opens_for_writing(call):
+def _opens_for_writing(call: ast.Call) -> bool:
     """``open(f, "w" | "a" | "x" | "+")``; a mode we cannot read counts as writing."""
     mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
     if mode is None:
@@ -598,11 +606,12 @@ def _opens_for_writing(call):
     return not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)) or bool(set(mode.value) & set("wax+"))
 
 
-def _prints_to_a_file(call):
+def _prints_to_a_file(call: ast.Call) -> bool:
     file = next((keyword.value for keyword in call.keywords if keyword.arg == "file"), None)
     return file is not None and ast.unparse(file) not in ("sys.stdout", "sys.stderr")
 
 
-def repeat_reasons(tree, before, after, frameworks, value=None):
+def repeat_reasons(tree: ast.Module, before: Lookup, after: Lookup, frameworks: Iterable[str],
+                   value: Any = None) -> list[str]:
     """Why the cell must not run again (no sentence: it may), read after its cold run (see ``Judge``)."""
     return Judge(tree, before, after, Kinds.now(frameworks), value).reasons()

@@ -14,50 +14,59 @@ Limits, per line (``store.MAX_LINE`` bounds its length): containers nested at mo
 ``MAX_LITERAL`` characters of a Python literal.
 """
 
+from __future__ import annotations
+
 import ast
 import json
 import math
 import warnings
+from collections.abc import Callable, Collection, Iterable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from .features.feature import Feature
 
 MAX_DEPTH = 32  # the deepest line --save writes is 5; a swept list of lists adds its own levels
 MAX_LITERAL = 10_000  # characters; a shape or a small dict is a few dozen
+# A field's check: ``check(value, where)`` gives back the value to keep, or raises BadField naming ``where``.
+Check = Callable[[Any, str], Any]
 
 
 class BadField(ValueError):
     """A value a saved line may not hold, named by its path in the line."""
 
 
-def _shown(value):
+def _shown(value: Any) -> str:
     """A value as a message shows it: its JSON spelling for a scalar, its JSON type for the rest.
     JSON's spelling escapes every control character, so a message never carries one raw."""
-    names = {dict: "an object", list: "a list", str: "a string"}
+    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
     return names.get(type(value)) or json.dumps(value)
 
 
-def _fail(where, what, value):
+def _fail(where: str, what: str, value: Any) -> NoReturn:
     raise BadField(f"{where} must be {what}, got {_shown(value)}")
 
 
-def number(what, allowed=lambda value: True):
+def number(what: str, allowed: Callable[[Any], bool] = lambda value: True) -> Check:
     """A finite int or float (never a bool) that ``allowed`` accepts."""
-    def check(value, where):
+    def check(value: Any, where: str) -> Any:
         if type(value) not in (int, float) or not math.isfinite(value) or not allowed(value):
             _fail(where, what, value)
         return value
     return check
 
 
-def whole(what, allowed=lambda value: True):
+def whole(what: str, allowed: Callable[[Any], bool] = lambda value: True) -> Check:
     """An int (never a bool) that ``allowed`` accepts."""
-    def check(value, where):
+    def check(value: Any, where: str) -> Any:
         if type(value) is not int or not allowed(value):
             _fail(where, what, value)
         return value
     return check
 
 
-def of_type(kind, what):
-    def check(value, where):
+def of_type(kind: type, what: str) -> Check:
+    def check(value: Any, where: str) -> Any:
         if type(value) is not kind:
             _fail(where, what, value)
         return value
@@ -72,55 +81,59 @@ TEXT = of_type(str, "a string")
 FLAG = of_type(bool, "true or false")
 
 
-def optional(check):
+def optional(check: Check) -> Check:
     """None, or what ``check`` accepts."""
     return lambda value, where: None if value is None else check(value, where)
 
 
-def list_of(check):
-    def checked(value, where):
+def list_of(check: Check) -> Check:
+    def checked(value: Any, where: str) -> list[Any]:
         if type(value) is not list:
             _fail(where, "a list", value)
         return [check(item, f"{where}[{index}]") for index, item in enumerate(value)]
     return checked
 
 
-def dict_of(check):
+def dict_of(check: Check) -> Check:
     """An object of any keys (JSON's are strings) whose values ``check`` accepts."""
-    def checked(value, where):
+    def checked(value: Any, where: str) -> dict[str, Any]:
         if type(value) is not dict:
             _fail(where, "an object", value)
         return {key: check(item, f"{where}[{json.dumps(key)}]") for key, item in value.items()}
     return checked
 
 
-def row(*checks):
+def row(*checks: Check) -> Check:
     """A list of exactly ``len(checks)`` items, each checked by its own check."""
-    def checked(value, where):
+    def checked(value: Any, where: str) -> list[Any]:
         if type(value) is not list or len(value) != len(checks):
             _fail(where, f"a list of {len(checks)} items", value)
         return [check(item, f"{where}[{index}]") for index, (check, item) in enumerate(zip(checks, value))]
     return checked
 
 
-def _path(where, name):
+def _path(where: str, name: str) -> str:
     return f"{where}.{name}" if where else name
 
 
-def record(fields, required=()):
-    """An object: the ``required`` keys present, each declared field checked, any other key dropped."""
-    def checked(value, where):
+class record:  # named as the other checks are: a class only so that its fields are typed
+    """An object: the ``required`` keys present, each declared field checked, any other key dropped.
+    A check like the others (called with the value and where it is), that also names its ``fields``."""
+
+    def __init__(self, fields: dict[str, Check], required: Collection[str] = ()) -> None:
+        self._checks, self._required = fields, required
+        self.fields = tuple(fields)
+
+    def __call__(self, value: Any, where: str) -> dict[str, Any]:
         if type(value) is not dict:
             _fail(where, "an object", value)
-        for name in required:
+        for name in self._required:
             if name not in value:
                 raise BadField(f"{_path(where, name)} is missing")
-        return {name: check(value[name], _path(where, name)) for name, check in fields.items() if name in value}
-    checked.fields = tuple(fields)
-    return checked
+        return {name: check(value[name], _path(where, name)) for name, check in self._checks.items() if name in value}
 
 
-def _literal(text, where):
+def _literal(text: str, where: str) -> dict[str, str]:
     """``{"literal": "(2, 3)"}``: a Python literal of at most ``MAX_LITERAL`` characters that
     ``ast.literal_eval`` reads without a warning (an invalid escape warns on one Python, fails on another)."""
     if len(text) > MAX_LITERAL:
@@ -134,7 +147,7 @@ def _literal(text, where):
     return {"literal": text}
 
 
-def _swept(value, where):
+def _swept(value: Any, where: str) -> Any:
     """A swept value as ``params_to_json`` writes it: JSON's own null, true/false, number
     (inf and nan included: a sweep may take them), string or list of these, or a literal."""
     if value is None or type(value) in (bool, int, float, str):
@@ -179,7 +192,7 @@ CPU_CONTEXT = record({
     "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
     "preempted": optional(COUNT),
 }, required=("cores",))
-RESULT_FIELDS = {
+RESULT_FIELDS: dict[str, Check] = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
     "synchronized": list_of(TEXT), "notes": list_of(TEXT), "stopped": optional(TEXT),
     "harness": optional(HARNESS), "cpu_context": optional(CPU_CONTEXT),
@@ -187,10 +200,14 @@ RESULT_FIELDS = {
 FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a sweep point that raised
 
 
-def result_record(features=()):
+def result_record(features: Iterable[Feature] = ()) -> record:
     """A saved result: its own fields, and each feature's record under the feature's name (or null),
     as the feature declares it (``Feature.schema``)."""
-    fields = dict(RESULT_FIELDS, **{feature.name: optional(feature.schema) for feature in features if feature.schema})
+    fields: dict[str, Check] = dict(RESULT_FIELDS)
+    for feature in features:
+        check = type(feature).schema  # read on the class: a check is a plain function, never bound
+        if check is not None:
+            fields[feature.name] = optional(check)
     return record(fields, required=("cold", "warmup", "warm", "device"))
 
 
@@ -200,7 +217,7 @@ RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CA
            "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
 
 
-def too_deep(data, limit=MAX_DEPTH):
+def too_deep(data: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``data`` has containers nested more than ``limit`` deep (one level at a time,
     without recursion: a hostile line may nest far deeper than Python's stack)."""
     level = [data] if isinstance(data, (dict, list)) else []
@@ -212,7 +229,7 @@ def too_deep(data, limit=MAX_DEPTH):
     return bool(level)
 
 
-def checked_line(data, features=()):
+def checked_line(data: dict[str, Any], features: Iterable[Feature] = ()) -> dict[str, Any]:
     """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
     ``features``), or a failed point's task and error."""
     if too_deep(data):

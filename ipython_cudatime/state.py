@@ -15,6 +15,9 @@ figures and widgets are closed; ``input()`` ends the repeats instead of promptin
 and afterwards puts back the names and the random generators as the cold run left them.
 """
 
+from __future__ import annotations
+
+import ast
 import builtins
 import contextlib
 import ctypes
@@ -24,6 +27,9 @@ import random
 import signal
 import sys
 import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping
+from types import FrameType
+from typing import Any, Literal, NoReturn, TextIO
 
 from .repeat_rule import MISSING, repeat_reasons
 from .runner import Repeats, StopRepeats
@@ -32,11 +38,11 @@ from .runner import Repeats, StopRepeats
 class NameSnapshot:
     """The values some names have in a namespace now; ``restore`` puts them back (or deletes them)."""
 
-    def __init__(self, namespace, names):
+    def __init__(self, namespace: MutableMapping[str, Any], names: Iterable[str]) -> None:
         self.namespace = namespace
         self.saved = {name: namespace.get(name, MISSING) for name in names}
 
-    def restore(self):
+    def restore(self) -> None:
         for name, value in self.saved.items():
             if value is not MISSING:
                 self.namespace[name] = value
@@ -47,7 +53,7 @@ class NameSnapshot:
                     del self.namespace[name]
 
 
-def _pyplot_figures():
+def _pyplot_figures() -> dict[Any, tuple[int, int]]:
     """pyplot's open figures and how many artists each holds (empty when pyplot was never imported)."""
     helpers = sys.modules.get("matplotlib._pylab_helpers")
     if helpers is None or "matplotlib.pyplot" not in sys.modules:
@@ -59,7 +65,7 @@ def _pyplot_figures():
     return figures
 
 
-def _live_widgets():
+def _live_widgets() -> dict[Any, Any]:
     """ipywidgets' registry of open widgets (ipywidgets 8: ``_instances``; 7: ``Widget.widgets``), or {}."""
     module = sys.modules.get("ipywidgets.widgets.widget")
     if module is None:
@@ -73,10 +79,10 @@ class ProcessState:
     directory (``%cd``, ``os.chdir``), the environment (``os.environ``, ``%env``) and pyplot's
     figures (``plt.plot`` draws on the current one), read before and after the cold run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.cwd, self.environ, self.figures = os.getcwd(), dict(os.environ), _pyplot_figures()
 
-    def changes(self):
+    def changes(self) -> list[str]:
         found = []
         if os.getcwd() != self.cwd:
             found.append("the cell changes the working directory")
@@ -93,15 +99,15 @@ class RandomStates:
     the cell that follows draws the numbers it would draw after one run. Only frameworks
     already imported are read."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.saved = [(put, get()) for get, put in _generators()]
 
-    def restore(self):
+    def restore(self) -> None:
         for put, state in self.saved:
             put(state)
 
 
-def _generators():
+def _generators() -> Iterator[tuple[Callable[[], Any], Callable[[Any], object]]]:
     """(get_state, set_state) of each global generator in use."""
     yield random.getstate, random.setstate
     numpy_random = sys.modules.get("numpy.random")
@@ -117,10 +123,10 @@ def _generators():
 class _Sink(io.TextIOBase):
     """A text stream that drops what is written to it, as it is written (nothing is kept)."""
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         return len(text)
 
 
@@ -129,17 +135,17 @@ class _Around:
     generator-based ones set its ``__traceback__``, which an exception with its own
     ``__setattr__`` refuses): subclasses write ``enter()`` and ``leave()``."""
 
-    def enter(self):
+    def enter(self) -> None:
         pass
 
-    def leave(self):
+    def leave(self) -> None:
         pass
 
-    def __enter__(self):
+    def __enter__(self) -> _Around:
         self.enter()
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> Literal[False]:
         self.leave()
         return False
 
@@ -147,10 +153,11 @@ class _Around:
 class _Together(_Around):
     """Several ``_Around`` entered in order and left in reverse, each left even if one fails."""
 
-    def __init__(self, *parts):
-        self.parts, self.entered = parts, []
+    def __init__(self, *parts: _Around) -> None:
+        self.parts = parts
+        self.entered: list[_Around] = []
 
-    def enter(self):
+    def enter(self) -> None:
         try:
             for part in self.parts:
                 part.enter()
@@ -159,7 +166,7 @@ class _Together(_Around):
             self.leave()
             raise
 
-    def leave(self):
+    def leave(self) -> None:
         try:
             if self.entered:
                 self.entered.pop().leave()
@@ -171,32 +178,35 @@ class _Together(_Around):
 class _DiscardOutput(_Around):
     """Drop what runs print (sys.stdout/stderr) and display (the shell's display publisher)."""
 
-    def __init__(self, shell):
-        self.shell, self.saved = shell, None
+    saved: tuple[TextIO, TextIO, Any]  # by enter(): the streams and the display publisher to put back
 
-    def enter(self):
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    def enter(self) -> None:
         from IPython.core.displaypub import DisplayPublisher
 
         class Discard(DisplayPublisher):
-            def publish(self, *args, **kwargs):
+            def publish(self, *args: Any, **kwargs: Any) -> None:
                 pass
 
-            def clear_output(self, wait=False):
+            def clear_output(self, wait: bool = False) -> None:
                 pass
 
         self.saved = sys.stdout, sys.stderr, self.shell.display_pub
         sys.stdout = sys.stderr = _Sink()
         self.shell.display_pub = Discard(shell=self.shell)
 
-    def leave(self):
+    def leave(self) -> None:
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
 
 
-def _flush_streams():
+def _flush_streams() -> None:
     """Write out what Python's and C's stdio buffers hold, before the file descriptors move."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         with contextlib.suppress(Exception):
-            stream.flush()
+            if stream is not None:  # sys.__stdout__ of a process without a console
+                stream.flush()
     with contextlib.suppress(Exception):  # C's stdout (printf in an extension); POSIX only
         ctypes.pythonapi.fflush(None)
 
@@ -207,10 +217,12 @@ class _DiscardFileDescriptors(_Around):
     is dropped too. Buffers are flushed before (the cold run's output is kept) and after (the
     later runs' is not shown later); ``leave`` puts the fds back."""
 
-    def __init__(self):
-        self.saved, self.null = {}, None
+    null: int  # by enter(): the null device's fd
 
-    def enter(self):
+    def __init__(self) -> None:
+        self.saved: dict[int, int] = {}
+
+    def enter(self) -> None:
         _flush_streams()
         self.null = os.open(os.devnull, os.O_WRONLY)
         for fd in (1, 2):
@@ -218,7 +230,7 @@ class _DiscardFileDescriptors(_Around):
                 self.saved[fd] = os.dup(fd)
                 os.dup2(self.null, fd)
 
-    def leave(self):
+    def leave(self) -> None:
         _flush_streams()
         while self.saved:
             fd, copy = self.saved.popitem()
@@ -227,9 +239,9 @@ class _DiscardFileDescriptors(_Around):
         os.close(self.null)
 
 
-def _asks(what):
+def _asks(what: str) -> Callable[..., NoReturn]:
     """A stand-in for ``input``/``getpass`` that ends the later runs (``runner.StopRepeats``)."""
-    def ask(*args, **kwargs):
+    def ask(*args: Any, **kwargs: Any) -> NoReturn:
         raise StopRepeats(what)
 
     return ask
@@ -238,10 +250,10 @@ def _asks(what):
 class _NoStdin(io.TextIOBase):
     """``sys.stdin`` during later runs: reading ends the repeats instead of waiting for the user."""
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def read(self, size=-1):
+    def read(self, size: int | None = -1) -> NoReturn:
         raise StopRepeats("reading stdin")
 
     readline = read
@@ -251,14 +263,16 @@ class _NoPrompts(_Around):
     """``input()``, ``getpass()`` and ``sys.stdin`` end the later runs (``runner.StopRepeats``): a
     later run never prompts (ipykernel puts its own ``input`` in builtins: it is replaced too)."""
 
-    def enter(self):
+    getpass: Any  # by enter(): the getpass module where it is imported, whose function is replaced
+
+    def enter(self) -> None:
         self.getpass = sys.modules.get("getpass")
         self.saved = builtins.input, sys.stdin, getattr(self.getpass, "getpass", None)
         builtins.input, sys.stdin = _asks("input()"), _NoStdin()
         if self.getpass is not None:
             self.getpass.getpass = _asks("getpass()")
 
-    def leave(self):
+    def leave(self) -> None:
         builtins.input, sys.stdin = self.saved[:2]
         if self.getpass is not None:
             self.getpass.getpass = self.saved[2]
@@ -267,13 +281,14 @@ class _NoPrompts(_Around):
 class _CloseNewFiguresAndWidgets(_Around):
     """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay."""
 
-    def enter(self):
+    def enter(self) -> None:
         self.figures, self.widgets = set(_pyplot_figures()), set(_live_widgets())
 
-    def leave(self):
+    def leave(self) -> None:
         pyplot = sys.modules.get("matplotlib.pyplot")
-        for number in set(_pyplot_figures()) - self.figures:
-            pyplot.close(number)
+        if pyplot is not None:  # without pyplot there are no figures
+            for number in set(_pyplot_figures()) - self.figures:
+                pyplot.close(number)
         registry = _live_widgets()
         for key in set(registry) - self.widgets:
             with contextlib.suppress(Exception):
@@ -285,20 +300,21 @@ class InterruptHold:
     the report of the runs done is assembled, saved and shown whole; ``caught`` then says
     whether to raise ``KeyboardInterrupt``. Outside the main thread nothing is held."""
 
-    def __init__(self):
-        self.caught, self._previous = False, None
+    def __init__(self) -> None:
+        self.caught = False
+        self._previous: Callable[[int, FrameType | None], Any] | int | None = None
 
-    def start(self):
+    def start(self) -> None:
         if threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT)):
             self._previous = signal.signal(signal.SIGINT, self._keep)
 
-    def _keep(self, signum, frame):
+    def _keep(self, signum: int, frame: FrameType | None) -> None:
         self.caught = True
 
-    def __enter__(self):
+    def __enter__(self) -> InterruptHold:
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
@@ -316,40 +332,46 @@ class CellRepeats(Repeats):
     ``reasons`` is then what made (or would have made) the cell run once only.
     """
 
-    def __init__(self, shell, namespace, tree, names, frameworks=(), hold=None):
+    # by begin(): the names and the process before the cold run; by after_cold(): the random generators after it
+    _snapshot: NameSnapshot
+    _process: ProcessState
+    _random: RandomStates
+
+    def __init__(self, shell: Any, namespace: MutableMapping[str, Any], tree: ast.Module, names: Collection[str],
+                 frameworks: Iterable[str] = (), hold: InterruptHold | None = None) -> None:
         self.shell, self.namespace, self.tree, self.names = shell, namespace, tree, names
         self.frameworks, self.hold = frameworks, hold
-        self.reasons = []
-        self._snapshot = self._process = self._cold = self._random = None
+        self.reasons: list[str] = []
+        self._cold: NameSnapshot | None = None  # by after_cold(): the names as the cold run left them
 
-    def begin(self):
+    def begin(self) -> None:
         self._snapshot = NameSnapshot(self.namespace, self.names)
         self._process = ProcessState()
 
-    def _now(self, name):
+    def _now(self, name: str) -> Any:
         value = self.namespace.get(name, MISSING)
         return self.shell.user_ns.get(name, MISSING) if value is MISSING else value
 
-    def after_cold(self, value=None):
+    def after_cold(self, value: Any = None) -> bool:
         saved = self._snapshot.saved
         before = lambda name: saved[name] if name in saved else self._now(name)  # noqa: E731
         self.reasons = repeat_reasons(self.tree, before, self._now, self.frameworks, value) + self._process.changes()
         self._cold, self._random = NameSnapshot(self.namespace, self.names), RandomStates()
         return not self.reasons
 
-    def why_once(self):
+    def why_once(self) -> list[str]:
         return self.reasons
 
-    def reset(self):
+    def reset(self) -> None:
         self._snapshot.restore()
 
-    def end(self):
+    def end(self) -> None:
         if self._cold is not None:
             self._cold.restore()
             self._random.restore()
         if self.hold is not None:
             self.hold.start()
 
-    def quiet(self):
+    def quiet(self) -> _Together:
         return _Together(_DiscardFileDescriptors(), _DiscardOutput(self.shell), _NoPrompts(),
                          _CloseNewFiguresAndWidgets())

@@ -3,9 +3,11 @@
 Like IPython's ``_format_time``, symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``)
 when ``sys.stdout`` names an encoding that cannot write them (a Windows console, or
 ``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError (any other character
-it cannot write, in a label or a kernel's name, prints as ``?``). Unlike IPython, a stream without an encoding (``io.StringIO``, ``%%capture``) keeps the
-symbols: it stores any text.
+it cannot write, in a label or a kernel's name, prints as ``?``). Unlike IPython, a stream without an
+encoding (``io.StringIO``, ``%%capture``) keeps the symbols: it stores any text.
 """
+
+from __future__ import annotations
 
 import codecs
 import math
@@ -14,7 +16,7 @@ import sys
 ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-"}  # every symbol the text output uses
 
 
-def _encoding():
+def _encoding() -> str | None:
     """stdout's codec, read each time (stdout may be swapped); None for a stream without one,
     ASCII for one that names a codec Python does not know."""
     encoding = getattr(sys.stdout, "encoding", None)
@@ -26,7 +28,7 @@ def _encoding():
         return "ascii"
 
 
-def _writable(text):
+def _writable(text: str) -> bool:
     encoding = _encoding()
     if encoding is None:
         return True
@@ -37,12 +39,12 @@ def _writable(text):
     return True
 
 
-def symbol(char):
+def symbol(char: str) -> str:
     """``char`` (µ, ×, ≥ or ±) or its ASCII stand-in where stdout cannot write it."""
     return char if _writable(char) else ASCII[char]
 
 
-def inert(text, newlines=True):
+def inert(text: str, newlines: bool = True) -> str:
     """``text`` with every character a terminal could act on written out as ``repr`` writes it:
     ESC (``\\x1b``, which starts the sequences that clear a screen or retitle a window), BEL,
     carriage return, tab, the C1 controls, bidirectional overrides: all that ``str.isprintable``
@@ -53,7 +55,7 @@ def inert(text, newlines=True):
     return "\n".join("".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in lines)
 
 
-def plain(text):
+def plain(text: str) -> str:
     """``text`` made inert (``inert``: a label or a loaded field never reaches the terminal as a
     control sequence), with each symbol that stdout cannot write replaced by its ASCII stand-in,
     and any other such character (a user's label, a kernel's name) by ``?``: never an encoding error."""
@@ -62,11 +64,11 @@ def plain(text):
         return text
     for char in ASCII:
         text = text.replace(char, symbol(char))
-    encoding = _encoding()
-    return text if _writable(text) else text.encode(encoding, "replace").decode(encoding)
+    encoding = _encoding()  # None: a stream without one, which writes any text
+    return text if encoding is None or _writable(text) else text.encode(encoding, "replace").decode(encoding)
 
 
-def format_seconds(seconds, precision=3):
+def format_seconds(seconds: float | None, precision: int = 3) -> str:
     """Format a duration like ``%time`` does: ``349 ms``, ``999 µs``, ``1min 5s``."""
     if seconds is None:
         return "n/a"
@@ -83,19 +85,20 @@ def format_seconds(seconds, precision=3):
         return " ".join(parts)
     order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
     unit = ("s", "ms", None, "ns")[order] or symbol("µ") + "s"  # symbol() encodes: only where it is needed
-    return "%.*g %s" % (precision, seconds * 1000**order, unit)
+    return f"{seconds * 1000**order:.{precision}g} {unit}"
 
 
-def format_bytes(count):
+def format_bytes(count: float) -> str:
     """``8.1 MiB``, ``512 B``: binary units, 3 significant figures."""
     value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
+    for unit in ("B", "KiB", "MiB"):
+        if abs(value) < 1024:
             return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
         value /= 1024
+    return f"{value:.3g} GiB"
 
 
-def format_si(value, unit, precision=3):
+def format_si(value: float | None, unit: str, precision: int = 3) -> str:
     """``412 TFLOP/s``, ``4.8 TB/s``, ``33.6 MFLOP``: decimal prefixes, 3 significant figures."""
     if value is None:
         return "n/a"
@@ -105,12 +108,12 @@ def format_si(value, unit, precision=3):
     return f"{value:.{precision}g} {unit}"
 
 
-def ratio_text(ratio):
+def ratio_text(ratio: float | None) -> str:
     """``72.7×``, or ``n/a`` when there is no ratio (no warm runs, or a warm median of zero)."""
     return "n/a" if ratio is None else f"{ratio:.1f}{symbol('×')}"
 
 
-def percent_text(fraction):
+def percent_text(fraction: float) -> str:
     """``98%``; more digits near the ends (``0.31%``, ``99.6%``) so that a share never rounds to 0% or 100%."""
     percent = 100 * fraction
     if 0 < percent < 1:
@@ -120,7 +123,7 @@ def percent_text(fraction):
     return f"{percent:.0f}%"
 
 
-def count_text(count, noun):
+def count_text(count: int, noun: str) -> str:
     """``1 operator call``, ``2 operator calls``: a count and its noun agree in number. ``noun`` is
     the plural, optionally followed by a parenthesis (``operator calls (CPU only)``), which stays."""
     head, paren, tail = noun.partition(" (")

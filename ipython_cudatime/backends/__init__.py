@@ -6,8 +6,13 @@ already in ``sys.modules``. Several backends can be active at once; a
 has one.
 """
 
-import sys
+from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any
+
+from .base import Backend, DeviceTimer
 from .cpu import CpuBackend
 from .cupy_backend import CupyBackend
 from .jax_backend import JaxBackend
@@ -17,9 +22,10 @@ from .torch_accelerator import TorchAcceleratorBackend
 from .torch_cuda import TorchCudaBackend
 
 # (module the user must have imported, backend class whose detect(module) returns a backend or None).
+Entry = tuple[str, type[Backend]]
 # Order matters: the first backend with a device timer provides the device clock.
 # The default of every ``registry`` parameter; a tuple, so that nobody patches it in place.
-REGISTRY = (
+REGISTRY: tuple[Entry, ...] = (
     ("torch", TorchCudaBackend),
     ("torch", TorchAcceleratorBackend),
     ("cupy", CupyBackend),
@@ -29,7 +35,8 @@ REGISTRY = (
 )
 
 
-def active_backends(registry=REGISTRY, modules=None, skip=()):
+def active_backends(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, Any] | None = None,
+                    skip: Collection[Entry] = ()) -> list[tuple[Entry, Backend]]:
     """The backends of ``registry`` whose framework is imported and has a device to wait for
     (the entries in ``skip`` left out), as (entry, backend) pairs."""
     modules = sys.modules if modules is None else modules
@@ -54,36 +61,37 @@ class DeviceSet:
     ``redetect`` adds, after the cold run, the frameworks that run imported.
     """
 
-    def __init__(self, backends, registry=None, tried=()):
+    def __init__(self, backends: Iterable[Backend], registry: Collection[Entry] | None = None,
+                 tried: Iterable[Entry] = ()) -> None:
         self.backends = list(backends)
         self._cpu = CpuBackend()
         self._registry, self._tried = registry, set(tried)
-        self._seen = None  # what the cell read, returned and bound, once ``attribute`` was told
-        self.joined = []  # names of the backends that joined after the cold run
+        self._seen: list[Any] | None = None  # what the cell read, returned and bound, once ``attribute`` was told
+        self.joined: list[str] = []  # names of the backends that joined after the cold run
 
-    def _touched(self, backend):
+    def _touched(self, backend: Backend) -> bool:
         if self._seen is None:
             return backend.active
         touched = backend.touched(self._seen)
         return backend.active if touched is None else touched
 
-    def _named(self):
+    def _named(self) -> list[Backend]:
         return [backend for backend in self.backends if backend.active and self._touched(backend)]
 
     @classmethod
-    def detect(cls, registry=REGISTRY):
+    def detect(cls, registry: Collection[Entry] = REGISTRY) -> DeviceSet:
         """The backends of the frameworks imported now; every entry of ``registry`` whose module
         is imported is tried once, the others again by ``redetect``."""
         found = active_backends(registry)
         tried = [entry for entry in registry if entry[0] in sys.modules]
         return cls([backend for _, backend in found], registry, tried)
 
-    def begin(self):
+    def begin(self) -> None:
         """Before the cold run: each backend reads what ``Backend.touched`` compares with."""
         for backend in self.backends:
             backend.begin()
 
-    def redetect(self):
+    def redetect(self) -> list[str]:
         """After the cold run: add the backends of frameworks imported since ``detect`` (a cell that
         imports torch and uses it), synchronize them, and return their names. The cold run was
         not synchronized for them; every later run is."""
@@ -97,34 +105,34 @@ class DeviceSet:
         self.joined += [backend.name for _, backend in found if backend.active]
         return self.joined
 
-    def attribute(self, seen):
+    def attribute(self, seen: Iterable[Any]) -> None:
         """The values the cell read, returned and bound (a list): from now on the report names a
         backend only where ``Backend.touched`` says the cell's work went through it."""
         self._seen = list(seen)
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         for backend in self.backends:
             backend.synchronize(outputs)
 
-    def settle(self):
+    def settle(self) -> None:
         for backend in self.backends:
             backend.settle()
 
-    def timer(self):
+    def timer(self) -> DeviceTimer | None:
         for backend in self.backends:
             timer = backend.timer()
             if timer is not None:
                 return timer
         return None
 
-    def describe(self):
+    def describe(self) -> str:
         return ", ".join(backend.describe() for backend in self._named() or [self._cpu])
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         return [backend.name for backend in self._named()]
 
-    def notes(self):
+    def notes(self) -> list[str]:
         """Plain words about what could not be done: no GPU clock, a framework not synchronized
         (in the cold run, for one it imported), said only of the frameworks the cell used."""
         notes = [] if self._named() else [self._cpu.note]

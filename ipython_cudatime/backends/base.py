@@ -4,12 +4,16 @@ The runner only ever talks to this interface, so a new framework (or a test
 stand-in for an asynchronous device) plugs in without touching the core.
 """
 
+from __future__ import annotations
+
 import types
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import Any
 
 SHALLOW = 100  # items of a list, tuple or dict value looked at for a framework's objects, at most
 
 
-def _modules_of(value):
+def _modules_of(value: object) -> list[object]:
     """The modules that ``value`` comes from: its own name for a module; the defining module
     of a function, of a class and of every class in its MRO (a user's subclass of a
     framework's class counts as the framework's)."""
@@ -20,7 +24,7 @@ def _modules_of(value):
     return own + [klass.__module__ for klass in classes]
 
 
-def _shallow(values):
+def _shallow(values: Iterable[Any]) -> Iterator[Any]:
     """The values, and the items of the lists, tuples and dicts among them (one level down)."""
     for value in values:
         yield value
@@ -30,7 +34,7 @@ def _shallow(values):
             yield from list(value.values())[:SHALLOW]
 
 
-def made_by(values, packages):
+def made_by(values: Iterable[Any], packages: Collection[str]) -> bool:
     """Whether any of ``values`` (one level into containers) is an object of one of ``packages``
     (top-level module names): a module, a function, a class or an instance of theirs."""
     for value in _shallow(values):
@@ -46,13 +50,13 @@ def made_by(values, packages):
 class DeviceTimer:
     """Device events around one run, recorded on the stream current at the time."""
 
-    def start(self):
+    def start(self) -> None:
         raise NotImplementedError
 
-    def stop(self):
+    def stop(self) -> None:
         raise NotImplementedError
 
-    def elapsed(self):
+    def elapsed(self) -> float:
         """Seconds between start and stop; call only after the device was synchronized."""
         raise NotImplementedError
 
@@ -61,10 +65,10 @@ class Place:
     """Where an ``EventTimer`` records: the device current when a run starts, and the stream to
     record on for a device. This default knows one device: ``record()`` on the current stream."""
 
-    def device(self):
+    def device(self) -> Any:
         return None
 
-    def stream(self, device):
+    def stream(self, device: Any) -> Any:
         """The stream to record on for ``device``, or None for ``record()``'s own choice."""
         return None
 
@@ -80,34 +84,35 @@ class EventTimer(DeviceTimer):
     An event stays bound to the device it was first recorded on, so there is one pair per
     device, made once: creating events on every run would cost a driver call each time."""
 
-    def __init__(self, make_event, elapsed_ms, place=None):
+    def __init__(self, make_event: Callable[[], Any], elapsed_ms: Callable[[Any, Any], float],
+                 place: Place | None = None) -> None:
         self._make_event, self._elapsed_ms = make_event, elapsed_ms
         self._place = place or Place()
-        self._pairs = {}
-        self._device = None
+        self._pairs: dict[Any, tuple[Any, Any]] = {}
+        self._device: Any = None
 
-    def _record(self, event):
+    def _record(self, event: Any) -> None:
         stream = self._place.stream(self._device)
         if stream is None:
             event.record()
         else:
             event.record(stream)
 
-    def start(self):
+    def start(self) -> None:
         self._device = self._place.device()
         if self._device not in self._pairs:
             self._pairs[self._device] = (self._make_event(), self._make_event())
         self._record(self._pairs[self._device][0])
 
-    def stop(self):
+    def stop(self) -> None:
         self._record(self._pairs[self._device][1])
 
-    def elapsed(self):
+    def elapsed(self) -> float:
         start, stop = self._pairs[self._device]
         return self._elapsed_ms(start, stop) / 1e3
 
 
-def event_elapsed_ms(start, stop):
+def event_elapsed_ms(start: Any, stop: Any) -> float:
     """``start.elapsed_time(stop)``: how torch's events read milliseconds."""
     return start.elapsed_time(stop)
 
@@ -121,27 +126,33 @@ class Backend:
     and shows it.
     """
 
-    name = "backend"
-    packages = ()  # the top-level modules whose objects show that a cell's work went through this framework
+    # the top-level modules whose objects show that a cell's work went through this framework
+    packages: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """Read-only, so that a subclass may fix it (a class attribute) or compute it (``torch cuda:1``
+        follows the current device)."""
+        return "backend"
 
     @classmethod
-    def detect(cls, module):
+    def detect(cls, module: Any) -> Backend | None:
         """A backend for ``module`` (the framework, already imported by the user), or None
         when it has no device to wait for. Must not initialize any device."""
         raise NotImplementedError
 
     @property
-    def active(self):
+    def active(self) -> bool:
         """Whether this framework has a live device context in this process (a CUDA context,
         a started runtime): only then can it hold work, and only then may it be asked to wait."""
         return True
 
-    def begin(self):
+    def begin(self) -> None:
         """Before the cold run: read what ``touched`` compares with (a counter of the framework's
         work). A backend that joins after the cold run is not asked: before its framework was
         imported, that counter was zero. Most backends: nothing."""
 
-    def touched(self, seen):
+    def touched(self, seen: list[Any]) -> bool | None:
         """Whether the runs just made went through this framework: True, False, or None where
         it cannot tell, and then the report names it whenever it is ``active`` (it was waited
         for and may hold the cell's work). ``seen``: what the cell read, returned and bound.
@@ -154,7 +165,7 @@ class Backend:
         """
         return True if made_by(seen, self.packages) else None
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         """Wait until all work queued on all of this framework's devices is done.
 
         ``outputs``, after a run, is a zero-argument callable giving what the run
@@ -163,24 +174,24 @@ class Backend:
         """
         raise NotImplementedError
 
-    def settle(self):
+    def settle(self) -> None:
         """Before a run that skips the full ``synchronize`` (the previous run's final one drained
         the device): wait for whatever that one could not see. Most backends: nothing."""
 
-    def timer(self):
+    def timer(self) -> DeviceTimer | None:
         """A DeviceTimer for the current stream, or None when there is no device clock."""
         return None
 
-    def describe(self):
+    def describe(self) -> str:
         """A readable device name, e.g. ``cuda:0 NVIDIA H200``."""
         return self.name
 
     @property
-    def note(self):
+    def note(self) -> str | None:
         """A plain sentence for the report about what could not be done (work not waited
         for, no clock), or None when there is nothing to say."""
         return None
 
-    def memory_stats(self):
+    def memory_stats(self) -> dict[str, int]:
         """A flat dict of allocator counters (empty when the framework has none)."""
         return {}

@@ -1,6 +1,10 @@
 """The fallback when no device framework is active: host clocks only."""
 
+from __future__ import annotations
+
 import platform
+from collections.abc import Callable
+from typing import Any
 
 from .base import Backend
 
@@ -14,11 +18,11 @@ class CpuBackend(Backend):
     note = NOTE
 
     @classmethod
-    def detect(cls, module=None):
+    def detect(cls, module: Any = None) -> CpuBackend:
         return cls()
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         pass
 
-    def describe(self):
+    def describe(self) -> str:
         return f"cpu {platform.machine()}".strip()

@@ -11,14 +11,15 @@ import sys
 class CudaDriver:
     """The CUDA driver library, loaded once per owner (None where there is none)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         name = "nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1"
+        self._library: ctypes.CDLL | None
         try:
             self._library = ctypes.CDLL(name)
         except OSError:
             self._library = None
 
-    def context_is_current(self):
+    def context_is_current(self) -> bool:
         """True when the driver has a context current on this thread (False before cuInit)."""
         if self._library is None:
             return False

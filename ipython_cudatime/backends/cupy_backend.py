@@ -1,42 +1,47 @@
 """CuPy: kernels launch asynchronously on the current stream; events time them."""
 
-from .base import Backend, EventTimer
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .base import Backend, DeviceTimer, EventTimer
 
 
 class CupyBackend(Backend):
     packages = ("cupy", "cupyx")
 
-    def __init__(self, cupy):
+    def __init__(self, cupy: Any) -> None:
         self._cupy = cupy
-        self._timer = None
+        self._timer: EventTimer | None = None
 
     @classmethod
-    def detect(cls, cupy):
+    def detect(cls, cupy: Any) -> CupyBackend | None:
         try:
             return cls(cupy) if cupy.cuda.runtime.getDeviceCount() > 0 else None
         except Exception:  # CUDA driver missing or broken: nothing asynchronous to wait for
             return None
 
     @property
-    def active(self):
+    def active(self) -> bool:
         """A context in this thread means CuPy (or another framework) has used the GPU;
         without one there is nothing queued, and we must not create one."""
         return self._cupy.cuda.driver.ctxGetCurrent() != 0
 
     @property
-    def name(self):
+    def name(self) -> str:
         return f"cupy cuda:{self._cupy.cuda.Device().id}"
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         if self.active:
             self._cupy.cuda.Device().synchronize()
 
-    def timer(self):
+    def timer(self) -> DeviceTimer | None:
         if self._timer is None and self.active:
             self._timer = EventTimer(self._cupy.cuda.Event, self._cupy.cuda.get_elapsed_time)
         return self._timer
 
-    def describe(self):
+    def describe(self) -> str:
         device = self._cupy.cuda.Device()
         name = self._cupy.cuda.runtime.getDeviceProperties(device.id)["name"]
         return f"cuda:{device.id} {name.decode() if isinstance(name, bytes) else name}"

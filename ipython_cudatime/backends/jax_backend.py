@@ -10,7 +10,11 @@ be running when the run starts, and be billed to it. That drain is outside the t
 it costs about 2-4 µs per live array (``benchmarks/overhead.py`` measures it).
 """
 
+from __future__ import annotations
+
 import contextlib
+from collections.abc import Callable
+from typing import Any
 
 from .base import Backend, made_by
 
@@ -18,53 +22,53 @@ from .base import Backend, made_by
 class JaxBackend(Backend):
     packages = ("jax", "jaxlib")
 
-    def __init__(self, jax):
+    def __init__(self, jax: Any) -> None:
         self._jax = jax
-        self._devices = None
+        self._devices: list[Any] | None = None
         self.blocked = 0  # JAX arrays waited on after the last run (0: nothing to wait on)
         self._live = 0  # live JAX arrays when the measurement began
 
-    def _live_count(self):
+    def _live_count(self) -> int:
         live_arrays = getattr(self._jax, "live_arrays", None)  # JAX >= 0.4
         return len(live_arrays()) if live_arrays is not None and self.active else 0
 
-    def begin(self):
+    def begin(self) -> None:
         self._live = self._live_count()
 
-    def touched(self, seen):
+    def touched(self, seen: list[Any]) -> bool:
         """JAX's own: the last run produced or bound JAX arrays (it waited on them), the cell read
         JAX's objects (``jnp``, an array, a jitted function), or new arrays are alive (work was
         queued). JAX's backends, once started, stay up: an earlier JAX cell proves nothing."""
         return self.active and (self.blocked > 0 or made_by(seen, self.packages) or self._live_count() > self._live)
 
     @classmethod
-    def detect(cls, jax):
+    def detect(cls, jax: Any) -> JaxBackend | None:
         if not hasattr(jax, "block_until_ready"):
             return None
         return cls(jax)
 
     @property
-    def active(self):
+    def active(self) -> bool:
         """Whether JAX's backends are up. Never start them ourselves: on a GPU they
         preallocate most of its memory."""
         bridge = getattr(getattr(self._jax, "_src", None), "xla_bridge", None)
         check = getattr(bridge, "backends_are_initialized", None)
         return check() if check is not None else True
 
-    def _all_devices(self):
+    def _all_devices(self) -> list[Any]:
         if self._devices is None:
             self._devices = self._jax.devices()
         return self._devices
 
-    def _queued_devices(self):
+    def _queued_devices(self) -> list[Any]:
         return [device for device in self._all_devices() if device.platform != "cpu"]
 
     @property
-    def name(self):
+    def name(self) -> str:
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id}"
 
-    def settle(self):
+    def settle(self) -> None:
         live_arrays = getattr(self._jax, "live_arrays", None)  # JAX >= 0.4
         if live_arrays is None or not self.active:
             return
@@ -72,7 +76,7 @@ class JaxBackend(Backend):
             with contextlib.suppress(RuntimeError):  # deleted (donated) meanwhile: nothing to wait for
                 array.block_until_ready()
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         if not self.active:
             return
         jax = self._jax
@@ -90,12 +94,12 @@ class JaxBackend(Backend):
         for device in self._queued_devices():
             jax.device_put(0, device).block_until_ready()
 
-    def describe(self):
+    def describe(self) -> str:
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id} {device.device_kind}"
 
     @property
-    def note(self):
+    def note(self) -> str | None:
         if self.active and self.blocked == 0:
             return ("jax: the cell returned and bound no JAX array to wait on; JAX has no global "
                     "synchronize, so work whose results were not kept may have been missed")

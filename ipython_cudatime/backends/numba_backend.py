@@ -4,6 +4,11 @@ Active once the user has imported ``numba.cuda`` and a GPU is there. Numba has n
 "context exists" check and its synchronize creates one, so the CUDA driver is asked first.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 from .base import Backend
 from .cuda_driver import CudaDriver
 
@@ -12,24 +17,24 @@ class NumbaBackend(Backend):
     name = "numba cuda"
     packages = ("numba",)
 
-    def __init__(self, cuda, driver):
+    def __init__(self, cuda: Any, driver: CudaDriver) -> None:
         self._cuda = cuda
         self._driver = driver
 
     @classmethod
-    def detect(cls, cuda):
+    def detect(cls, cuda: Any) -> NumbaBackend | None:
         try:
             return cls(cuda, CudaDriver()) if cuda.is_available() else None
         except Exception:  # a broken driver: nothing asynchronous to wait for
             return None
 
     @property
-    def active(self):
+    def active(self) -> bool:
         return self._driver.context_is_current()
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         if self.active:
             self._cuda.synchronize()
 
-    def describe(self):
+    def describe(self) -> str:
         return f"numba cuda:{self._cuda.get_current_device().id}"

@@ -2,6 +2,11 @@
 (TensorFlow ≥ 2.12, eager mode only) waits for every device. Elsewhere the report says
 that TensorFlow could not be synchronized, rather than guess."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
 from .base import Backend, made_by
 
 
@@ -9,19 +14,19 @@ class TensorflowBackend(Backend):
     name = "tensorflow"
     packages = ("tensorflow", "keras", "tf_keras")
 
-    def __init__(self, tf, sync):
+    def __init__(self, tf: Any, sync: Callable[[], None] | None) -> None:
         self._tf = tf
         self._sync = sync
 
     @classmethod
-    def detect(cls, tf):
+    def detect(cls, tf: Any) -> TensorflowBackend | None:
         if not hasattr(tf, "config"):
             return None  # a partly imported module
         sync = getattr(getattr(getattr(tf, "test", None), "experimental", None), "sync_devices", None)
         return cls(tf, sync)
 
     @property
-    def active(self):
+    def active(self) -> bool:
         """Whether TensorFlow's runtime is up. Until then there is nothing to wait for, and
         asking it about devices would start it (taking most of each GPU's memory) and freeze
         its configuration."""
@@ -30,24 +35,21 @@ class TensorflowBackend(Backend):
         context = sys.modules.get("tensorflow.python.eager.context")
         return bool(getattr(context.context(), "_initialized", True)) if context is not None else False
 
-    def _can_sync(self):
-        return self._sync is not None and self._tf.executing_eagerly()
-
-    def touched(self, seen):
+    def touched(self, seen: list[Any]) -> bool:
         """Only where the cell read, returned or bound TensorFlow's objects: its runtime, once up,
         stays up, and a torch or Python cell after a TensorFlow one is not TensorFlow's work."""
         return made_by(seen, self.packages)
 
-    def synchronize(self, outputs=None):
-        if self.active and self._can_sync():
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
+        if self.active and self._sync is not None and self._tf.executing_eagerly():
             self._sync()
 
-    def describe(self):
+    def describe(self) -> str:
         gpus = self._tf.config.list_physical_devices("GPU")  # physical: does not start the runtime
         return "tensorflow gpu:0" if gpus else "tensorflow cpu"
 
     @property
-    def note(self):
+    def note(self) -> str | None:
         if not self._tf.executing_eagerly():  # does not start the runtime
             return "tensorflow is in graph mode, where devices cannot be synchronized: its work was not waited for"
         if self.active and self._sync is None:

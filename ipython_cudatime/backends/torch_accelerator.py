@@ -4,9 +4,13 @@
 which knows how to avoid creating a context.
 """
 
-import functools
+from __future__ import annotations
 
-from .base import Backend, EventTimer, event_elapsed_ms
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .base import Backend, DeviceTimer, EventTimer, event_elapsed_ms
 
 
 class TorchAcceleratorBackend(Backend):
@@ -14,15 +18,18 @@ class TorchAcceleratorBackend(Backend):
 
     packages = ("torch",)
 
-    def __init__(self, torch, device):
+    def __init__(self, torch: Any, device: Any) -> None:
         self._torch = torch
         self._device = device
-        self._timer = None
+        self._timer: EventTimer | None = None
         self._timer_failed = False
-        self.name = f"torch {device.type}"
+
+    @property
+    def name(self) -> str:
+        return f"torch {self._device.type}"
 
     @classmethod
-    def detect(cls, torch):
+    def detect(cls, torch: Any) -> TorchAcceleratorBackend | None:
         accelerator = getattr(torch, "accelerator", None)
         if accelerator is None or not accelerator.is_available():
             return None
@@ -31,10 +38,10 @@ class TorchAcceleratorBackend(Backend):
             return None
         return cls(torch, device)
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         self._torch.accelerator.synchronize()
 
-    def timer(self):
+    def timer(self) -> DeviceTimer | None:
         if self._timer is None and not self._timer_failed and hasattr(self._torch, "Event"):
             try:
                 make_event = functools.partial(self._torch.Event, device=self._device, enable_timing=True)
@@ -43,6 +50,6 @@ class TorchAcceleratorBackend(Backend):
                 self._timer_failed = True  # this backend has no timing events: wall clock only
         return self._timer
 
-    def describe(self):
+    def describe(self) -> str:
         index = self._torch.accelerator.current_device_index()
         return f"{self._device.type}:{index}"

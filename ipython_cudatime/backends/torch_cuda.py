@@ -1,8 +1,12 @@
 """PyTorch on CUDA (and ROCm, which PyTorch exposes through ``torch.cuda``)."""
 
-import functools
+from __future__ import annotations
 
-from .base import Backend, EventTimer, Place, event_elapsed_ms
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .base import Backend, DeviceTimer, EventTimer, Place, event_elapsed_ms
 
 MEMORY_KEYS = (
     "num_device_alloc",
@@ -14,9 +18,9 @@ MEMORY_KEYS = (
 )
 
 
-def _read(nested, key):
+def _read(nested: dict[str, Any], key: str) -> int:
     """``"segment.all.current"`` from ``memory_stats_as_nested_dict()``; 0 where the allocator has none yet."""
-    value = nested
+    value: Any = nested
     for part in key.split("."):
         value = value.get(part, 0) if isinstance(value, dict) else 0
     return value
@@ -25,13 +29,13 @@ def _read(nested, key):
 class CudaPlace(Place):
     """torch.cuda's current device, and that device's current stream (events on it see its work)."""
 
-    def __init__(self, cuda):
+    def __init__(self, cuda: Any) -> None:
         self._cuda = cuda
 
-    def device(self):
+    def device(self) -> int:
         return self._cuda.current_device()
 
-    def stream(self, device):
+    def stream(self, device: int) -> Any:
         return self._cuda.current_stream(device)
 
 
@@ -40,31 +44,31 @@ class TorchCudaBackend(Backend):
 
     packages = ("torch",)
 
-    def __init__(self, torch):
+    def __init__(self, torch: Any) -> None:
         self._torch = torch
-        self._timer = None
+        self._timer: EventTimer | None = None
         self._kind = "torch rocm" if getattr(torch.version, "hip", None) else "torch cuda"
 
     @property
-    def name(self):
+    def name(self) -> str:
         """``torch cuda:0`` (``torch rocm:0`` on AMD GPUs)."""
         return f"{self._kind}:{self._torch.cuda.current_device()}"
 
     @classmethod
-    def detect(cls, torch):
+    def detect(cls, torch: Any) -> TorchCudaBackend | None:
         cuda = getattr(torch, "cuda", None)
         if cuda is None or not cuda.is_available():
             return None
         return cls(torch)
 
-    def _has_context(self, index):
+    def _has_context(self, index: int) -> bool:
         """Whether device ``index`` has a CUDA context. ``is_initialized()`` alone is not enough:
         ``get_device_name()`` initializes torch.cuda without creating one, and synchronizing or
         recording an event on a device creates its context."""
         check = getattr(self._torch._C, "_cuda_hasPrimaryContext", None)
         return check(index) if check is not None else index == self._torch.cuda.current_device()
 
-    def _active_devices(self):
+    def _active_devices(self) -> list[int]:
         """The devices that have a CUDA context: only they can hold work. Never create a
         context ourselves: the cold run must pay for it, and an idle GPU must stay idle."""
         cuda = self._torch.cuda
@@ -73,32 +77,32 @@ class TorchCudaBackend(Backend):
         return [index for index in range(cuda.device_count()) if self._has_context(index)]
 
     @property
-    def active(self):
+    def active(self) -> bool:
         """Any device has a context: work on ``cuda:1`` counts while ``cuda:0`` has none."""
         return bool(self._active_devices())
 
-    def current_device_ready(self):
+    def current_device_ready(self) -> bool:
         """The current device has a context: events can be recorded and allocator counters read
         on it without creating one."""
         cuda = self._torch.cuda
         return cuda.is_initialized() and self._has_context(cuda.current_device())
 
-    def synchronize(self, outputs=None):
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         for index in self._active_devices():
             self._torch.cuda.synchronize(index)
 
-    def timer(self):
+    def timer(self) -> DeviceTimer | None:
         if self._timer is None and self.current_device_ready():
             make_event = functools.partial(self._torch.cuda.Event, enable_timing=True)
             self._timer = EventTimer(make_event, event_elapsed_ms, CudaPlace(self._torch.cuda))
         return self._timer
 
-    def describe(self):
+    def describe(self) -> str:
         cuda = self._torch.cuda
         index = cuda.current_device()
         return f"cuda:{index} {cuda.get_device_name(index)}"
 
-    def memory_stats(self):
+    def memory_stats(self) -> dict[str, int]:
         """The allocator counters in MEMORY_KEYS, peak included, read without resetting anything.
         The nested dict is what ``memory_stats()`` flattens and sorts: reading it skips that work."""
         if not self.current_device_ready():

@@ -1,5 +1,9 @@
 """JAX compilation during the cold run, from ``jax.monitoring`` duration events."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from .probe import Cause, Probe
 
 # The durations JAX records for the work of compiling: tracing to a jaxpr, lowering to MLIR and the
@@ -11,29 +15,30 @@ from .probe import Cause, Probe
 COMPILE_EVENTS = "/jax/core/compile/"
 
 
-class JaxProbe(Probe):
+class JaxProbe(Probe[dict[str, float]]):
     """Adds up compile and trace durations as JAX reports them. JAX listeners cannot be
     removed, so one probe is made per owner (``ProbeSet``) and listens from then on."""
 
-    def __init__(self, jax):
+    def __init__(self, jax: Any) -> None:
         self.compile_seconds = 0.0
         jax.monitoring.register_event_duration_secs_listener(self._listen)
 
-    def _listen(self, event, duration, **_):
+    def _listen(self, event: str, duration: float, **_: Any) -> None:
         if event.startswith(COMPILE_EVENTS):
             self.compile_seconds += duration
 
     @classmethod
-    def detect(cls, jax):
+    def detect(cls, jax: Any) -> JaxProbe | None:
         monitoring = getattr(jax, "monitoring", None)
         if monitoring is None or not hasattr(monitoring, "register_event_duration_secs_listener"):
             return None
         return cls(jax)
 
-    def state(self, moment):
+    def state(self, moment: str) -> dict[str, float]:
         return {"compile": self.compile_seconds}
 
-    def causes(self, before, after_cold, after_warm, source=None):
+    def causes(self, before: dict[str, float], after_cold: dict[str, float], after_warm: dict[str, float] | None,
+               source: str | None = None) -> list[Cause]:
         compiled = after_cold["compile"] - before["compile"]
         if compiled <= 0:
             return []

@@ -14,10 +14,17 @@ symptom gets a cause only where the facts support one:
 The same check serves a single report, every sweep point and every compared result.
 """
 
-from dataclasses import dataclass
+from __future__ import annotations
 
-from ..cpu_context import pools_text
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..cpu_context import CpuContext, pools_text
 from ..units import format_seconds as fmt
+
+if TYPE_CHECKING:
+    from ..result import CudaTimeResult
 
 NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree...
 # ... by more than this in absolute terms: perf_counter resolves 1 ns and CUDA events 0.5 µs, but
@@ -42,7 +49,7 @@ class NoiseCause:
     text: str
 
 
-def clock_jitter(result):
+def clock_jitter(result: CudaTimeResult) -> float:
     """The spread the clocks and the synchronize show on their own, per run: JITTER_TIMES the null
     runs' IQR spread over a sample's runs; NOISY_MIN_IQR where the harness was not measured."""
     if result.harness is None:
@@ -50,24 +57,24 @@ def clock_jitter(result):
     return JITTER_TIMES * result.harness.jitter / result.batch
 
 
-def is_noisy(result):
+def is_noisy(result: CudaTimeResult) -> bool:
     """A spread large against the median and against the clocks' own jitter."""
     return bool(result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR
                 and result.iqr > clock_jitter(result))
 
 
-def is_starved(context):
+def is_starved(context: CpuContext | None) -> bool | None:
     """Whether the timing thread waited for a core during STARVED of the warm runs or more (None:
     the system does not say)."""
     share = context.waited_share if context is not None else None
     return None if share is None else share >= STARVED
 
 
-def _plural(count, word):
+def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _load_words(context):
+def _load_words(context: CpuContext) -> str:
     """``load average 3.50 and 4 other threads ready to run``."""
     load = "load average unknown" if context.load_before is None else f"load average {context.load_before:.2f}"
     if context.ready_before is None:
@@ -75,29 +82,29 @@ def _load_words(context):
     return f"{load} and {_plural(context.ready_before, 'other thread')} ready to run"
 
 
-def _cores_words(context):
+def _cores_words(context: CpuContext) -> str:
     return _plural(context.cores, "usable core")
 
 
-def _waited_words(context):
+def _waited_words(context: CpuContext) -> str:
     share = context.waited_share
     if share is None:
         return ""
     return f", and the timing thread waited for a core during {100 * share:.0f}% of the warm runs"
 
 
-def _free_words(free):
+def _free_words(free: float) -> str:
     return "no core free" if free < 0.05 else f"{free:.1f} cores free"
 
 
-def _thread_fix(threads):
+def _thread_fix(threads: Iterable[str]) -> str:
     """How to set each recorded pool to one thread: torch's call, threadpoolctl's for BLAS pools."""
     fixes = ["torch.set_num_threads(1)" if pool == "torch" else "threadpoolctl.threadpool_limits(1)"
              for pool in threads]
     return " and ".join(dict.fromkeys(fixes))
 
 
-def _oversubscribed(context, pool, threads):
+def _oversubscribed(context: CpuContext, pool: str | None, threads: int) -> str:
     return (f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)} "
             f"(pools: {pools_text(context.threads)}), but the machine's load ({_load_words(context)}) left "
             f"{_free_words(context.free_cores)}{_waited_words(context)}: the threads wait for each other at every "
@@ -105,13 +112,13 @@ def _oversubscribed(context, pool, threads):
             "--threads 1 (as torch's Timer does); or a quieter machine.")
 
 
-def _loaded(context):
+def _loaded(context: CpuContext) -> str:
     return (f"Likely cause: a loaded machine: {_load_words(context)} on {_cores_words(context)}"
             f"{_waited_words(context)}. Fix: a quieter machine (close other work), or more runs (-n/-b) "
             "for a steadier median.")
 
 
-def _varies(context):
+def _varies(context: CpuContext) -> str:
     """What a quiet machine and a busy process allow: the spread is the runs' own, or comes from
     what no reading here shows (a neighbour on the same host, clock changes). Both are named."""
     return (f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free "
@@ -122,7 +129,7 @@ def _varies(context):
             "more runs, or read the spread with the median.")
 
 
-def _unknown(context):
+def _unknown(context: CpuContext | None) -> str:
     if context is None:
         return ("Cause unknown: no CPU facts were recorded with this result. Time more runs (-n/-b) for a "
                 "steadier median.")
@@ -131,7 +138,7 @@ def _unknown(context):
             f"CPU time {context.cpu_share or 0:.2f}× the wall time). Time more runs (-n/-b) for a steadier median.")
 
 
-def _cause(result, context):
+def _cause(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str]:
     """(kind, sentence) for a result with a symptom."""
     if context is None:
         return "unknown", _unknown(None)
@@ -147,33 +154,35 @@ def _cause(result, context):
     return "unknown", _unknown(context)
 
 
-def _symptom(result, context):
-    """The warning sentence, or None for runs with neither symptom."""
+def _symptom(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str] | None:
+    """(symptom, warning sentence), or None for runs with neither symptom."""
     if is_noisy(result):
         return "noisy", (f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
                          "the median, more than the clocks' own jitter).")
     if result.runs and is_starved(context):
+        assert context is not None and context.waited_share is not None  # what is_starved read
         return "starved", (f"Warning: the warm runs were slowed down: the timing thread waited for a core during "
                            f"{100 * context.waited_share:.0f}% of their {fmt(context.wall)}.")
-    return None, None
+    return None
 
 
-def noise(result):
+def noise(result: CudaTimeResult) -> tuple[str, NoiseCause] | tuple[None, None]:
     """(warning sentence, ``NoiseCause``) for a result whose warm runs are noisy or starved, else
     (None, None)."""
-    context = result.cpu_context
-    symptom, warning = _symptom(result, context)
-    if symptom is None:
+    context: CpuContext | None = result.cpu_context
+    found = _symptom(result, context)
+    if found is None:
         return None, None
+    symptom, warning = found
     kind, text = _cause(result, context)
     return warning, NoiseCause(symptom, kind, text)
 
 
-def _pair(before, after, show):
+def _pair(before: float | None, after: float | None, show: Callable[[float | None], str]) -> str:
     return "unknown" if before is None and after is None else f"{show(before)} before, {show(after)} after"
 
 
-def context_rows(context):
+def context_rows(context: CpuContext | None) -> list[tuple[str, str]]:
     """(label, value) rows of the CPU facts, for the report's details."""
     if context is None:
         return [("CPU", "not recorded")]

@@ -4,6 +4,10 @@ Never sets anything. Used only when PyTorch has an initialized CUDA device and
 ``pynvml`` is installed.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..backends.torch_cuda import TorchCudaBackend
 from .probe import Cause, Probe
 
@@ -12,16 +16,16 @@ REASONS = {0x1: "idle", 0x4: "software power cap", 0x8: "hardware slowdown",
            0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown"}
 
 
-def _reasons(mask):
+def _reasons(mask: int) -> list[str]:
     return [name for bit, name in REASONS.items() if mask & bit] or ["none"]
 
 
-class NvmlProbe(Probe):
-    def __init__(self, torch, pynvml):
+class NvmlProbe(Probe[dict[str, int] | None]):
+    def __init__(self, torch: Any, pynvml: Any) -> None:
         self._torch, self._nvml, self._handle = torch, pynvml, None
 
     @classmethod
-    def detect(cls, torch):
+    def detect(cls, torch: Any) -> NvmlProbe | None:
         cuda = getattr(torch, "cuda", None)
         if cuda is None or not cuda.is_available():
             return None
@@ -31,7 +35,7 @@ class NvmlProbe(Probe):
             return None
         return cls(torch, pynvml)
 
-    def _device(self):
+    def _device(self) -> Any:
         """The NVML handle of torch's current GPU, found by UUID: NVML's indices ignore
         CUDA_VISIBLE_DEVICES, CUDA's do not."""
         if self._handle is None:
@@ -45,7 +49,7 @@ class NvmlProbe(Probe):
                 self._handle = nvml.nvmlDeviceGetHandleByIndex(cuda.current_device())
         return self._handle
 
-    def state(self, moment):
+    def state(self, moment: str) -> dict[str, int] | None:
         # Read only where CUDA is already set up: asking torch for the current device
         # would otherwise initialize CUDA before the cold run.
         if moment == "after_cold" or not TorchCudaBackend(self._torch).active:
@@ -61,7 +65,8 @@ class NvmlProbe(Probe):
         except Exception:  # NVMLError, or e.g. TypeError from an older pynvml: clocks are context, never fatal
             return None
 
-    def causes(self, before, after_cold, after_warm, source=None):
+    def causes(self, before: dict[str, int] | None, after_cold: dict[str, int] | None,
+               after_warm: dict[str, int] | None, source: str | None = None) -> list[Cause]:
         """The clock state before the cold run and after the warm runs: context, not a cost."""
         if before is None and after_warm is None:
             return []

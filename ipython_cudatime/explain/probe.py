@@ -5,7 +5,16 @@ run, after it, after the warm runs) and turns what changed into causes. Like a
 backend, it is made only for a framework the user already imported.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from .memory import DeviceMemory
+
+# What one kind of probe reads at each moment (``Probe.state``): its own small dict, or None.
+State = TypeVar("State")
 
 
 @dataclass(frozen=True)
@@ -17,35 +26,36 @@ class Cause:
     """
 
     name: str
-    seconds: float = None
+    seconds: float | None = None
     detail: str = ""
     explains: bool = True
 
 
-class Probe:
+class Probe(Generic[State]):
     """Cheap state read around the cold run: ``state()`` must take microseconds and must
     never initialize a device (the cold run pays for that, and shows it)."""
 
     @classmethod
-    def detect(cls, module):
+    def detect(cls, module: Any) -> Probe[Any] | None:
         """A probe for ``module`` (the framework, already imported), or None where it has nothing to read."""
         raise NotImplementedError
 
-    def state(self, moment):
+    def state(self, moment: str) -> State:
         """A small dict (or None) read at ``moment``: "before", "after_cold" or "after_warm"."""
         raise NotImplementedError
 
-    def initial(self):
+    def initial(self) -> State | None:
         """The state ``state("before")`` would have read before the framework was imported, for a
         cell whose cold run imports it; None where it cannot be known (the default)."""
         return None
 
-    def causes(self, before, after_cold, after_warm, source=None):
+    def causes(self, before: State, after_cold: State, after_warm: State | None,
+               source: str | None = None) -> list[Cause]:
         """``Cause`` records for what changed; ``after_warm`` is None when no warm runs were read.
         ``source`` is the cell's code (None when unknown), for a cause that a state alone cannot
         tell from another (a block of cuBLAS's workspace size is also a tensor's)."""
         return []
 
-    def memory(self, before, after_cold, after_warm):
+    def memory(self, before: State, after_cold: State, after_warm: State | None) -> DeviceMemory | None:
         """The cell's peak device memory (``memory.DeviceMemory``), or None where this probe cannot tell."""
         return None

@@ -1,9 +1,13 @@
 """PyTorch's cold-run causes: CUDA context, allocator growth, cuBLAS workspace, compilation, settings."""
 
+from __future__ import annotations
+
 import contextlib
 import os
 import re
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 from ..backends.torch_cuda import TorchCudaBackend
 from ..units import format_bytes, format_seconds
@@ -28,7 +32,7 @@ MATRIX_PRODUCT = re.compile(
 SETTINGS = "precision settings"  # context for the reader, not a cost of the cold run
 
 
-def workspace_size(torch, environ=os.environ):
+def workspace_size(torch: Any, environ: Mapping[str, str] = os.environ) -> int:
     """The cuBLAS workspace torch allocates on the current device, in bytes: what torch says where
     it can be asked (``torch.backends.cuda.cublas_workspace_size``, newer than 2.11), else
     CublasHandlePool.cpp's rule for the current device's compute capability."""
@@ -42,7 +46,7 @@ def workspace_size(torch, environ=os.environ):
     return HOPPER_WORKSPACE if tuple(torch.cuda.get_device_capability()) == (9, 0) else DEFAULT_WORKSPACE
 
 
-def _dynamo_compile_seconds():
+def _dynamo_compile_seconds() -> float:
     """Total dynamo compile time so far (0.0 when dynamo was never loaded: no compile happened)."""
     utils = sys.modules.get("torch._dynamo.utils")
     if utils is None:
@@ -52,7 +56,7 @@ def _dynamo_compile_seconds():
     return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
 
 
-def _workspace_causes(before, after, source):
+def _workspace_causes(before: dict[str, Any], after: dict[str, Any], source: str | None) -> list[Cause]:
     """cuBLAS's handle and workspace, when the cell (``source``) calls a matrix product and a block
     of the workspace's size appeared; a note instead when the allocator could not be looked into."""
     if source is None or not MATRIX_PRODUCT.search(source):
@@ -70,48 +74,52 @@ def _workspace_causes(before, after, source):
     return []
 
 
-class TorchProbe(Probe):
+class TorchProbe(Probe[dict[str, Any]]):
     MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
 
-    def __init__(self, torch):
+    def __init__(self, torch: Any) -> None:
         self._torch = torch
         self._cuda_backend = TorchCudaBackend(torch)
 
     @classmethod
-    def detect(cls, torch):
+    def detect(cls, torch: Any) -> TorchProbe | None:
         return cls(torch) if hasattr(torch, "cuda") else None
 
-    def state(self, moment):
+    def state(self, moment: str) -> dict[str, Any]:
         """Compile time and the allocator's counters, the peak included: read, never reset (see
         ``memory.py``). The cuBLAS workspace is looked for only around the cold run."""
         # "cuda": the current device has a primary context, so its allocator's counters exist and can be
         # read without creating one. ``is_initialized()`` is not enough: after ``get_device_name()`` it is
         # True while ``memory_stats()`` is still {}; and a context on another device does not count here.
-        state = {"compile": _dynamo_compile_seconds(), "cuda": self._cuda_backend.current_device_ready()}
+        state: dict[str, Any] = {"compile": _dynamo_compile_seconds(),
+                                 "cuda": self._cuda_backend.current_device_ready()}
         if state["cuda"]:
             state.update(self._cuda_backend.memory_stats())
             if moment != "after_warm":
                 state["workspace_blocks"] = self._workspace_blocks()
         return state
 
-    def initial(self):
+    def initial(self) -> dict[str, Any]:
         """Before torch was imported: nothing compiled, no CUDA context."""
         return {"compile": 0.0, "cuda": False}
 
-    def memory(self, before, after_cold, after_warm):
+    def memory(self, before: dict[str, Any], after_cold: dict[str, Any],
+               after_warm: dict[str, Any] | None) -> DeviceMemory | None:
         """The cell's peak device memory (``DeviceMemory``), or None when it never used CUDA."""
         if not after_cold["cuda"]:
             return None
         start = before if before["cuda"] else dict.fromkeys(after_cold, 0)
         cold_peak, cold_exact = phase_peak(start, after_cold)
-        warm_peak, warm_exact = phase_peak(after_cold, after_warm) if after_warm and after_warm["cuda"] else (None, False)
+        warm_peak, warm_exact = (phase_peak(after_cold, after_warm) if after_warm and after_warm["cuda"]
+                                 else (None, False))
         cuda = self._torch.cuda
-        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
+        # The ignore goes when memory.py declares DeviceMemory.warm_peak Optional (after the feature refactor).
+        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,  # type: ignore[arg-type]
                             reserved_growth=after_cold[RESERVED] - start[RESERVED],
                             total=cuda.get_device_properties(cuda.current_device()).total_memory,
                             before=start[ALLOCATED])
 
-    def _snapshot(self):
+    def _snapshot(self) -> list[dict[str, Any]]:
         """The allocator's segments. Recent torch collects allocation traces by default, which
         costs time and memory: only block states are read here, so traces are turned off
         where the argument exists (older torch has none and collects none)."""
@@ -121,7 +129,7 @@ class TorchProbe(Probe):
         except TypeError:
             return snapshot()
 
-    def _workspace_blocks(self):
+    def _workspace_blocks(self) -> int | None:
         """Active allocator blocks of this device's cuBLAS workspace size, or None where the
         allocator has no snapshot: with ``PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`` torch
         raises RuntimeError ("...not meaningful") and the workspace cannot be looked for."""
@@ -133,7 +141,8 @@ class TorchProbe(Probe):
         return sum(1 for segment in segments for block in segment.get("blocks", ())
                    if block.get("state") == "active_allocated" and block.get("size") == size)
 
-    def causes(self, before, after_cold, after_warm, source=None):
+    def causes(self, before: dict[str, Any], after_cold: dict[str, Any], after_warm: dict[str, Any] | None,
+               source: str | None = None) -> list[Cause]:
         found = self._cuda_causes(before, after_cold, source) if after_cold["cuda"] else []
         compiled = after_cold["compile"] - before["compile"]
         if compiled > 0:
@@ -144,7 +153,7 @@ class TorchProbe(Probe):
             found.extend(self._settings())
         return found
 
-    def _cuda_causes(self, before, after, source):
+    def _cuda_causes(self, before: dict[str, Any], after: dict[str, Any], source: str | None) -> list[Cause]:
         """The context, the allocator's growth and cuBLAS's workspace, from the CUDA allocator's counters."""
         found = []
         if not before["cuda"]:
@@ -161,7 +170,7 @@ class TorchProbe(Probe):
         found.extend(_workspace_causes(before, after, source))
         return found
 
-    def _settings(self):
+    def _settings(self) -> list[Cause]:
         """cuDNN autotuning (a cost) and the precision settings (context, not a cost)."""
         torch = self._torch
         backends = torch.backends

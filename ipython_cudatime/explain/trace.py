@@ -14,12 +14,19 @@ The events that matter, by category (``cat``), times (``ts``, ``dur``) in micros
 - ``cpu_op``: the operators that launched them (a device event's ``External id``).
 """
 
+from __future__ import annotations
+
 import gzip
 import json
+import os
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+Event = dict[str, Any]  # one trace event, as the JSON holds it
 
 DEVICE_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory"}
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver")
@@ -50,11 +57,11 @@ class Span:
     name: str
     start: float
     duration: float
-    correlation: int = None  # ties a launch call to the device work it launched
-    operator: str = None  # device spans: the CPU operator that launched it, when the trace says
+    correlation: int | None = None  # ties a launch call to the device work it launched
+    operator: str | None = None  # device spans: the CPU operator that launched it, when the trace says
 
     @property
-    def end(self):
+    def end(self) -> float:
         return self.start + self.duration
 
 
@@ -71,27 +78,27 @@ class DeviceActivity:
     reads as "no device activity", a CPU-only trace counts operators instead.
     """
 
-    kernels: tuple = ()
-    copies: tuple = ()
-    launches: tuple = ()
-    syncs: tuple = ()
-    operators: tuple = ()
-    window: tuple = None
+    kernels: tuple[Span, ...] = ()
+    copies: tuple[Span, ...] = ()
+    launches: tuple[Span, ...] = ()
+    syncs: tuple[Span, ...] = ()
+    operators: tuple[Span, ...] = ()
+    window: tuple[float, float] | None = None
     device_traced: bool = False
-    cell: tuple = None
+    cell: tuple[float, float] | None = None
 
     @property
-    def device(self):
+    def device(self) -> tuple[Span, ...]:
         """Every device interval: kernels, copies and sets."""
         return self.kernels + self.copies
 
 
-def is_collective(span):
+def is_collective(span: Span) -> bool:
     """Whether a kernel is collective communication (NCCL / RCCL) rather than compute."""
     return bool(COLLECTIVE.search(span.name))
 
 
-def _read(path):
+def _read(path: str | os.PathLike[str]) -> Any:
     """The file's JSON; gzip when it starts with gzip's magic bytes, whatever its name."""
     raw = Path(path).read_bytes()
     try:
@@ -102,7 +109,7 @@ def _read(path):
         raise TraceError(f"{path} is not a Chrome trace (JSON, optionally gzipped): {exc}") from None
 
 
-def _events(data, path):
+def _events(data: Any, path: str) -> list[Event]:
     """The event list: ``{"traceEvents": [...]}`` (what Kineto writes) or a bare list."""
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
@@ -110,21 +117,21 @@ def _events(data, path):
     return events
 
 
-def _span(event, operators=None):
+def _span(event: Event, operators: Mapping[Any, str | None] | None = None) -> Span:
     args = event.get("args") or {}
     operator = operators.get(args.get("External id")) if operators is not None else None
     return Span(str(event.get("name", "")), float(event["ts"]) / 1e6, float(event.get("dur", 0.0)) / 1e6,
                 args.get("correlation"), operator)
 
 
-def outermost(events):
+def outermost(events: Iterable[Event]) -> list[Event]:
     """The events no other event of the same thread contains (operators called by operators drop out)."""
-    by_thread = defaultdict(list)
+    by_thread: defaultdict[tuple[Any, Any], list[Event]] = defaultdict(list)
     for event in events:
         by_thread[(event.get("pid"), event.get("tid"))].append(event)
     kept = []
     for thread in by_thread.values():
-        end = None
+        end: float | None = None
         for event in sorted(thread, key=lambda e: (float(e["ts"]), -float(e.get("dur", 0.0)))):
             if end is None or float(event["ts"]) >= end:
                 kept.append(event)
@@ -132,16 +139,16 @@ def outermost(events):
     return kept
 
 
-def activity_from_trace(data, path="the trace"):
+def activity_from_trace(data: Any, path: str = "the trace") -> DeviceActivity:
     """The ``DeviceActivity`` of a parsed Chrome trace (``path`` names it in errors)."""
     events = [e for e in _events(data, path) if e.get("ph") == "X" and "ts" in e]
-    by_category = defaultdict(list)
+    by_category: defaultdict[Any, list[Event]] = defaultdict(list)
     for event in events:
         by_category[event.get("cat")].append(event)
     cpu_ops = by_category["cpu_op"]
     operators = {(e.get("args") or {}).get("External id"): e.get("name") for e in cpu_ops}
     operators.pop(None, None)
-    device = {kind: [] for kind in ("kernel", "memory")}
+    device: dict[str, list[Span]] = {kind: [] for kind in ("kernel", "memory")}
     for category, kind in DEVICE_CATEGORIES.items():
         device[kind] += [_span(e, operators) for e in by_category[category]]
     runtime = [e for category in RUNTIME_CATEGORIES for e in by_category[category]]
@@ -159,12 +166,12 @@ def activity_from_trace(data, path="the trace"):
     )
 
 
-def _marked(annotations, mark):
+def _marked(annotations: Iterable[Event], mark: str) -> tuple[float, float] | None:
     """(start, end) over the ``record_function`` ranges named ``mark``, or None without one."""
     spans = [_span(e) for e in annotations if e.get("name") == mark]
     return (min(s.start for s in spans), max(s.end for s in spans)) if spans else None
 
 
-def load_trace(path):
+def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
     """Read a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) into a ``DeviceActivity``."""
     return activity_from_trace(_read(path), str(path))

@@ -5,9 +5,18 @@ Every threshold is here, with the reason for its value. The functions read a
 ("GPU-bound", "launch-bound", ...) that tests and renderers may use.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..units import count_text
 from ..units import format_seconds as fmt
 from ..units import percent_text as _percent
+
+if TYPE_CHECKING:
+    from .profile import Profile
+
+Verdict = tuple[str, str]  # (kind, sentence)
 
 # The GPU works at least this much of the window: making the host faster can win at most
 # 1/0.8 = 1.25x, so the kernels themselves set the pace.
@@ -37,12 +46,12 @@ COMPUTE_SHARE = 0.5
 NEAR = 0.15
 
 
-def _near(value, line, between):
+def _near(value: float, line: float, between: str) -> str:
     """``, near the 50% line between host-bound and mixed`` when ``value`` is within NEAR of ``line``."""
     return f", near the {_percent(line)} line between {between}" if abs(value - line) <= NEAR else ""
 
 
-def short_name(name):
+def short_name(name: str) -> str:
     """A kernel's name without its return type, template and argument lists, for one sentence."""
     if name.startswith("void "):
         name = name[5:]
@@ -51,11 +60,12 @@ def short_name(name):
     return name or "?"
 
 
-def device_verdict(p):
+def device_verdict(p: Profile) -> Verdict:
     """The verdict for a trace with device activity (or launches that recorded none)."""
     device_time = sum(p.breakdown.values())
     if p.kernel_count + p.copy_count == 0:
-        launched = f"; the host made {p.launch_count:,} launch calls, but no kernel was recorded" if p.launch_count else ""
+        launched = (f"; the host made {p.launch_count:,} launch calls, but no kernel was recorded"
+                    if p.launch_count else "")
         return "no device activity", f"no device activity: no kernel, memcpy or memset events{launched}"
     window = f"the {fmt(p.window)} window"
     if device_time and p.breakdown["communication"] / device_time >= COMMUNICATION_SHARE:
@@ -76,7 +86,7 @@ def device_verdict(p):
     return _idle_verdict(p, window)
 
 
-def _largest(p):
+def _largest(p: Profile) -> tuple[str, int, float]:
     """(name, calls, seconds) of what took the most device time: the top kernel, or memory copies
     and sets together when they took more than it (a host-to-device copy loop is not its kernels)."""
     copies = ("memory copies and sets", p.copy_count, p.breakdown.get("memory", 0.0))
@@ -86,7 +96,7 @@ def _largest(p):
     return short_name(name), calls, seconds
 
 
-def _idle_verdict(p, window):
+def _idle_verdict(p: Profile, window: str) -> Verdict:
     count = p.kernel_count + p.copy_count
     idle = (1 - p.busy_fraction) * p.window
     if p.busy_fraction < IDLE_BUSY and count >= LAUNCH_BOUND_COUNT and idle / count <= LAUNCH_GAP:
@@ -97,15 +107,15 @@ def _idle_verdict(p, window):
     if p.busy_fraction < IDLE_BUSY:
         return "host-bound", (f"host-bound: the GPU idles {_percent(1 - p.busy_fraction)} of {window} with "
                               f"{count_text(count, 'kernels and copies')}"
-                              f"{_near(p.busy_fraction, IDLE_BUSY, 'host-bound and mixed')}; the time goes to host work between them (Python, "
-                              "data loading, or the profiler's own gaps)")
+                              f"{_near(p.busy_fraction, IDLE_BUSY, 'host-bound and mixed')}; the time goes to host "
+                              "work between them (Python, data loading, or the profiler's own gaps)")
     near = (_near(p.busy_fraction, IDLE_BUSY, "host-bound and mixed")
             or _near(p.busy_fraction, GPU_BOUND_BUSY, "mixed and GPU-bound"))
     return "mixed", (f"mixed: GPU busy {_percent(p.busy_fraction)} of {window} across "
                      f"{count_text(count, 'kernels and copies')}{near}; no single cause dominates")
 
 
-def cpu_verdict(p):
+def cpu_verdict(p: Profile) -> Verdict:
     """The verdict when no device was traced: operator calls stand in for kernels."""
     count, op_time, window, top = p.kernel_count, p.kernel_time, p.window, p.top
     mean = op_time / count if count else 0.0

@@ -80,8 +80,8 @@ class Profiling(Feature):
              const="cold", rules=RULES),
         Flag(("--trace",), "trace", "keep the profiled run's Chrome trace in FILE (.json, or .json.gz compressed; "
              "a file, never a folder) for Perfetto or chrome://tracing; implies -p. "
-             "ipython_cudatime.profile_trace(FILE) reads it back. -p alone keeps no file", "FILE", writable_file("trace.json"),
-             rules=RULES),
+             "ipython_cudatime.profile_trace(FILE) reads it back. -p alone keeps no file", "FILE",
+             writable_file("trace.json"), rules=RULES),
     )
     schema = staticmethod(PROFILE)
     section_title = "Profile"

@@ -8,13 +8,37 @@ stepped areas), not one patch per bar, so 1,000 runs draw fast. The legend is HT
 the image (``image.legend_html``), and names the lighter part only when some bar shows one.
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from collections.abc import Iterator, Mapping, Sequence
 from html import escape
+from typing import TYPE_CHECKING
 
 from ..units import format_seconds
-from .image import COLOURS, FONT_PT, LIGHTER, MUTED, figure, img_tag, legend_html, legend_item, place, svg_bytes
-from .image import swatch, time_axis
+from .image import (
+    COLOURS,
+    FONT_PT,
+    LIGHTER,
+    MUTED,
+    figure,
+    img_tag,
+    legend_html,
+    legend_item,
+    place,
+    svg_bytes,
+    swatch,
+    time_axis,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..result import CudaTimeResult
+
+Bar = tuple[str, float, float]  # (kind of run, host time, total time)
 
 LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
 CHART_HEIGHT_PX = 230
@@ -22,7 +46,7 @@ MANY_BARS = 200  # beyond this, bars of one kind merge into one stepped area (ch
 CHART_BARS = 2_000  # beyond this many runs, consecutive runs share a bar: 600 px cannot show more
 
 
-def _bars(result):
+def _bars(result: CudaTimeResult) -> Iterator[Bar]:
     """(kind, host, total) per run in order; total is on the statistics clock. Where nothing was
     synchronized, wall beyond host is no device's work (only the harness and the machine's
     noise), so the whole bar is one part: host is total."""
@@ -34,12 +58,12 @@ def _bars(result):
             yield kind, min(run.host, total) if result.synchronized else high, high
 
 
-def runs_per_bar(count):
+def runs_per_bar(count: int) -> int:
     """How many runs one bar stands for in a chart of ``count`` runs: 1 up to ``CHART_BARS``."""
     return -(-count // CHART_BARS)
 
 
-def summarised(bars):
+def summarised(bars: list[Bar]) -> tuple[list[Bar], list[int] | None]:
     """(bars, the first run of each) with at most about ``CHART_BARS`` bars, so that drawing time
     and the report stay the same size past what the chart can show (``-n 100000``). Consecutive
     runs of one kind share a bar spanning what their own bars would show at that width: from
@@ -49,9 +73,11 @@ def summarised(bars):
     step = runs_per_bar(len(bars))
     if step == 1:
         return bars, None
-    merged, starts, run = [], [], 1
-    for kind, group in groupby(bars, key=lambda bar: bar[0]):
-        group = list(group)
+    merged: list[Bar] = []
+    starts: list[int] = []
+    run = 1
+    for kind, same in groupby(bars, key=lambda bar: bar[0]):
+        group = list(same)
         for at in range(0, len(group), step):
             chunk = group[at:at + step]
             merged.append((kind, min(host for _, host, _ in chunk), max(total for _, _, total in chunk)))
@@ -60,7 +86,7 @@ def summarised(bars):
     return merged, starts
 
 
-def _run_axis(axes, starts):
+def _run_axis(axes: Axes, starts: list[int] | None) -> None:
     """The x axis in run numbers: the bars' own numbers, or round run numbers placed on the bars
     that hold them when bars were merged (``starts``: each bar's first run)."""
     from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, ScalarFormatter
@@ -72,11 +98,12 @@ def _run_axis(axes, starts):
     import numpy
 
     runs = [run for run in MaxNLocator(8, integer=True).tick_values(1, starts[-1]) if 1 <= run <= starts[-1]]
-    axes.xaxis.set_major_locator(FixedLocator(numpy.interp(runs, starts, range(1, len(starts) + 1))))
+    axes.xaxis.set_major_locator(FixedLocator(numpy.interp(runs, starts, range(1, len(starts) + 1)).tolist()))
     axes.xaxis.set_major_formatter(FixedFormatter([f"{run:,.0f}" for run in runs]))
 
 
-def _draw_bars(axes, kinds, lows, highs, palette):
+def _draw_bars(axes: Axes, kinds: Sequence[str], lows: Sequence[float], highs: Sequence[float],
+               palette: Mapping[str, str]) -> None:
     """Bars 1..n from ``lows`` to ``highs``, coloured by kind of run from ``palette``."""
     from itertools import groupby
 
@@ -96,8 +123,10 @@ def _draw_bars(axes, kinds, lows, highs, palette):
             # add_artist, not stairs(): the limits are set by hand, and updating them from a
             # stepped path of 1,000 steps is most of the drawing time.
             edges = [x + 0.5 for x in range(start, end + 1)]
-            axes.add_artist(StepPatch(highs[start:end], edges, baseline=lows[start:end], fill=True,
-                                      color=palette[kind], linewidth=0, rasterized=True))
+            # baseline: an array, one per step (StepPatch's documented use); matplotlib's stubs say float
+            axes.add_artist(StepPatch(highs[start:end], edges,
+                                      baseline=lows[start:end],  # type: ignore[arg-type, unused-ignore]
+                                      fill=True, color=palette[kind], linewidth=0, rasterized=True))
         else:  # the few cold and warm-up runs keep a visible width however many runs follow
             axes.vlines(range(start + 1, end + 1), lows[start:end], highs[start:end], colors=palette[kind],
                         linewidth=5, rasterized=True)
@@ -105,8 +134,8 @@ def _draw_bars(axes, kinds, lows, highs, palette):
 
 
 @functools.cache
-def _chart_axes():
-    """The process's one chart axes, made on first use and reused by every chart.
+def _chart() -> tuple[Figure, Axes]:
+    """The process's one chart figure and its axes, made on first use and reused by every chart.
 
     Reusing one figure keeps the axes' tick artists and text layout, which is most of the
     drawing cost (half of it at 1,000 runs), within the 150 ms a report may take. It is
@@ -116,18 +145,18 @@ def _chart_axes():
     fig, axes = figure(CHART_HEIGHT_PX)
     place(fig)
     axes.set_xlabel("run, in order", fontsize=FONT_PT)
-    return axes
+    return fig, axes
 
 
-def _axes():
-    """The chart axes, emptied of the previous chart's data."""
-    axes = _chart_axes()
+def _emptied() -> tuple[Figure, Axes]:
+    """The chart, emptied of the previous chart's data."""
+    fig, axes = _chart()
     for artist in [*axes.collections, *axes.lines, *axes.patches, *axes.artists]:
         artist.remove()
-    return axes
+    return fig, axes
 
 
-def _scale(result, bars):
+def _scale(result: CudaTimeResult, bars: list[Bar]) -> tuple[bool, float, float]:
     """(log, floor, top): the value axis of these bars."""
     values = [value for _, host, total in bars for value in (host, total)]
     log = bool(result.median) and max(values) / result.median > LOG_RATIO
@@ -135,7 +164,7 @@ def _scale(result, bars):
     return log, floor, max(values) * (3.0 if log else 1.25)
 
 
-def device_part_shown(result):
+def device_part_shown(result: CudaTimeResult) -> bool:
     """Whether some bar's lighter part (the device still working after Python returned) is at
     least a pixel tall: the legend names only what the chart draws. A cell that synchronized
     nothing has none."""
@@ -149,9 +178,9 @@ def device_part_shown(result):
     return max(tall) * pixels >= 1.0
 
 
-def chart_svg(result):
+def chart_svg(result: CudaTimeResult) -> bytes:
     """SVG bytes of the run chart."""
-    from matplotlib.ticker import MaxNLocator, NullLocator
+    from matplotlib.ticker import NullLocator
 
     bars, starts = summarised(list(_bars(result)))
     kinds = [kind for kind, _, _ in bars]
@@ -159,7 +188,7 @@ def chart_svg(result):
     totals = [total for _, _, total in bars]
     log, floor, top = _scale(result, bars)
 
-    axes = _axes()
+    fig, axes = _emptied()
     tops_of_host = [max(host, floor) for host in hosts]
     _draw_bars(axes, kinds, [floor] * len(bars), tops_of_host, COLOURS)
     _draw_bars(axes, kinds, tops_of_host, totals, LIGHTER)
@@ -173,15 +202,15 @@ def chart_svg(result):
     axes.xaxis.set_minor_locator(NullLocator())
     time_axis(axes, log)
     axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=FONT_PT)
-    return svg_bytes(axes.figure)
+    return svg_bytes(fig)
 
 
-def chart_html(result):
+def chart_html(result: CudaTimeResult) -> str:
     """The run chart as an ``<img>`` and its legend."""
     return img_tag(chart_svg(result), "cudatime: every run, in order") + run_legend_html(result)
 
 
-def run_legend_html(result):
+def run_legend_html(result: CudaTimeResult) -> str:
     """The run chart's legend: colours per kind of run, the median line, and the host and device
     parts of a bar where some bar shows a device part."""
     kinds = [("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)]

@@ -19,10 +19,18 @@ legends are HTML below the image (``legend_html``): never over the data, listing
 the chart draws, each swatch beside its label.
 """
 
+from __future__ import annotations
+
 import base64
 import io
 import math
+from collections.abc import Collection, Iterable, Sequence
 from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 from ..units import format_seconds
 
@@ -31,7 +39,8 @@ CHART_PX = 500  # the natural width of its charts
 FONT_PX = 15.0  # chart text at natural size: 10.2 px in a 340 px output area
 FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
 CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
-MARGINS_PX = (94, 14, 10, 44)  # left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
+# left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
+MARGINS_PX = (94, 14, 10, 44)
 MUTED = "#8c8c8c"  # axes, ticks and labels: 3.4:1 on white, 6:1 on JupyterLab's dark #111
 COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
 LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
@@ -42,10 +51,11 @@ SVG_PREFIX = "data:image/svg+xml;base64,"
 USER_TEXT = {"parse_math": False, "usetex": False}
 # Settings a user's own plots may change that would break ours: with TeX on (and none installed,
 # or a label TeX cannot read) a report would raise. Figures are made and saved under these.
-CHART_RC = {"text.usetex": False}
+# Keys typed Any: matplotlib 3.11 types them as a Literal of its settings' names, 3.10 as str.
+CHART_RC: dict[Any, Any] = {"text.usetex": False}
 
 
-def figure(height_px, width_px=CHART_PX):
+def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
     """A matplotlib Figure (object API, never pyplot: nothing is left open or shown twice)
     with one axes, styled to read on light and dark themes."""
     import matplotlib
@@ -67,7 +77,7 @@ def figure(height_px, width_px=CHART_PX):
     return fig, axes
 
 
-def place(fig, extra_bottom_px=0.0):
+def place(fig: Figure, extra_bottom_px: float = 0.0) -> None:
     """Fixed margins in pixels (``MARGINS_PX``), ``extra_bottom_px`` more below for wrapped tick
     labels (the figure grows by as much, so the plot keeps its height)."""
     width, height = (size * fig.dpi for size in fig.get_size_inches())
@@ -78,12 +88,12 @@ def place(fig, extra_bottom_px=0.0):
                         bottom=(bottom + extra_bottom_px) / height)
 
 
-def seconds_tick(value, _position=None):
+def seconds_tick(value: float, _position: float | None = None) -> str:
     """A tick label on a time axis: ``500 µs``, ``2 ms``, ``0``."""
     return format_seconds(value) if value > 0 else "0"
 
 
-def time_axis(axes, log):
+def time_axis(axes: Axes, log: bool) -> None:
     """Label the y axis of ``axes`` (its data drawn) in the report's units: a few round values
     from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span. Minor
     ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
@@ -102,7 +112,7 @@ def time_axis(axes, log):
     axis.set_minor_formatter(NullFormatter())
 
 
-def value_ticks(axes, values, log):
+def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
     """The swept values as the x ticks, thinned so that no two labels touch; no minor ticks."""
     from matplotlib.ticker import NullLocator
 
@@ -123,7 +133,7 @@ def value_ticks(axes, values, log):
 CATEGORY_LINES = 3  # wrapped category labels of more lines than this become numbers, keyed below the chart
 
 
-def category_ticks(axes, labels):
+def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
     """Horizontal labels under categories 0..n-1, wrapped to the room each has. Returns the
     lines the tallest takes, and the key (``1: label``) when they would need more than
     CATEGORY_LINES lines and the ticks are numbers instead."""
@@ -143,7 +153,7 @@ def category_ticks(axes, labels):
     return max(len(lines) for lines in wrapped), key
 
 
-def svg_bytes(fig):
+def svg_bytes(fig: Figure) -> bytes:
     """The figure as an SVG document, the same bytes for the same chart: no date, and a fixed
     salt for the ids matplotlib hashes (a random one by default)."""
     import matplotlib
@@ -154,28 +164,29 @@ def svg_bytes(fig):
     return buffer.getvalue()
 
 
-def swatch(colour, gap_px=4):
+def swatch(colour: str, gap_px: float = 4) -> str:
     """A small square of ``colour``, for a legend entry (``gap_px`` before what follows)."""
     return (f"<span style='display:inline-block;width:11px;height:11px;background:{colour};"
             f"margin-right:{gap_px}px;vertical-align:-1px'></span>")
 
 
-def legend_item(content):
+def legend_item(content: str) -> str:
     """One legend entry, moved to the next line whole (its swatch stays beside its label), and
     wrapped inside only when it is wider than the whole line."""
     return f"<span style='display:inline-block;max-width:100%;margin-right:14px'>{content}</span>"
 
 
-def legend_html(items, key=()):
+def legend_html(items: Collection[str], key: Iterable[str] = ()) -> str:
     """A chart's legend below it: ``items`` (HTML entries) on wrapping lines, then the ``key`` of
     numbered categories (text), one a line."""
     lines = "".join(f"<div>{escape(line)}</div>" for line in key)
     if not items and not lines:
         return ""
-    return f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6;overflow-wrap:anywhere'>{' '.join(items)}{lines}</div>"
+    return (f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6;overflow-wrap:anywhere'>"
+            f"{' '.join(items)}{lines}</div>")
 
 
-def img_tag(svg, alt, width_px=CHART_PX):
+def img_tag(svg: bytes, alt: str, width_px: float = CHART_PX) -> str:
     """An ``<img>`` showing ``svg`` at its natural width, narrower when the panel is."""
     source = SVG_PREFIX + base64.b64encode(svg).decode("ascii")
     return (f"<img alt='{escape(alt)}' src='{source}' "
