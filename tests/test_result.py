@@ -142,3 +142,21 @@ def test_noise_warning_needs_a_spread_above_the_timers_own_jitter():
     assert "noisy" not in report(tiny)
     slow = make(dict(host=1e-3, wall=1e-3), [5e-4, 5e-4, 8e-4, 8e-4, 5e-4])  # IQR 60%, 300 µs
     assert "noisy" in report(slow)
+
+
+def test_a_result_is_built_once_and_never_changes():
+    """Frozen: nothing is attached after the run; a changed copy (``dataclasses.replace``) recomputes
+    its statistics, and a copy or a pickle is equal to the original, records and all."""
+    import copy
+    import dataclasses
+    import pickle
+
+    r = make({"host": 0.001, "wall": 0.5}, [0.1, 0.2, 0.3])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.notes = ["attached"]
+    faster = dataclasses.replace(r, warm=[Run(0.01, 0.01)] * 3)
+    assert (r.median, faster.median) == (0.2, 0.01)
+    assert pickle.loads(pickle.dumps(r)) == r == copy.deepcopy(r)
+    assert r.profile is None and r.records["profile"] is None  # a feature that was off: None, by name
+    with pytest.raises(AttributeError):
+        r.no_such_feature
