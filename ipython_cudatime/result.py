@@ -231,8 +231,9 @@ class CudaTimeResult:
         """How the warm runs were sampled, or None for one run per sample."""
         if self.batch == 1:
             return None
+        cost = self.harness.wall if self.harness is not None else None  # None: a saved line without it ("n/a")
         return (f"each sample: {self.batch:,} runs in one timed loop, as timeit does: one run is short next to "
-                f"the harness's own cost per sample ({format_seconds(self.harness.wall)}, measured on null "
+                f"the harness's own cost per sample ({format_seconds(cost)}, measured on null "
                 "runs), which a sample of many runs makes negligible")
 
     def harness_per_run(self, runs):
