@@ -6,6 +6,8 @@ Plain data and no IPython: ``run_sweep`` is handed a function that times one poi
 Each point has its own cold and warm runs; an error at one point does not lose the others.
 """
 
+from __future__ import annotations
+
 import ast
 import builtins
 import dataclasses
@@ -13,22 +15,29 @@ import itertools
 import keyword
 import math
 import statistics
-import tokenize
 import warnings
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .cpu_context import pools_text
 from .explain.noise import noise
 from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
 from .units import inert
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from .features.feature import Feature
+
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
+Sweeps = Sequence[tuple[str, Sequence[Any]]]  # (name, its values) per --sweep, as ``parse_sweep`` gives them
 
 
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
-def top_level(text):
+def top_level(text: str) -> Iterator[tuple[int, str]]:
     """Yield (index, character) for each character of ``text`` outside quotes and brackets.
 
     Written out rather than left to ``tokenize``, whose rules for quotes, backslashes and ``#``
@@ -36,7 +45,9 @@ def top_level(text):
     quote closes, a backslash inside it escapes the next character, as in a Python string, and
     ``#`` is a character like any other. Raises ValueError for a bracket closed that was not open
     (as soon as it is met) or a quote or bracket left open (at the end)."""
-    closing, quote, escaped = [], None, False
+    closing: list[str] = []
+    quote: str | None = None
+    escaped = False
     for index, char in enumerate(text):
         if quote:
             if escaped:
@@ -58,7 +69,7 @@ def top_level(text):
         raise ValueError("a quote or a bracket is left open")
 
 
-def _split_values(name, text):
+def _split_values(name: str, text: str) -> list[str]:
     """Split at the commas outside brackets and quotes: ``[1,2],[3,4]`` → ``[1,2]``, ``[3,4]``."""
     try:
         cuts = [index for index, char in top_level(text) if char == ","]
@@ -68,7 +79,7 @@ def _split_values(name, text):
     return [text[start + 1:end] for start, end in zip(bounds, bounds[1:])]
 
 
-def _value(name, text):
+def _value(name: str, text: str) -> Any:
     """A Python literal, else the text itself: a plain word (``cpu``, ``cuda:0``, ``#ff0000``) stays
     a string. A value with a quote in it must be a literal: a quoting mistake is an error, never a
     string that keeps the quotes. Warnings are errors, so that ``'\\d'`` (an invalid escape, a
@@ -84,7 +95,7 @@ def _value(name, text):
         return text
 
 
-def parse_sweep(spec):
+def parse_sweep(spec: str) -> tuple[str, list[Any]]:
     """``NAME=V1,V2,...`` → (NAME, [values]); each value a Python literal, else a string.
 
     The name must be a free variable name: not a keyword, and not a builtin's name,
@@ -104,11 +115,11 @@ def parse_sweep(spec):
     return name, [_value(name, text) for text in texts]
 
 
-def grid_size(sweeps):
+def grid_size(sweeps: Sweeps) -> int:
     return math.prod(len(values) for _, values in sweeps) if sweeps else 0
 
 
-def grid(sweeps):
+def grid(sweeps: Sweeps) -> list[dict[str, Any]]:
     """The product of the sweeps, in order, as a list of {name: value} dicts."""
     names = [name for name, _ in sweeps]
     return [dict(zip(names, combo)) for combo in itertools.product(*(values for _, values in sweeps))]
@@ -120,29 +131,29 @@ class Point:
     that stopped it. A live point's ``task`` is its result's."""
 
     task: Task
-    result: object = None  # CudaTimeResult, or None when the point failed
-    error: str = None
+    result: CudaTimeResult | None = None  # None when the point failed
+    error: str | None = None
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return self.task.params
 
     @property
-    def label(self):
+    def label(self) -> str | None:
         return self.task.label
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.task.name
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """One saved line's worth: the result's dict (which holds its task), or the task and the error."""
         if self.result is not None:
             return self.result.to_dict()
         return {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data, features):
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature]) -> Point:
         """The point ``to_dict`` wrote; ``features`` read their records back (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
             return cls(Task.from_dict(data["task"]), None, data["error"])
@@ -150,12 +161,12 @@ class Point:
         return cls(result.task or Task(), result)
 
 
-def _params_rows(rows):
+def _params_rows(rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
     """Check rows (params first, then more params or a reason) in JSON form, and back."""
     return [[params_to_json(item) if isinstance(item, dict) else item for item in row] for row in rows]
 
 
-def _rows_params(rows):
+def _rows_params(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
     return [tuple(params_from_json(item) if isinstance(item, dict) else item for item in row) for row in rows]
 
 
@@ -165,19 +176,20 @@ class Check:
 
     ok: bool
     max_abs_diff: float
-    mismatches: list = field(default_factory=list)  # (params, reference params, largest difference)
-    skipped: list = field(default_factory=list)  # (params, why it was not compared)
+    # (params, reference params, largest difference)
+    mismatches: list[tuple[dict[str, Any], dict[str, Any], float]] = field(default_factory=list)
+    skipped: list[tuple[dict[str, Any], str]] = field(default_factory=list)  # (params, why it was not compared)
     compared: int = 0  # points compared against a reference
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, mismatches=_params_rows(self.mismatches), skipped=_params_rows(self.skipped))
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]) -> Check:
         return cls(**dict(data, mismatches=_rows_params(data["mismatches"]), skipped=_rows_params(data["skipped"])))
 
 
-def _squeezed(text):
+def _squeezed(text: str) -> str:
     return "".join(text.split())
 
 
@@ -187,65 +199,69 @@ class Results:
     results loaded from files. One list of ``Point``s, each saying what it timed, so that
     like torch's ``Compare`` one table and one chart serve them all."""
 
-    points: list = field(default_factory=list)
-    check: Check = None
-    stopped: str = None
+    points: list[Point] = field(default_factory=list)
+    check: Check | None = None
+    stopped: str | None = None
     interrupted: bool = False  # stopped by KeyboardInterrupt or SystemExit
-    error: BaseException = field(default=None, repr=False, compare=False)  # what stopped it, for the magic to raise
+    # what stopped it, for the magic to raise
+    error: BaseException | None = field(default=None, repr=False, compare=False)
 
     @property
-    def rows(self):
+    def rows(self) -> list[tuple[dict[str, Any], CudaTimeResult | None]]:
         return [(point.params, point.result) for point in self.points]
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         """The swept names, in the order the points first use them."""
         return list(dict.fromkeys(name for point in self.points for name in point.params))
 
-    def references(self):
+    def references(self) -> dict[int, CudaTimeResult]:
         """For a ``device`` sweep: {index: the result at the first device with the other params equal},
         for each point whose speed-up can be computed."""
         if "device" not in self.names:
             return {}
         first = self.points[0].params.get("device")
-        reference = {}
+        reference: dict[tuple[tuple[str, str], ...], CudaTimeResult] = {}
         for point in self.points:
             if point.params.get("device") == first and point.result is not None and point.result.median:
                 reference[_others(point)] = point.result
         return {i: reference[_others(p)] for i, p in enumerate(self.points)
                 if p.result is not None and p.result.median and _others(p) in reference}
 
-    def speedups(self):
+    def speedups(self) -> dict[int, float]:
         """For a ``device`` sweep: each point's warm median against the first device's, other params equal."""
-        return {i: reference.median / self.points[i].result.median for i, reference in self.references().items()}
+        # references() holds only the points with a result and a warm median, and those medians
+        return {i: reference.median / self.points[i].result.median  # type: ignore[operator, union-attr]
+                for i, reference in self.references().items()}
 
-    def record(self, points):
+    def record(self, points: Collection[Point]) -> None:
         """Add ``points``, replacing those recorded earlier under the same label (``-l`` again)."""
         labels = {point.label for point in points}
         self.points = [point for point in self.points if point.label not in labels] + list(points)
 
-    def select(self, words):
+    def select(self, words: Iterable[str]) -> tuple[Results, list[str]]:
         """(the points each word names, in the words' order; the words naming none). A word is a
         label (all its points) or one point's name, ``label[n=2]``, spaces optional."""
-        chosen, unknown = [], []
+        chosen: list[Point] = []
+        unknown: list[str] = []
         for word in words:
             found = [p for p in self.points if word == p.label or _squeezed(word) == _squeezed(p.name)]
             chosen += [point for point in found if all(point is not seen for seen in chosen)]
             unknown += [] if found else [word]
         return Results(chosen), unknown
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"points": [point.to_dict() for point in self.points],
                 "check": None if self.check is None else self.check.to_dict(),
                 "stopped": self.stopped, "interrupted": self.interrupted}
 
     @classmethod
-    def from_dict(cls, data, features):
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature]) -> Results:
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
                    data["interrupted"])
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
         """One row per point: the swept values, median, IQR, min, max, cold, runs, noise and error,
         then label, device and host, then each feature's fields (--roofline: flop_rate, byte_rate
         and fraction_of_peak)."""
@@ -253,14 +269,14 @@ class Results:
 
         return pandas.DataFrame.from_records([_record(point) for point in self.points])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         """One line, so that a bare ``%cudatime -o --sweep ...`` does not show the table twice."""
         failed = sum(point.result is None for point in self.points)
         return (f"<Results: {len(self.points)} point(s) over {', '.join(self.names) or 'nothing'}"
                 + (f", {failed} failed" if failed else "") + ">")
 
 
-def _record(point):
+def _record(point: Point) -> dict[str, Any]:
     """``to_pandas``'s row for one point; ``noise``: the noise check's cause ("oversubscribed",
     "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
     r = point.result
@@ -274,11 +290,12 @@ def _record(point):
     return record
 
 
-def _others(point):
+def _others(point: Point) -> tuple[tuple[str, str], ...]:
     return tuple((k, repr(v)) for k, v in point.params.items() if k != "device")
 
 
-def run_sweep(points, time_point, stop_on_error=False, task=None):
+def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any]], tuple[CudaTimeResult, Any]],
+              stop_on_error: bool = False, task: Task | None = None) -> tuple[Results, list[Any]]:
     """Time every point with ``time_point(params) -> (result, value)``; return (Results, values).
 
     An Exception at a point is recorded there, under ``task`` with the point's params; the
@@ -286,8 +303,11 @@ def run_sweep(points, time_point, stop_on_error=False, task=None):
     keeping the points done. What stopped it is kept in ``Results.error`` for the caller to raise.
     """
     task = task or Task()
-    done, values = [], []
-    stopped, interrupted, error = None, False, None
+    done: list[Point] = []
+    values: list[Any] = []
+    stopped: str | None = None
+    interrupted = False
+    error: BaseException | None = None
     for params in points:
         try:
             result, value = time_point(params)
@@ -306,7 +326,7 @@ def run_sweep(points, time_point, stop_on_error=False, task=None):
     return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
 
 
-def spread(result):
+def spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
     """(low, high) of a result's warm runs: the quartiles from IQR_MIN_RUNS runs on, min and max
     below (where quartiles rest on two or three samples), None without two warm runs (one run has
     no spread, so nothing can be concluded from it)."""
@@ -315,14 +335,14 @@ def spread(result):
     if result.has_iqr:
         q1, _, q3 = statistics.quantiles(result.samples, n=4, method="inclusive")
         return q1, q3
-    return result.min, result.max
+    return min(result.samples), max(result.samples)  # result.min and result.max, never None here
 
 
-def _result(item):
+def _result(item: CudaTimeResult | Point | None) -> CudaTimeResult | None:
     return item.result if isinstance(item, Point) else item
 
 
-def _name(item, fallback):
+def _name(item: CudaTimeResult | Point | None, fallback: str) -> str:
     """A result's short name: its label (and swept values), else ``fallback``."""
     task = item.task if isinstance(item, Point) else getattr(item, "task", None)
     return task.name if task is not None and (task.label or task.params) else fallback
@@ -334,33 +354,34 @@ class Contrast:
     ``faster`` names the faster one only when ``conclusive`` (their spreads do not overlap);
     ``reason`` says why not otherwise; ``threads`` notes different thread settings."""
 
-    names: tuple
-    medians: tuple
-    ratio: float = None
-    faster: str = None
+    names: tuple[str, ...]
+    medians: tuple[float | None, float | None]
+    ratio: float | None = None
+    faster: str | None = None
     conclusive: bool = False
-    reason: str = None
-    threads: str = None
+    reason: str | None = None
+    threads: str | None = None
 
     @property
-    def sentence(self):
+    def sentence(self) -> str:
         """``torch 29% faster``, ``torch 3.1× faster`` or ``inconclusive: the spreads overlap``."""
         if not self.conclusive:
             text = f"inconclusive: {self.reason}"
         else:
+            assert self.ratio is not None  # a conclusive contrast has its ratio
             times = self.ratio if self.ratio >= 1 else 1 / self.ratio
             gain = f"{times - 1:.0%}" if times - 1 >= 0.01 else f"{100 * (times - 1):.1f}%"
             text = f"{self.faster} {gain} faster" if times < 2 else f"{self.faster} {times:.1f}× faster"
         return text + (f" ({self.threads})" if self.threads else "")
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(dataclasses.asdict(self), sentence=self.sentence)
 
 
-def _thread_note(a, b):
+def _thread_note(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
     """Why two results' thread settings differ, or None: --threads N against the user's settings,
     or different pools (what each CPU context saw during the warm runs)."""
-    def setting(r):
+    def setting(r: CudaTimeResult) -> tuple[int | None, dict[str, int | None] | None]:
         chosen = r.task.threads if r.task is not None else None
         pools = r.cpu_context.threads if r.cpu_context is not None else None
         return chosen, pools
@@ -374,25 +395,27 @@ def _thread_note(a, b):
     return None
 
 
-def contrast(a, b, names=None):
+def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
+             names: Sequence[str] | None = None) -> Contrast:
     """Which of two results (``CudaTimeResult`` or ``Point``) is faster, and whether the runs can
     tell: a winner only when the two spreads (``spread``) do not overlap. ``names`` defaults to
     their labels, else "a" and "b"."""
     names = tuple(names or (_name(a, "a"), _name(b, "b")))
     a, b = _result(a), _result(b)
     if a is None or b is None or not a.median or not b.median:
-        return Contrast(names, (a and a.median, b and b.median), reason="a result has no warm runs")
+        return Contrast(names, (a.median if a is not None else None, b.median if b is not None else None),
+                        reason="a result has no warm runs")
     ratio, note = a.median / b.median, _thread_note(a, b)
-    low_high = spread(a), spread(b)
-    if None in low_high:
+    spread_a, spread_b = spread(a), spread(b)
+    if spread_a is None or spread_b is None:
         return Contrast(names, (a.median, b.median), ratio, reason="fewer than 2 warm runs", threads=note)
-    (low_a, high_a), (low_b, high_b) = low_high
+    (low_a, high_a), (low_b, high_b) = spread_a, spread_b
     if low_a <= high_b and low_b <= high_a:
         return Contrast(names, (a.median, b.median), ratio, reason="the spreads overlap", threads=note)
     return Contrast(names, (a.median, b.median), ratio, names[1] if ratio > 1 else names[0], True, threads=note)
 
 
-def to_numpy(value):
+def to_numpy(value: Any) -> NDArray[Any]:
     """A tensor or array as a NumPy array (torch, CuPy, JAX, NumPy, nested lists)."""
     import numpy
 
@@ -405,7 +428,7 @@ def to_numpy(value):
     return numpy.asarray(value)
 
 
-def _as_floats(value):
+def _as_floats(value: Any) -> tuple[NDArray[Any], None] | tuple[None, str]:
     """The value as a float array, or the reason it cannot be compared."""
     try:
         return to_numpy(value).astype(float), None
@@ -413,7 +436,7 @@ def _as_floats(value):
         return None, f"not numeric ({type(value).__name__})"
 
 
-def _difference(array, reference):
+def _difference(array: NDArray[Any], reference: NDArray[Any]) -> float:
     """Largest absolute difference, NaN against NaN (and inf against the same inf) counting as 0."""
     import numpy
 
@@ -426,7 +449,7 @@ def _difference(array, reference):
     return float(numpy.max(numpy.where(numpy.isnan(diff), math.inf, diff)))
 
 
-def check_values(sweep, values, rtol=1e-4, atol=1e-6):
+def check_values(sweep: Results, values: Sequence[Any], rtol: float = 1e-4, atol: float = 1e-6) -> Check:
     """``allclose`` (NaN equal to NaN) of each point's value against the first point with the same shape.
 
     A point that has no other point of its shape, or whose value is not numeric, is
@@ -434,7 +457,8 @@ def check_values(sweep, values, rtol=1e-4, atol=1e-6):
     """
     import numpy
 
-    references, shapes = {}, {}
+    references: dict[tuple[int, ...], tuple[dict[str, Any], NDArray[Any]]] = {}
+    shapes: dict[tuple[int, ...], list[dict[str, Any]]] = {}
     largest, mismatches, skipped, compared = 0.0, [], [], 0
     for point, value in zip(sweep.points, values):
         if point.result is None or value is None:
@@ -443,6 +467,7 @@ def check_values(sweep, values, rtol=1e-4, atol=1e-6):
         if why is not None:
             skipped.append((point.params, why))
             continue
+        assert array is not None  # _as_floats gives an array, or None and the reason
         shapes.setdefault(array.shape, []).append(point.params)
         ref = references.setdefault(array.shape, (point.params, array))
         if ref[0] is point.params:

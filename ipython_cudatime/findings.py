@@ -3,10 +3,16 @@
 Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .explain.noise import noise
 from .units import format_seconds as fmt
+
+if TYPE_CHECKING:
+    from .result import CudaTimeResult
 
 ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
@@ -20,16 +26,16 @@ class Finding:
     text: str
 
 
-def _async_gap(host, wall):
+def _async_gap(host: float, wall: float) -> bool:
     return host < ASYNC_HOST_FRACTION * wall and wall - host > ASYNC_MIN_GAP
 
 
-def _worker(result):
+def _worker(result: CudaTimeResult) -> str:
     """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
     return "the GPU" if result.on_gpu else "the device"
 
 
-def _async_findings(result):
+def _async_findings(result: CudaTimeResult) -> list[Finding]:
     """The async trap: in the cold run, or else in the warm runs' medians."""
     cold = result.cold
     if _async_gap(cold.host, cold.wall):
@@ -52,21 +58,21 @@ def _async_findings(result):
     )]
 
 
-def _feature_findings(result):
+def _feature_findings(result: CudaTimeResult) -> list[Finding]:
     """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...)."""
     return [found for feature, record in result.record_pairs() for found in feature.findings(result, record)]
 
 
-def _noise_findings(result):
+def _noise_findings(result: CudaTimeResult) -> list[Finding]:
     """The noise warning and its likely cause (see ``explain.noise``), when the warm runs are noisy
     or were slowed down by the CPU."""
     warning, cause = noise(result)
-    if warning is None:
+    if warning is None or cause is None:  # both, or neither
         return []
     return [Finding(cause.symptom, warning), Finding(f"noise-{cause.kind}", cause.text)]
 
 
-def _clock_findings(result):
+def _clock_findings(result: CudaTimeResult) -> list[Finding]:
     """Where the device clock saw less than the synchronized time: what it missed, and why the
     statistics then use the wall clock."""
     coverage = result.coverage
@@ -84,7 +90,7 @@ def _clock_findings(result):
     return found
 
 
-def findings(result):
+def findings(result: CudaTimeResult) -> list[Finding]:
     """The sentences worth printing under the numbers, most important first."""
     found = _async_findings(result) + _feature_findings(result) + _clock_findings(result)
     found.extend(_noise_findings(result))

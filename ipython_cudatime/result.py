@@ -7,16 +7,22 @@ layers above know it, never the reverse: ``display`` gives it its reprs, ``rende
 text and HTML.
 """
 
+from __future__ import annotations
+
 import ast
 import dataclasses
 import platform
 import statistics
 import sys
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cpu_context import CpuContext
 from .units import format_seconds
+
+if TYPE_CHECKING:
+    from .features.feature import Feature
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 # Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.
@@ -36,9 +42,9 @@ class Run(NamedTuple):
 
     host: float
     wall: float
-    device: Optional[float] = None
-    cpu_user: Optional[float] = None
-    cpu_sys: Optional[float] = None
+    device: float | None = None
+    cpu_user: float | None = None
+    cpu_sys: float | None = None
     batch: int = 1  # runs of the cell this sample timed (see ``batching``); the clocks are per run
 
 
@@ -52,7 +58,7 @@ class Harness(NamedTuple):
 
     wall: float
     jitter: float
-    device: Optional[float] = None
+    device: float | None = None
 
 
 FRAMEWORKS = ("torch", "jax", "cupy", "tensorflow", "numba", "numpy")  # versions an Env records
@@ -63,12 +69,12 @@ class Env:
     """Where a result was timed: enough to tell two machines' results apart in one table."""
 
     device: str = "cpu"
-    frameworks: dict = field(default_factory=dict)  # name -> __version__, of those imported
+    frameworks: dict[str, str] = field(default_factory=dict)  # name -> __version__, of those imported
     python: str = ""
     host: str = ""
 
     @classmethod
-    def here(cls, device, modules=None):
+    def here(cls, device: str, modules: Mapping[str, Any] | None = None) -> Env:
         """This process, now. Versions come from frameworks already imported (``modules``,
         default ``sys.modules``): asking a version must never import a framework."""
         modules = sys.modules if modules is None else modules
@@ -76,30 +82,30 @@ class Env:
                     for name in FRAMEWORKS if modules.get(name) is not None}
         return cls(device, versions, platform.python_version(), platform.node())
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-def format_params(params):
+def format_params(params: Mapping[str, Any]) -> str:
     """``n=256, device='cuda'``: the one way a point's swept values are written, in every table
     and message (repr, so that the string ``'1'`` and the number ``1`` read differently)."""
     return ", ".join(f"{name}={value!r}" for name, value in params.items())
 
 
-def _plain(value):
+def _plain(value: Any) -> bool:
     """Whether JSON gives ``value`` back as it is: so a saved file keeps it readable."""
     if value is None or type(value) in (bool, int, float, str):
         return True
     return type(value) is list and all(_plain(item) for item in value)
 
 
-def params_to_json(params):
+def params_to_json(params: Mapping[str, Any]) -> dict[str, Any]:
     """Swept values for JSON: plain ones as they are, other literals (tuples, dicts, sets,
     bytes, complex) as ``{"literal": repr}``, which ``params_from_json`` reads back exactly."""
     return {name: value if _plain(value) else {"literal": repr(value)} for name, value in params.items()}
 
 
-def params_from_json(data):
+def params_from_json(data: Mapping[str, Any]) -> dict[str, Any]:
     return {name: ast.literal_eval(value["literal"]) if isinstance(value, dict) else value
             for name, value in data.items()}
 
@@ -110,25 +116,25 @@ class Task:
     values of this point, and where. Frozen: a result's task never changes after the run."""
 
     stmt: str = ""
-    label: str = None
-    params: dict = field(default_factory=dict)
+    label: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
     env: Env = field(default_factory=Env)
-    threads: int = None  # --threads N: the intra-op threads it ran with; None: the user's own settings
+    threads: int | None = None  # --threads N: the intra-op threads it ran with; None: the user's own settings
 
     @property
-    def name(self):
+    def name(self) -> str:
         """How a table names it: ``loop``, ``loop[n=256]``, ``n=256`` (an unlabelled sweep point)."""
         params = format_params(self.params)
         if self.label and params:
             return f"{self.label}[{params}]"
         return self.label or params or self.stmt
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"stmt": self.stmt, "label": self.label, "params": params_to_json(self.params),
                 "env": self.env.to_dict(), "threads": self.threads}
 
     @classmethod
-    def from_dict(cls, data):
+    def from_dict(cls, data: Mapping[str, Any]) -> Task:
         return cls(data["stmt"], data["label"], params_from_json(data["params"]), Env(**data["env"]),
                    data.get("threads"))
 
@@ -136,25 +142,26 @@ class Task:
 STATS = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
 
 
-def harness_per_run(harness, runs):
+def harness_per_run(harness: Harness | None, runs: Sequence[Run]) -> float:
     """The harness's wall time per run in samples like ``runs``: spread over a sample's runs."""
     return harness.wall / runs[0].batch if harness is not None and runs else 0.0
 
 
-def coverage(runs, harness=None):
+def coverage(runs: Sequence[Run], harness: Harness | None = None) -> float | None:
     """The share of the synchronized time that the device clock saw in ``runs``: the median device
     time over the median wall time less the harness's own cost (a synchronize can cost 20 µs, so
     that a 5 µs kernel's events still count as covering its run). None where a run had no device
     clock. Events on the current stream miss work on other streams, other devices and other
     frameworks; the synchronized wall clock does not."""
-    if not runs or any(run.device is None for run in runs):
+    device_times = [run.device for run in runs if run.device is not None]
+    if not runs or len(device_times) < len(runs):
         return None
-    device = statistics.median(run.device for run in runs)
+    device = statistics.median(device_times)
     wall = statistics.median(run.wall for run in runs) - harness_per_run(harness, runs)
     return device / wall if wall > 0 else 1.0
 
 
-def statistics_clock(runs, harness=None):
+def statistics_clock(runs: Sequence[Run], harness: Harness | None = None) -> str:
     """The clock the statistics of ``runs`` use, the one rule for the result, its chart and the live
     progress: "device" where every run has one and it saw most of the synchronized time
     (``coverage`` at least ``DEVICE_SHARE``), else "wall"."""
@@ -173,22 +180,22 @@ class CudaTimeResult:
     statistics (``clock``, ``samples``) are computed once, when the result is made."""
 
     cold: Run
-    warmup: list = field(default_factory=list)
-    warm: list = field(default_factory=list)
+    warmup: list[Run] = field(default_factory=list)
+    warm: list[Run] = field(default_factory=list)
     device: str = "cpu"
-    synchronized: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
-    stopped: Optional[str] = None
-    harness: Optional[Harness] = None  # the harness's own cost, measured once per call
-    task: Optional[Task] = None  # what was timed; a result made by hand may have none
-    cpu_context: Optional[CpuContext] = None  # the CPU facts of the call, or None (older files)
-    records: dict = field(default_factory=dict)  # feature name -> its record (plain data) or None
-    features: tuple = field(default=(), compare=False, repr=False)  # the features that read ``records``
-    coverage: Optional[float] = field(init=False, compare=False, repr=False)
+    synchronized: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    harness: Harness | None = None  # the harness's own cost, measured once per call
+    task: Task | None = None  # what was timed; a result made by hand may have none
+    cpu_context: CpuContext | None = None  # the CPU facts of the call, or None (older files)
+    records: dict[str, Any] = field(default_factory=dict)  # feature name -> its record (plain data) or None
+    features: tuple[Feature, ...] = field(default=(), compare=False, repr=False)  # the features that read ``records``
+    coverage: float | None = field(init=False, compare=False, repr=False)
     clock: str = field(init=False, compare=False, repr=False)
-    samples: list = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
+    samples: list[float] = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
         object.__setattr__(self, "records", {**{feature.name: None for feature in self.features}, **self.records})
         runs = self.warm or [self.cold]
@@ -197,7 +204,7 @@ class CudaTimeResult:
         object.__setattr__(self, "clock", clock)
         object.__setattr__(self, "samples", [getattr(run, clock) for run in self.warm])
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         """A feature's record by its name (``r.roofline``): None where that feature left none."""
         if name.startswith("_") or name in ("records", "features"):
             raise AttributeError(name)
@@ -207,39 +214,40 @@ class CudaTimeResult:
 
     # What was timed, forwarded from the task as torch's ``Measurement`` forwards its ``TaskSpec``.
     @property
-    def stmt(self):
+    def stmt(self) -> str | None:
         return self.task.stmt if self.task is not None else None
 
     @property
-    def label(self):
+    def label(self) -> str | None:
         return self.task.label if self.task is not None else None
 
     @property
-    def params(self):
+    def params(self) -> dict[str, Any]:
         return dict(self.task.params) if self.task is not None else {}
 
     @property
-    def env(self):
+    def env(self) -> Env | None:
         return self.task.env if self.task is not None else None
 
     @property
-    def batch(self):
+    def batch(self) -> int:
         """Runs of the cell per warm sample: 1, or k when a run is short next to the harness's cost."""
         return self.warm[0].batch if self.warm else 1
 
-    def batch_text(self):
+    def batch_text(self) -> str | None:
         """How the warm runs were sampled, or None for one run per sample."""
         if self.batch == 1:
             return None
+        cost = self.harness.wall if self.harness is not None else None  # None: a saved line without it ("n/a")
         return (f"each sample: {self.batch:,} runs in one timed loop, as timeit does: one run is short next to "
-                f"the harness's own cost per sample ({format_seconds(self.harness.wall)}, measured on null "
+                f"the harness's own cost per sample ({format_seconds(cost)}, measured on null "
                 "runs), which a sample of many runs makes negligible")
 
-    def harness_per_run(self, runs):
+    def harness_per_run(self, runs: Sequence[Run]) -> float:
         """The harness's wall time per run in samples like ``runs``."""
         return harness_per_run(self.harness, runs)
 
-    def clock_why(self):
+    def clock_why(self) -> str | None:
         """Why the statistics use the wall clock although some run had a device clock, or None."""
         runs = self.warm or [self.cold]
         if self.clock == "device" or all(run.device is None for run in runs):
@@ -252,32 +260,32 @@ class CudaTimeResult:
                 "of the synchronized time.")
 
     @property
-    def cold_time(self):
+    def cold_time(self) -> float:
         """The cold run on the statistics clock, or its wall time when it had no device clock."""
         value = getattr(self.cold, self.clock)
         return self.cold.wall if value is None else value
 
     @property
-    def runs(self):
+    def runs(self) -> int:
         return len(self.warm)
 
-    def record_pairs(self):
+    def record_pairs(self) -> list[tuple[Feature, Any]]:
         """(feature, its record or None) for each feature of this result, in the features' order."""
         return [(feature, self.records.get(feature.name)) for feature in self.features]
 
     @property
-    def extra_runs(self):
+    def extra_runs(self) -> list[str]:
         """The runs after the warm runs that stay out of the statistics, as each feature names its own."""
         return [run for feature, record in self.record_pairs() for run in feature.extra_runs(record)]
 
     @property
-    def total_runs(self):
+    def total_runs(self) -> int:
         """How many times the cell ran in all: cold, warm-up, warm (every run of every sample),
         and the features' extra runs."""
         later = sum(run.batch for run in self.warmup) + sum(run.batch for run in self.warm)
         return 1 + later + len(self.extra_runs)
 
-    def counts_text(self):
+    def counts_text(self) -> str:
         """``the cell ran 10 times: 1 cold + 1 warm-up + 8 warm``, as every report states it; with
         batching ``... + 120 warm samples × 1,000 runs``."""
         warmup = sum(run.batch for run in self.warmup)
@@ -287,11 +295,11 @@ class CudaTimeResult:
         return f"the cell ran {total:,} time{'s' if total != 1 else ''}: {' + '.join(parts)}"
 
     @property
-    def median(self):
+    def median(self) -> float | None:
         return statistics.median(self.samples) if self.warm else None
 
     @property
-    def iqr(self):
+    def iqr(self) -> float | None:
         samples = self.samples
         if len(samples) < 2:
             return 0.0 if samples else None
@@ -299,43 +307,43 @@ class CudaTimeResult:
         return q3 - q1
 
     @property
-    def has_iqr(self):
+    def has_iqr(self) -> bool:
         """Whether there are enough warm runs (``IQR_MIN_RUNS``) for the IQR to mean something."""
         return self.runs >= IQR_MIN_RUNS
 
     @property
-    def min(self):
+    def min(self) -> float | None:
         return min(self.samples) if self.warm else None
 
     @property
-    def max(self):
+    def max(self) -> float | None:
         return max(self.samples) if self.warm else None
 
     @property
-    def mean(self):
+    def mean(self) -> float | None:
         return statistics.fmean(self.samples) if self.warm else None
 
     @property
-    def stdev(self):
+    def stdev(self) -> float | None:
         samples = self.samples
         if len(samples) < 2:
             return 0.0 if samples else None
         return statistics.stdev(samples)
 
     @property
-    def on_gpu(self):
+    def on_gpu(self) -> bool:
         """Whether a GPU framework was synchronized (names like "torch cuda:0", "cupy cuda:0"),
         as opposed to a CPU-only cell or JAX dispatching on the CPU."""
         words = ("cuda", "rocm", "gpu", "mps", "xpu")
         return any(word in name for name in self.synchronized for word in words)
 
     @property
-    def ratio(self):
+    def ratio(self) -> float | None:
         """How many times slower the cold run was than the warm median."""
         median = self.median
         return self.cold_time / median if median else None
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """Plain data (JSON-ready): what was timed, the runs, each feature's record under its name,
         and the statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
         data = {name: getattr(self, name) for name in STATS}
@@ -358,12 +366,13 @@ class CudaTimeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data, features):
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature]) -> CudaTimeResult:
         """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict(), r.features) == r``. The runs
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``
         reads its own record back; a record no feature here knows is left out."""
         get = data.get
+        harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
         return cls(
             cold=Run(**data["cold"]),
             warmup=[Run(**run) for run in data["warmup"]],
@@ -372,14 +381,14 @@ class CudaTimeResult:
             synchronized=list(get("synchronized", [])),
             notes=list(get("notes", [])),
             stopped=get("stopped"),
-            harness=Harness(**get("harness")) if get("harness") is not None else None,
-            task=Task.from_dict(get("task")) if get("task") is not None else None,
-            cpu_context=CpuContext(**get("cpu_context")) if get("cpu_context") is not None else None,
+            harness=Harness(**harness) if harness is not None else None,
+            task=Task.from_dict(task) if task is not None else None,
+            cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
             records={feature.name: feature.from_json(get(feature.name)) for feature in features},
             features=tuple(features),
         )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         """One line, like ``%timeit -o``'s ``<TimeitResult : ...>``. Echoed in IPython, a result
         shows its report instead (see ``display``), once."""
         if self.median is None:

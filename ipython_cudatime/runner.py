@@ -4,17 +4,25 @@ Knows nothing of IPython or of any framework: it is handed a callable and a
 ``DeviceSet`` (see ``backends``). The run-count rule lives in ``Plan``.
 """
 
+from __future__ import annotations
+
 import contextlib
 import dataclasses
 import itertools
 import os
 import statistics
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Any, cast
 
 from .cpu_context import CpuWatch, NoCpuWatch
-from .result import CudaTimeResult, Env, Harness, Run, statistics_clock
+from .result import CudaTimeResult, Env, Harness, Run, Task, statistics_clock
+
+if TYPE_CHECKING:
+    from .backends import DeviceSet
+    from .cpu_context import CpuContext, Machine
+    from .features.feature import Feature
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
 MIN_RUNS = 3  # warm runs (samples), whenever they fit
@@ -26,6 +34,9 @@ NULL_RUNS = 25
 # runs per sample, k chosen so that a sample lasts this long: the harness then adds at most 1%.
 BATCH_TARGET = 100
 MAX_BATCH = 10**7  # runs per sample, at most (a 5 ns `pass` needs 10**4 for a 50 µs sample)
+
+Outputs = Callable[[Any], list[Any]]  # ``Cell.outputs``: a run's value -> what the run produced
+Mark = Callable[[Callable[[], Any]], Callable[[], Any]]  # the cell -> the cell as a watched run calls it
 
 
 @dataclass(frozen=True)
@@ -39,26 +50,26 @@ class Plan:
     budget, so that a slow cell is repeated only once.
     """
 
-    runs: Optional[int] = None
-    warmup: Optional[int] = None
+    runs: int | None = None
+    warmup: int | None = None
     budget: float = DEFAULT_BUDGET
 
-    def warmup_count(self, cold_seconds):
+    def warmup_count(self, cold_seconds: float) -> int:
         if self.runs == 0:
             return 0  # -n 0 is one run in all
         if self.warmup is not None:
             return self.warmup
         return 1 if cold_seconds <= self.budget else 0
 
-    def once(self):
+    def once(self) -> Plan:
         """This plan cut to the cold run alone: what a cell that must not repeat gets."""
         return dataclasses.replace(self, runs=0)
 
-    def forced(self):
+    def forced(self) -> Plan:
         """What ``-n N`` gives a cell that must not repeat: exactly N more runs, no warm-up unless asked."""
         return dataclasses.replace(self, warmup=0 if self.warmup is None else self.warmup)
 
-    def wants_more(self, done, spent, last):
+    def wants_more(self, done: int, spent: float, last: float) -> bool:
         """Whether to make another warm run after ``done`` runs and ``spent`` seconds."""
         if self.runs is not None:
             return done < self.runs
@@ -87,22 +98,22 @@ class Repeats:
     ``end()`` follows them, even when one failed.
     """
 
-    def begin(self):
+    def begin(self) -> None:
         pass
 
-    def after_cold(self, value=None):
+    def after_cold(self, value: Any = None) -> bool:
         return True
 
-    def reset(self):
+    def reset(self) -> None:
         pass
 
-    def quiet(self):
+    def quiet(self) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
-    def end(self):
+    def end(self) -> None:
         pass
 
-    def why_once(self):
+    def why_once(self) -> list[str]:
         """Why the cell must not run again, as ``after_cold`` found it: one phrase each."""
         return []
 
@@ -110,11 +121,11 @@ class Repeats:
 class Clock:
     """Where the runner reads time; a seam: tests pass a fake clock, exact and never sleeping."""
 
-    def now(self):
+    def now(self) -> float:
         """Seconds on the finest monotonic clock (``time.perf_counter``)."""
         return time.perf_counter()
 
-    def cpu(self):
+    def cpu(self) -> tuple[float, float]:
         """(user, system) CPU seconds this process has used so far."""
         times = os.times()
         return times.user, times.system
@@ -125,11 +136,12 @@ class Measurement:
     """What ``measure`` hands back: the result, the cold run's value, and what stopped the warm runs."""
 
     result: CudaTimeResult
-    value: object = None
-    error: BaseException = None
+    value: Any = None
+    error: BaseException | None = None
 
 
-def timed_run(fn, devices, clock, cpu_times=False, outputs=None, before="synchronize"):
+def timed_run(fn: Callable[[], Any], devices: DeviceSet, clock: Clock, cpu_times: bool = False,
+              outputs: Outputs | None = None, before: str | None = "synchronize") -> tuple[Run, Any]:
     """Run ``fn`` once between two synchronizations; return (Run, value).
 
     ``outputs(value)`` lists what the run produced, for backends that wait on results.
@@ -160,27 +172,28 @@ def timed_run(fn, devices, clock, cpu_times=False, outputs=None, before="synchro
     return Run(t1 - t0, t2 - t0, device), value
 
 
-def _null():
+def _null() -> None:
     return None
 
 
-def calibrate(devices, clock, outputs=None):
+def calibrate(devices: DeviceSet, clock: Clock, outputs: Outputs | None = None) -> Harness:
     """The harness's own cost: NULL_RUNS runs of nothing through ``timed_run`` on ``devices``,
     as a warm run goes (``outputs`` as the cell's), once per call."""
     runs = [timed_run(_null, devices, clock, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
     walls = [run.wall for run in runs]
     q1, _, q3 = statistics.quantiles(walls, n=4, method="inclusive")
-    device = None if any(run.device is None for run in runs) else statistics.median(run.device for run in runs)
+    device_times = [run.device for run in runs if run.device is not None]
+    device = None if len(device_times) < len(runs) else statistics.median(device_times)
     return Harness(statistics.median(walls), q3 - q1, device)
 
 
-def _per_run(run, runs):
+def _per_run(run: Run, runs: int) -> Run:
     """A sample of ``runs`` runs, its clocks divided by ``runs``."""
     device = None if run.device is None else run.device / runs
     return Run(run.host / runs, run.wall / runs, device, batch=runs)
 
 
-def _batch_sizes():
+def _batch_sizes() -> Iterator[int]:
     """2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them."""
     for power in itertools.count():
         for step in (1, 2, 5):
@@ -198,35 +211,37 @@ class Sampler:
     one call; a sample of k runs is then timed as one and reported per run.
     """
 
-    def __init__(self, fn, devices, repeats, clock, outputs=None, batch=None):
+    def __init__(self, fn: Callable[[], Any], devices: DeviceSet, repeats: Repeats, clock: Clock,
+                 outputs: Outputs | None = None, batch: Callable[[int], Any] | None = None) -> None:
         self.fn, self.devices, self.repeats, self.clock = fn, devices, repeats, clock
         self.outputs, self.batch = outputs, batch
 
-    def _timed(self, fn, **kwargs):
+    def _timed(self, fn: Callable[[], Any], **kwargs: Any) -> tuple[Run, Any]:
         return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
 
-    def _cell(self, mark):
+    def _cell(self, mark: Mark | None) -> Callable[[], Any]:
         """The cell, inside ``mark(fn)`` when a watch marks the run (``Watch.mark``)."""
         return self.fn if mark is None else mark(self.fn)
 
-    def cold(self, mark=None):
+    def cold(self, mark: Mark | None = None) -> tuple[Run, Any]:
         """The first run, with the process's CPU times as ``%time`` prints them; (Run, value)."""
         return self._timed(self._cell(mark), cpu_times=True)
 
-    def run(self, before="settle", mark=None):
+    def run(self, before: str | None = "settle", mark: Mark | None = None) -> Run:
         self.repeats.reset()
         return self._timed(self._cell(mark), before=before)[0]
 
-    def sample(self, runs):
+    def sample(self, runs: int) -> Run:
         """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""
         if runs == 1:
             return self.run()
         self.repeats.reset()
         batch = self.batch
+        assert batch is not None  # more than one run per sample comes from batch_size: a cell that can be batched
         run, _ = self._timed(lambda: batch(runs), before="settle")
         return _per_run(run, runs)
 
-    def batch_size(self, last, harness, trials):
+    def batch_size(self, last: float, harness: Harness, trials: list[Run]) -> int:
         """Runs per sample: 1 when a plain run (``last`` seconds) lasts BATCH_TARGET times the
         harness's cost, or when the cell cannot be batched; else the first of 2, 5, 10, 20, ...
         whose sample lasts that long, trying each in turn (the tries go to ``trials``)."""
@@ -240,7 +255,7 @@ class Sampler:
         return runs
 
 
-def _drain(devices):
+def _drain(devices: DeviceSet) -> None:
     """After an error, let queued work finish so that the next cell starts clean."""
     with contextlib.suppress(Exception):
         devices.synchronize()
@@ -258,10 +273,10 @@ class Progress:
     view can say which run is under way and for how long. This default does nothing.
     """
 
-    def starting(self, phase, number):
+    def starting(self, phase: str, number: int) -> None:
         pass
 
-    def ran(self, phase, done, warm, harness=None):
+    def ran(self, phase: str, done: int, warm: Sequence[Run], harness: Harness | None = None) -> None:
         pass
 
 
@@ -278,26 +293,26 @@ class Watch:
     ``record(outcome)`` is what the feature keeps on the result: plain data, or None.
     """
 
-    name = ""  # the feature's name: its record's key on the result
-    extra = None  # the extra run's name, as a stop names it ("profiled", "counting"), or None for none
-    batching = True  # False: warm runs are never timed k at a time (a watch that must see each run)
+    name: str = ""  # the feature's name: its record's key on the result
+    extra: str | None = None  # the extra run's name, as a stop names it ("profiled", "counting"), or None for none
+    batching: bool = True  # False: warm runs are never timed k at a time (a watch that must see each run)
 
-    def before(self):
+    def before(self) -> None:
         pass
 
-    def after_cold(self):
+    def after_cold(self) -> None:
         pass
 
-    def after_warm(self):
+    def after_warm(self) -> None:
         pass
 
-    def around(self, run):
+    def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
         return None
 
-    def mark(self, run, fn):
+    def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
         return fn
 
-    def record(self, outcome):
+    def record(self, outcome: Outcome) -> Any:
         return None
 
 
@@ -308,8 +323,8 @@ class Outcome:
     runs) and the harness's own cost."""
 
     cold: Run
-    extra: Optional[Run]
-    median: Optional[float]
+    extra: Run | None
+    median: float | None
     harness: Harness
 
 
@@ -320,7 +335,7 @@ OOM_HINT = (
 )
 
 
-def _is_out_of_memory(exc):
+def _is_out_of_memory(exc: BaseException) -> bool:
     if type(exc).__name__ == "OutOfMemoryError":
         return True
     try:
@@ -329,7 +344,7 @@ def _is_out_of_memory(exc):
         return False
 
 
-def _repeat_note(runs, total, reasons):
+def _repeat_note(runs: int | None, total: int, reasons: Sequence[str]) -> str | None:
     """The report's sentence when the cell changes state that restoring names cannot undo."""
     if not reasons or runs == 0:
         return None
@@ -347,14 +362,15 @@ class Cell:
     values of the names the cell reads (with its outputs they tell ``devices`` what it touched:
     ``attribute``); ``batch(k)`` runs it k times in one call, or is None (see ``batching``)."""
 
-    fn: object
-    outputs: object = None
-    reads: object = None
-    batch: object = None
+    fn: Callable[[], Any]
+    outputs: Outputs | None = None
+    reads: Callable[[], list[Any]] | None = None
+    batch: Callable[[int], Any] | None = None
 
 
-def measure(cell, devices, plan, task, features=(), watches=(), repeats=None, clock=None, progress=None,
-            machine=None):
+def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[Feature] = (),
+            watches: Sequence[Watch] = (), repeats: Repeats | None = None, clock: Clock | None = None,
+            progress: Progress | None = None, machine: Machine | None = None) -> Measurement:
     """Cold run, warm-up and warm runs of ``cell`` (a ``Cell``) on ``devices`` according to ``plan``;
     the finished ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in
     a ``Measurement`` with the cold run's value and what stopped the later runs.
@@ -378,7 +394,7 @@ def measure(cell, devices, plan, task, features=(), watches=(), repeats=None, cl
     repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
     batch = cell.batch if all(watch.batching for watch in watches) else None
     sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch)
-    cpu = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
+    cpu: CpuWatch | NoCpuWatch = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
     cpu.read("before")
     repeats.begin()
     progress.starting("cold", 1)
@@ -401,7 +417,7 @@ def measure(cell, devices, plan, task, features=(), watches=(), repeats=None, cl
     return Measurement(result, value, later.error)
 
 
-def _notes(devices, asked, repeats, later):
+def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> list[str]:
     """The result's notes: the devices', why the cell ran once (or what -n forced: ``asked`` is the
     plan before the cut), and an OOM hint."""
     notes = devices.notes()
@@ -414,7 +430,7 @@ def _notes(devices, asked, repeats, later):
     return notes
 
 
-def _cold_run(sampler, watches):
+def _cold_run(sampler: Sampler, watches: Sequence[Watch]) -> tuple[Run, Any]:
     """The first run, between the watches' ``before`` and ``after_cold``; (Run, value). Its error
     is the user's and propagates, once the devices are drained. The frameworks it imported join
     after it (``redetect``), before the watches hear that it ended."""
@@ -433,7 +449,7 @@ def _cold_run(sampler, watches):
     return ran
 
 
-def _entered(stack, watches, run):
+def _entered(stack: contextlib.ExitStack, watches: Sequence[Watch], run: str) -> Mark | None:
     """Enter each watch's context around ``run`` on ``stack``; return the mark that wraps the cell
     in every watch's ``mark``, or None when no watch marks it."""
     marking = []
@@ -445,7 +461,7 @@ def _entered(stack, watches, run):
     if not marking:
         return None
 
-    def mark(fn):
+    def mark(fn: Callable[[], Any]) -> Callable[[], Any]:
         for watch in marking:
             fn = watch.mark(run, fn)
         return fn
@@ -459,25 +475,26 @@ class _Later:
 
     plan: Plan
     cold: Run
-    warmup: list = dataclasses.field(default_factory=list)
-    warm: list = dataclasses.field(default_factory=list)
-    extra: dict = dataclasses.field(default_factory=dict)  # watch -> its extra run
+    warmup: list[Run] = dataclasses.field(default_factory=list)
+    warm: list[Run] = dataclasses.field(default_factory=list)
+    extra: dict[Watch, Run] = dataclasses.field(default_factory=dict)  # watch -> its extra run
     phase: str = "warm-up"
-    error: BaseException = None
-    stopped: str = None
+    error: BaseException | None = None
+    stopped: str | None = None
 
-    def stop(self, error):
+    def stop(self, error: BaseException) -> None:
         """Keep ``error`` and say which run it stopped: "ValueError in warm run 3"."""
         self.error = error
         self.halt(type(error).__name__)
 
-    def halt(self, cause):
+    def halt(self, cause: str) -> None:
         """Say what stopped the later runs, and in which run: "input() in warm-up run 1"."""
         number = {"warm-up": len(self.warmup) + 1, "warm": len(self.warm) + 1}.get(self.phase, "")
         self.stopped = f"{cause} in {self.phase} run {number}".rstrip()
 
 
-def _later_runs(sampler, plan, watches, extras, cold, harness, progress, cpu):
+def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: Sequence[Watch], cold: Run,
+                harness: Harness, progress: Progress, cpu: CpuWatch | NoCpuWatch) -> _Later:
     """The warm loop (with ``cpu`` read around it), the watches' ``after_warm``, then the extra
     runs that ``extras`` ask for, in order; an error stops them."""
     later = _Later(plan, cold)
@@ -491,7 +508,7 @@ def _later_runs(sampler, plan, watches, extras, cold, harness, progress, cpu):
             for watch in watches:
                 watch.after_warm()
             for watch in extras:
-                later.phase = watch.extra
+                later.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
                 with contextlib.ExitStack() as stack:
                     later.extra[watch] = sampler.run(before="synchronize", mark=_entered(stack, [watch], "extra"))
     except StopRepeats as stop:
@@ -501,7 +518,7 @@ def _later_runs(sampler, plan, watches, extras, cold, harness, progress, cpu):
     return later
 
 
-def _warm_loop(sampler, later, harness, progress):
+def _warm_loop(sampler: Sampler, later: _Later, harness: Harness, progress: Progress) -> None:
     """Warm-up runs (with the tries that size a batch), then warm samples until the plan has
     enough, on the budget counted from the end of the cold run; ``progress`` hears of each."""
     plan, cold, clock = later.plan, later.cold, sampler.clock
@@ -523,7 +540,7 @@ def _warm_loop(sampler, later, harness, progress):
         progress.ran("warm", len(later.warm), later.warm, harness)
 
 
-def _median(later, harness):
+def _median(later: _Later, harness: Harness) -> float | None:
     """The warm median on the clock the statistics will use (``statistics_clock``), or None."""
     if not later.warm:
         return None
@@ -531,7 +548,8 @@ def _median(later, harness):
     return statistics.median(getattr(run, clock) for run in later.warm)
 
 
-def _assemble(devices, task, features, watches, later, harness, cpu_context, notes):
+def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watches: Sequence[Watch], later: _Later,
+              harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
     median = _median(later, harness)
     records = {watch.name: watch.record(Outcome(later.cold, later.extra.get(watch), median, harness))

@@ -16,22 +16,29 @@ line number and skipped; a file written by a newer schema is refused whole, sinc
 mean something this version cannot tell. Nothing in a file can make ``load`` raise.
 """
 
+from __future__ import annotations
+
 import json
 import os
+from collections.abc import Collection, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .compare import Point, Results
 from .schema import MAX_DEPTH, BadField, checked_line
+
+if TYPE_CHECKING:
+    from .features.feature import Feature
 
 FORMAT = "ipython_cudatime"
 SCHEMA = 1  # raise it when a field changes meaning or goes; adding a field keeps it
 MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
 
 
-def _line(point):
+def _line(point: Point) -> str:
     return json.dumps({"format": FORMAT, "schema": SCHEMA, **point.to_dict()}, ensure_ascii=True) + "\n"
 
 
-def _cut_short(file):
+def _cut_short(file: BinaryIO) -> bool:
     """Whether the file ends inside a line: an earlier save was interrupted mid-line."""
     end = file.seek(0, os.SEEK_END)
     if end == 0:
@@ -40,7 +47,7 @@ def _cut_short(file):
     return file.read(1) != b"\n"
 
 
-def save(points, path):
+def save(points: Iterable[Point], path: str | os.PathLike[str]) -> None:
     """Append one line per point to ``path`` (created if missing), in one write, flushed."""
     data = "".join(_line(point) for point in points).encode("ascii")
     with open(os.path.expanduser(path), "a+b", buffering=0) as file:
@@ -51,7 +58,7 @@ def save(points, path):
             view = view[file.write(view):]
 
 
-def _object(raw):
+def _object(raw: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
     """A line's bytes as our JSON object, or the reason it is not one."""
     try:
         data = json.loads(raw.decode("utf-8"))
@@ -70,7 +77,7 @@ def _object(raw):
     return data, None
 
 
-def _point(data, features):
+def _point(data: dict[str, Any], features: Collection[Feature]) -> tuple[Point, None] | tuple[None, str]:
     """The point on a line, or the reason it could not be rebuilt."""
     try:
         return Point.from_dict(checked_line(data, features), features), None
@@ -80,7 +87,7 @@ def _point(data, features):
         return None, f"could not rebuild its result ({type(exc).__name__}: {exc})"
 
 
-def _lines(file):
+def _lines(file: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
     """(number, bytes) per line of a binary file, split at ``\n`` only; a line longer than
     ``MAX_LINE`` is (number, None), skipped without being held in memory."""
     number = 0
@@ -97,7 +104,8 @@ def _lines(file):
         yield number, None
 
 
-def _read_lines(path, lines, problems, features):
+def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes | None]], problems: list[str],
+                features: Collection[Feature]) -> list[Point]:
     """The points of one file's ``lines``; bad lines are added to ``problems``, and a newer file's lines all are."""
     points, newest = [], 0
     for number, raw in lines:
@@ -117,7 +125,7 @@ def _read_lines(path, lines, problems, features):
     return points
 
 
-def _read(path, problems, features):
+def _read(path: str | os.PathLike[str], problems: list[str], features: Collection[Feature]) -> list[Point]:
     try:
         with open(os.path.expanduser(path), "rb") as file:
             return _read_lines(path, _lines(file), problems, features)
@@ -126,12 +134,12 @@ def _read(path, problems, features):
         return []
 
 
-def load(paths, features):
+def load(paths: Iterable[str | os.PathLike[str]], features: Collection[Feature]) -> tuple[Results, list[str]]:
     """(Results of every good line of ``paths``, in order; one message per line or file that did not
     load: the lines around a bad one still do). Each of ``features`` (``features.FEATURES``) reads
     its own record from a line; a record none of them knows is dropped."""
-    problems = []
-    points = []
+    problems: list[str] = []
+    points: list[Point] = []
     for path in paths:
         points += _read(path, problems, features)
     return Results(points), problems

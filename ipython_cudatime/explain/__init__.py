@@ -5,7 +5,11 @@ A probe (``probe.Probe``) reads a small dict in microseconds; its
 ``causes(before, after_cold, after_warm)`` names what changed as ``Cause`` records.
 """
 
+from __future__ import annotations
+
 import sys
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
 
 from .jax_probe import JaxProbe
 from .nvml_probe import NvmlProbe
@@ -15,8 +19,9 @@ from .torch_probe import TorchProbe
 __all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "remainder"]
 
 # (module the user must have imported, probe class whose detect(module) returns a probe or None).
+Entry = tuple[str, type[Probe[Any]]]
 # The default registry of ``ProbeSet``; a tuple, so that nobody patches it in place.
-PROBES = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe))
+PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe))
 
 
 class ProbeSet:
@@ -24,11 +29,11 @@ class ProbeSet:
     by its owner (the magics): a probe may listen across cells (JAX's compile listener cannot
     be removed, so the one JaxProbe registers it once)."""
 
-    def __init__(self, registry=PROBES):
+    def __init__(self, registry: Collection[Entry] = PROBES) -> None:
         self._registry = registry
-        self._made = {}
+        self._made: dict[Entry, Probe[Any] | None] = {}
 
-    def active(self, modules=None):
+    def active(self, modules: Mapping[str, Any] | None = None) -> list[Probe[Any]]:
         modules = sys.modules if modules is None else modules
         found = []
         for entry in self._registry:
@@ -38,26 +43,27 @@ class ProbeSet:
                 continue
             if self._made.get(entry) is None:
                 self._made[entry] = probe_class.detect(framework)
-            if self._made[entry] is not None:
-                found.append(self._made[entry])
+            probe = self._made[entry]
+            if probe is not None:
+                found.append(probe)
         return found
 
 
 class ColdWatch:
     """Reads every active probe at the runner's three moments, then names the causes."""
 
-    def __init__(self, probes, source=None, probe_set=None):
+    def __init__(self, probes: list[Probe[Any]], source: str | None = None, probe_set: ProbeSet | None = None) -> None:
         self.probes = probes
         self.source = source  # the cell's code, for the probes' causes (see ``Probe.causes``)
-        self.states = {}
+        self.states: dict[str, list[Any]] = {}  # moment -> each probe's state then
         self._probe_set = probe_set
 
     @classmethod
-    def detect(cls, probes, source=None):
+    def detect(cls, probes: ProbeSet, source: str | None = None) -> ColdWatch:
         """A watch over the active probes of ``probes`` (a ``ProbeSet``) for the cell ``source``."""
         return cls(probes.active(), source, probes)
 
-    def redetect(self):
+    def redetect(self) -> None:
         """After the cold run: the probes of frameworks it imported join, each with the state it
         reads before its framework was ever used (``Probe.initial``) as its "before"; a probe
         with none cannot say what the cold run changed and stays out."""
@@ -69,11 +75,11 @@ class ColdWatch:
                 self.probes.append(probe)
                 self.states["before"].append(initial)
 
-    def snapshot(self, moment):
+    def snapshot(self, moment: str) -> None:
         """``moment`` is "before", "after_cold" or "after_warm"."""
         self.states[moment] = [probe.state(moment) for probe in self.probes]
 
-    def _per_probe(self):
+    def _per_probe(self) -> list[tuple[Probe[Any], Any, Any, Any]]:
         """(probe, before, after_cold, after_warm) for each probe, or nothing before the cold run was read."""
         before, after_cold = self.states.get("before"), self.states.get("after_cold")
         if before is None or after_cold is None:
@@ -81,12 +87,12 @@ class ColdWatch:
         after_warm = self.states.get("after_warm") or [None] * len(self.probes)
         return list(zip(self.probes, before, after_cold, after_warm))
 
-    def causes(self):
-        return [cause for probe, *states in self._per_probe()
-                for cause in probe.causes(*states, source=self.source)]
+    def causes(self) -> list[Cause]:
+        return [cause for probe, before, after_cold, after_warm in self._per_probe()
+                for cause in probe.causes(before, after_cold, after_warm, source=self.source)]
 
 
-def remainder(causes, cold_seconds, warm_seconds):
+def remainder(causes: Iterable[Cause], cold_seconds: float, warm_seconds: float | None) -> float:
     """Cold time not accounted for by the warm work itself and the causes with seconds."""
     named = sum(cause.seconds for cause in causes if cause.seconds)
     return max(cold_seconds - (warm_seconds or 0.0) - named, 0.0)

@@ -8,7 +8,11 @@ the process, and that earlier peak is an upper bound; the report says "at most"
 and how to get the exact figure.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ..units import format_bytes
 
@@ -28,19 +32,19 @@ class DeviceMemory:
     total            the device's memory; ``before`` what was allocated before the cold run
     """
 
-    cold_peak: int
+    cold_peak: int | None  # None: the cell reset the counter itself (see ``phase_peak``)
     cold_exact: bool
-    warm_peak: int = None
+    warm_peak: int | None = None
     warm_exact: bool = False
     reserved_growth: int = 0
-    total: int = None
+    total: int | None = None
     before: int = 0
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def phase_peak(start, end):
+def phase_peak(start: Mapping[str, Any], end: Mapping[str, Any]) -> tuple[int | None, bool]:
     """(peak above the allocation at ``start``, exact?) from two allocator readings, or (None, False).
 
     The counter only rises unless someone resets it: a higher value at ``end`` was reached in
@@ -54,13 +58,13 @@ def phase_peak(start, end):
     return None, False
 
 
-def _amount(peak, exact):
+def _amount(peak: int | None, exact: bool) -> str:
     if peak is None:
         return "unknown (the cell reset torch's peak counter itself)"
     return format_bytes(peak) if exact else f"at most {format_bytes(peak)}"
 
 
-def memory_sentence(memory):
+def memory_sentence(memory: DeviceMemory | None) -> str:
     """"peak 11.2 GiB of 139 GiB during the cold run; 8 GiB in warm runs", with what it is above."""
     if memory is None:
         return NOT_MEASURED

@@ -12,14 +12,23 @@ input counts its stored elements): what the op must read and write at least once
 Imported only with ``--roofline``, when the user has imported torch.
 """
 
+from __future__ import annotations
+
 import math
 import time
+from collections.abc import Hashable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from .roofline import OpStat, build
+from .roofline import OpStat, PeakOverride, Roofline, build
+
+if TYPE_CHECKING:
+    from ..result import Run
+
+Key = tuple[str, str, str]  # (op name, dtype, device): one ``OpStat`` each
 
 # Ops that allocate or alias storage without reading or writing it (views are found by ``is_view``).
 NO_TRAFFIC = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::_unsafe_view", "aten::detach",
@@ -34,7 +43,7 @@ DATA_MOVEMENT = {"aten::copy_", "aten::_to_copy", "aten::clone", "aten::_copy_fr
 WRITE_ONLY_FIRST = {"aten::copy_", "aten::fill_", "aten::zero_"}
 
 
-def _tensors(tree, found=None):
+def _tensors(tree: Any, found: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
     """The tensors in an op's arguments or results: aten nests them in tuples, lists and dicts only
     (a walk of those is several times cheaper than pytree's general flattening)."""
     found = [] if found is None else found
@@ -49,14 +58,14 @@ def _tensors(tree, found=None):
     return found
 
 
-def _read_tensors(name, args, kwargs):
+def _read_tensors(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """The tensors an op reads: not the destination of a copy or fill, nor an ``out=`` tensor,
     which would count bytes the op only writes (they are counted once, as outputs)."""
     args = args[1:] if name in WRITE_ONLY_FIRST else args
     return _tensors((args, {key: value for key, value in kwargs.items() if key != "out"}))
 
 
-def _unique_bytes(tensor):
+def _unique_bytes(tensor: torch.Tensor) -> int:
     """Bytes of the distinct elements a tensor addresses: dimensions of stride 0 (broadcasts) count once."""
     try:
         elements = math.prod(size for size, stride in zip(tensor.shape, tensor.stride()) if stride != 0)
@@ -65,7 +74,7 @@ def _unique_bytes(tensor):
         return tensor.numel() * tensor.element_size()
 
 
-def _elements(tensor):
+def _elements(tensor: torch.Tensor) -> Hashable:
     """What names a tensor's elements: its storage, offset, dtype and (size, stride) pairs, so that
     ``a`` twice, or ``a`` and ``a.t()``, are the same elements; the tensor itself where it has no
     storage to name (meta, fake or sparse tensors: address 0, or none)."""
@@ -79,16 +88,16 @@ def _elements(tensor):
     return (str(tensor.device), address, tensor.storage_offset(), tensor.dtype, tuple(pairs))
 
 
-def _distinct(tensors):
+def _distinct(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
     """``tensors`` with each set of elements once: ``a @ a`` reads ``a`` once. Inputs and outputs
     are kept apart by the caller: an in-place op reads and writes the same elements."""
-    seen = {}
+    seen: dict[Hashable, torch.Tensor] = {}
     for tensor in tensors:
         seen.setdefault(_elements(tensor), tensor)
     return list(seen.values())
 
 
-def _kind(func, name, flops):
+def _kind(func: Any, name: str, flops: float) -> str:
     if flops:
         return "counted"
     if getattr(func, "is_view", False) or name in NO_TRAFFIC:
@@ -100,7 +109,7 @@ def _kind(func, name, flops):
     return "uncounted"
 
 
-def _dtype_name(dtype):
+def _dtype_name(dtype: torch.dtype) -> str:
     text = str(dtype).replace("torch.", "")
     return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}.get(
         text, "fp8" if text.startswith("float8") else text)
@@ -109,12 +118,13 @@ def _dtype_name(dtype):
 class _Recorder(TorchDispatchMode):
     """Sits above FlopCounterMode: sees each top-level op, times it and reads the FLOPs it added."""
 
-    def __init__(self, flop_counter, stats):
+    def __init__(self, flop_counter: FlopCounterMode, stats: dict[Key, OpStat]) -> None:
         super().__init__()
         self._flop_counter, self._stats = flop_counter, stats
         self.bookkeeping = 0.0  # seconds spent here beside the ops: not the cell's own work
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         entered = time.perf_counter()
         kwargs = kwargs or {}
         before = self._flop_counter.get_total_flops()
@@ -130,7 +140,8 @@ class _Recorder(TorchDispatchMode):
         self.bookkeeping += time.perf_counter() - entered - seconds
         return out
 
-    def _record(self, func, inputs, outputs, flops, seconds):
+    def _record(self, func: Any, inputs: list[torch.Tensor], outputs: list[torch.Tensor], flops: float,
+                seconds: float) -> None:
         name = func._schema.name
         kind = _kind(func, name, flops)
         first = next((t for t in inputs if t.is_floating_point()), (inputs or outputs or [None])[0])
@@ -150,14 +161,14 @@ class OpCounter:
     """A context manager around the counting run; ``stats`` lists an ``OpStat`` per op, dtype and device,
     and ``summary`` turns them into a ``roofline.Roofline``. ``peak`` is ``--peak`` (a PeakOverride)."""
 
-    def __init__(self, peak=None):
+    def __init__(self, peak: PeakOverride | None = None) -> None:
         self.peak = peak
-        self._stats = {}
+        self._stats: dict[Key, OpStat] = {}
         self._flop_counter = FlopCounterMode(display=False)
         self._recorder = _Recorder(self._flop_counter, self._stats)
-        self.tf32 = {}
+        self.tf32: dict[str, bool] = {}  # "matmul", "conv" -> whether TF32 was allowed for the counting run
 
-    def __enter__(self):
+    def __enter__(self) -> OpCounter:
         self.tf32 = {"matmul": torch.backends.cuda.matmul.allow_tf32, "conv": torch.backends.cudnn.allow_tf32}
         self._flop_counter.__enter__()
         self._recorder.__enter__()
@@ -168,23 +179,23 @@ class OpCounter:
         self._recorder.bookkeeping = 0.0
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self._recorder.__exit__(*exc)
         self._flop_counter.__exit__(*exc)
         return False
 
     @property
-    def stats(self):
+    def stats(self) -> list[OpStat]:
         return list(self._stats.values())
 
-    def summary(self, run, median, harness=0.0):
+    def summary(self, run: Run, median: float | None, harness: float = 0.0) -> Roofline:
         """The Roofline of the counted ``run``, with rates over the warm ``median``; ``harness`` is
         the harness's own cost per run, kept out of the share spent outside the ops."""
         return build(self.stats, run, median, self.device_name, self.tf32, self.peak, self._recorder.bookkeeping,
                      harness)
 
     @staticmethod
-    def device_name(device):
+    def device_name(device: str) -> str:
         """``"cuda:0"`` → torch's name for that GPU (``"NVIDIA H200"``); the CPU stays ``"cpu"``."""
         if device.startswith("cuda"):
             return torch.cuda.get_device_name(torch.device(device))

@@ -9,16 +9,26 @@ was busy (the union of device intervals over the window). When no device was tra
 (CPU-only PyTorch), the outermost operator calls stand in for kernels.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .profile_text import profile_text
 from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
 from .verdicts import cpu_verdict, device_verdict
+
+if TYPE_CHECKING:
+    from IPython.lib.pretty import RepresentationPrinter
+
+    from ..result import Run
+    from .trace import DeviceActivity, Span
 
 TOP = 5
 
@@ -40,33 +50,33 @@ class Profile:
 
     kernel_count: int
     kernel_time: float
-    busy_fraction: float
-    top: list = field(default_factory=list)  # (name, count, total seconds)
+    busy_fraction: float | None  # None without a traced device (operator calls counted)
+    top: list[tuple[str, int, float]] = field(default_factory=list)  # (name, count, total seconds)
     verdict: str = ""
     counted: str = "device kernels"
-    wall: float = None  # the profiled run's own wall clock (reported apart from the timed runs); None for a file
+    wall: float | None = None  # the profiled run's own wall clock (reported apart from the timed runs); None for a file
     cold: bool = False
-    warning: str = None
+    warning: str | None = None
     copy_count: int = 0
-    window: float = None
-    breakdown: dict = field(default_factory=dict)
+    window: float | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
     launch_count: int = 0
-    launch_mean: float = None
+    launch_mean: float | None = None
     sync_time: float = 0.0
     kind: str = ""  # the verdict's stable key: "GPU-bound", "launch-bound", ...
-    trace_file: str = None  # where --trace kept the trace, or the file profile_trace read
+    trace_file: str | None = None  # where --trace kept the trace, or the file profile_trace read
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return profile_text(self)
 
-    def _repr_pretty_(self, printer, cycle):
+    def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
         printer.text(str(self))
 
 
-def union(intervals):
+def union(intervals: Iterable[tuple[float, float]]) -> float:
     """Total length covered by (start, end) intervals, overlaps counted once."""
     total, end = 0.0, None
     for start, stop in sorted(intervals):
@@ -79,13 +89,13 @@ def union(intervals):
     return total
 
 
-def _clipped(spans, window):
+def _clipped(spans: Iterable[Span], window: tuple[float, float]) -> list[tuple[float, float]]:
     start, end = window
     return [(max(s.start, start), min(s.end, end)) for s in spans if s.end > start and s.start < end]
 
 
-def _top(spans):
-    by_name = defaultdict(lambda: [0, 0.0])
+def _top(spans: Iterable[Span]) -> list[tuple[str, int, float]]:
+    by_name: defaultdict[str, list[Any]] = defaultdict(lambda: [0, 0.0])  # name -> [calls, seconds]
     for span in spans:
         by_name[span.name][0] += 1
         by_name[span.name][1] += span.duration
@@ -93,7 +103,7 @@ def _top(spans):
     return [(name, count, total) for name, (count, total) in rows]
 
 
-def _window(activity, spans):
+def _window(activity: DeviceActivity, spans: Sequence[Span]) -> tuple[float, float]:
     """(start, end): the marked run, else the first span's start to the last one's end."""
     if activity.window is not None:
         return activity.window
@@ -102,7 +112,7 @@ def _window(activity, spans):
     return (min(s.start for s in spans), max(s.end for s in spans))
 
 
-def _device_profile(activity):
+def _device_profile(activity: DeviceActivity) -> Profile:
     window = _window(activity, activity.device)
     length = window[1] - window[0]
     busy = union(_clipped(activity.device, window))
@@ -121,13 +131,13 @@ def _device_profile(activity):
     )
 
 
-def _cell_syncs(activity, window):
+def _cell_syncs(activity: DeviceActivity, window: tuple[float, float]) -> float:
     """Seconds the host blocked in synchronize calls of the cell's own code (``CELL_MARK``), else
     of the whole window (a trace not written by ``--profile``)."""
     return union(_clipped(activity.syncs, activity.cell or window))
 
 
-def _operator_profile(activity):
+def _operator_profile(activity: DeviceActivity) -> Profile:
     window = _window(activity, activity.operators)
     counted = ("operator calls (no device kernels ran: counted on the CPU)" if activity.device_traced
                else "operator calls (CPU only: no device kernels to count)")
@@ -136,7 +146,7 @@ def _operator_profile(activity):
                    window=window[1] - window[0], sync_time=_cell_syncs(activity, window))
 
 
-def summarize(activity):
+def summarize(activity: DeviceActivity) -> Profile:
     """The ``Profile`` of a ``DeviceActivity``: device counts and verdict, or operator counts without a device."""
     if activity.device or activity.launches:
         profile = _device_profile(activity)
@@ -147,7 +157,7 @@ def summarize(activity):
     return profile
 
 
-def profile_trace(path):
+def profile_trace(path: str | os.PathLike[str]) -> Profile:
     """Summarize a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) as a ``Profile``.
 
     A GPU trace without device events gives ``kernel_count == 0`` and a verdict saying so;
@@ -159,7 +169,7 @@ def profile_trace(path):
 
 
 @contextlib.contextmanager
-def _silent_stderr_fd():
+def _silent_stderr_fd() -> Iterator[None]:
     """Hide what C++ writes to fd 2 meanwhile: Kineto logs "USDT: profiler_start/stop" lines,
     which a notebook would show as red stderr output; no setting turns them off."""
     sys.stderr.flush()
@@ -184,7 +194,7 @@ class TorchProfiler:
     to a temporary file that is removed once read.
     """
 
-    def __init__(self, torch, trace=None):
+    def __init__(self, torch: Any, trace: str | None = None) -> None:
         profiler = torch.profiler
         activities = [profiler.ProfilerActivity.CPU]
         if torch.cuda.is_available():
@@ -194,25 +204,25 @@ class TorchProfiler:
         self._record_function = profiler.record_function
         self._trace = trace
 
-    def cell(self, fn):
+    def cell(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """``fn`` inside a ``CELL_MARK`` range: what the runner calls as the profiled run's cell."""
-        def marked():
+        def marked() -> Any:
             with self._record_function(CELL_MARK):
                 return fn()
         return marked
 
-    def __enter__(self):
+    def __enter__(self) -> TorchProfiler:
         with _silent_stderr_fd():
             self._profile.__enter__()
         self._mark.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> bool | None:
         self._mark.__exit__(*exc)
         with _silent_stderr_fd():
             return self._profile.__exit__(*exc)
 
-    def summary(self, run, cold=False):
+    def summary(self, run: Run, cold: bool = False) -> Profile:
         if self._trace is not None:
             profile = self._read(self._trace)
             profile.trace_file = self._trace
@@ -225,7 +235,7 @@ class TorchProfiler:
                                "here, so read the counts, not the times")
         return profile
 
-    def _read(self, path):
+    def _read(self, path: str) -> Profile:
         with _silent_stderr_fd():
             self._profile.export_chrome_trace(path)
         return summarize(load_trace(path))

@@ -8,10 +8,19 @@ cells (intensity above it) from memory-bound ones; ``fraction_of_peak`` is measu
 against the roof that binds. Knows nothing of torch: it reads ``OpStat`` records.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .. import peaks as peak_table
 from ..units import format_si
+
+if TYPE_CHECKING:
+    from ..result import Run
+
+Peaks = tuple[float | None, float | None, str | None, list[str]]  # (peak_flops, peak_bandwidth, source, notes)
 
 FUSION_HINT_SHARE = 0.5  # pointwise ops take this much of the ops' time: a fusable elementwise chain
 BYTES_NOTE = ("bytes are each op's inputs and outputs, read and written once: a lower bound for unfused ops "
@@ -58,31 +67,31 @@ class Roofline:
 
     flops: float
     bytes: float
-    intensity: float = None
-    flop_rate: float = None
-    byte_rate: float = None
-    peak_flops: float = None
-    peak_bandwidth: float = None
-    fraction_of_peak: float = None
-    bound: str = None
+    intensity: float | None = None
+    flop_rate: float | None = None
+    byte_rate: float | None = None
+    peak_flops: float | None = None
+    peak_bandwidth: float | None = None
+    fraction_of_peak: float | None = None
+    bound: str | None = None
     device: str = "cpu"
-    dtype: str = None
-    peak_source: str = None  # "the H200's bf16 dense peak", "the peak you passed (--peak)", or None
+    dtype: str | None = None
+    peak_source: str | None = None  # "the H200's bf16 dense peak", "the peak you passed (--peak)", or None
     pointwise_flops: float = 0
-    uncounted: list = field(default_factory=list)
+    uncounted: list[tuple[str, int, float]] = field(default_factory=list)
     outside_share: float = 0.0
-    wall: float = None
-    notes: list = field(default_factory=list)
+    wall: float | None = None
+    notes: list[str] = field(default_factory=list)
     verdict: str = ""
 
     @property
-    def ridge(self):
+    def ridge(self) -> float | None:
         """The intensity where the memory roof meets the compute roof (FLOP/byte), or None."""
         if self.peak_flops and self.peak_bandwidth:
             return self.peak_flops / self.peak_bandwidth
         return None
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, uncounted=[list(row) for row in self.uncounted], notes=list(self.notes),
                     ridge=self.ridge)
 
@@ -92,19 +101,19 @@ class PeakOverride:
     """``--peak FLOPS[,BYTES_PER_S]``: replaces the table's figures for this call."""
 
     flops: float
-    bandwidth: float = None
+    bandwidth: float | None = None
 
 
-def _dominant(stats):
+def _dominant(stats: Sequence[OpStat]) -> OpStat | None:
     """The op record (device, dtype, name) doing most FLOPs; by bytes when nothing computed."""
     return max(stats, key=lambda s: (s.flops, s.bytes)) if stats else None
 
 
-def _number(value):
+def _number(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
 
-def _table_peaks(device_name, dtype, op_name, tf32):
+def _table_peaks(device_name: str, dtype: str, op_name: str, tf32: Mapping[str, bool]) -> Peaks:
     """(peak_flops, peak_bandwidth, source, notes) from the table, for this device and dtype."""
     entry = peak_table.lookup(device_name)
     if entry is None:
@@ -126,7 +135,8 @@ def _table_peaks(device_name, dtype, op_name, tf32):
     return flops, entry.bandwidth, f"the {entry.name}'s {column} dense peak", notes
 
 
-def resolve_peaks(device, device_name, dtype, op_name, tf32, override):
+def resolve_peaks(device: str, device_name: str, dtype: str, op_name: str, tf32: Mapping[str, bool],
+                  override: PeakOverride | None) -> Peaks:
     """The peaks to compare with: ``--peak`` first, then the table for GPUs; none for the CPU."""
     if override is not None:
         bandwidth = override.bandwidth
@@ -140,7 +150,8 @@ def resolve_peaks(device, device_name, dtype, op_name, tf32, override):
     return _table_peaks(device_name, dtype, op_name, tf32)
 
 
-def _roof(line, intensity, flop_rate, byte_rate):
+def _roof(line: tuple[float | None, float | None], intensity: float | None, flop_rate: float | None,
+          byte_rate: float | None) -> tuple[str | None, float | None]:
     """bound and fraction_of_peak from the peaks and the achieved rates. Work that computes
     nothing (a copy, a fill: intensity 0) is memory-bound on any device, FLOP peak or none: a
     uint8 or bool copy has no FLOP peak to look up, and needs none."""
@@ -158,9 +169,9 @@ def _roof(line, intensity, flop_rate, byte_rate):
     return None, None
 
 
-def _uncounted(stats):
+def _uncounted(stats: Sequence[OpStat]) -> list[tuple[str, int, float]]:
     total = sum(s.seconds for s in stats) or 1.0
-    rows = {}
+    rows: dict[str, tuple[int, float]] = {}  # name -> (calls, seconds)
     for s in stats:
         if s.kind == "uncounted":
             calls, seconds = rows.get(s.name, (0, 0.0))
@@ -169,14 +180,16 @@ def _uncounted(stats):
     return [(name, calls, seconds / total) for name, (calls, seconds) in ranked]
 
 
-def _outside_share(op_seconds, bookkeeping, run, harness):
+def _outside_share(op_seconds: float, bookkeeping: float, run: Run, harness: float) -> float:
     """The share of the counting run outside PyTorch ops, over the run less the harness's own
     cost (its final synchronize and timing event: ``harness`` seconds), which is no cell's work."""
     own = run.wall - harness if run.wall else 0.0
     return max(0.0, 1 - (op_seconds + bookkeeping) / own) if own > 0 else 0.0
 
 
-def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0, harness=0.0):
+def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: Callable[[str], str],
+          tf32: Mapping[str, bool], override: PeakOverride | None = None, bookkeeping: float = 0.0,
+          harness: float = 0.0) -> Roofline:
     """A Roofline from the counting run's ``stats`` (OpStat records) and its ``run``, over ``median``.
 
     ``device_name(device)`` turns "cuda:0" into torch's name for that GPU; ``bookkeeping`` is
@@ -190,13 +203,13 @@ def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0,
     device = top.device if top else "cpu"
     dtype = top.dtype if top else None
     name = device_name(device) if top else "cpu"
-    rates = (flops / median, nbytes / median) if median else (None, None)
+    rates: tuple[float | None, float | None] = (flops / median, nbytes / median) if median else (None, None)
     roofline = Roofline(flops, nbytes, flops / nbytes if nbytes else None, *rates, device=name, dtype=dtype,
                         pointwise_flops=sum(s.flops for s in stats if s.kind == "pointwise"),
                         uncounted=_uncounted(stats), wall=run.wall,
                         outside_share=_outside_share(op_seconds, bookkeeping, run, harness))
     if top is not None:
-        peak_flops, peak_bandwidth, source, notes = resolve_peaks(device, name, dtype, top.name, tf32, override)
+        peak_flops, peak_bandwidth, source, notes = resolve_peaks(device, name, top.dtype, top.name, tf32, override)
         roofline.peak_flops, roofline.peak_bandwidth, roofline.peak_source = peak_flops, peak_bandwidth, source
         roofline.notes.extend(notes)
         roofline.bound, roofline.fraction_of_peak = _roof((peak_flops, peak_bandwidth), roofline.intensity,
@@ -206,13 +219,13 @@ def build(stats, run, median, device_name, tf32, override=None, bookkeeping=0.0,
     return roofline
 
 
-def _memory_hint(pointwise_share):
+def _memory_hint(pointwise_share: float) -> str:
     if pointwise_share >= FUSION_HINT_SHARE:
         return "fusing this elementwise chain (torch.compile) saves traffic"
     return "moving fewer bytes (fusion, a smaller dtype) is what would speed it up"
 
 
-def verdict(r, pointwise_share=0.0):
+def verdict(r: Roofline, pointwise_share: float = 0.0) -> str:
     """The roofline in one sentence with its numbers."""
     if not r.flops and not r.bytes:
         return "no PyTorch ops ran in the counting run: nothing to rate"
@@ -222,9 +235,11 @@ def verdict(r, pointwise_share=0.0):
     intensity = f"intensity {_number(r.intensity)} FLOP/B" if r.intensity is not None else "no bytes counted"
     ridge = f", ridge {_number(r.ridge)}" if r.ridge else ""
     if r.bound == "compute":
+        assert r.fraction_of_peak is not None  # _roof gives a bound its fraction once the rates are known
         return (f"{format_si(r.flop_rate, 'FLOP/s')}: {100 * r.fraction_of_peak:.0f}% of {r.peak_source} "
                 f"({format_si(r.peak_flops, 'FLOP/s')}); compute-bound ({intensity}{ridge})")
     if r.bound == "memory":
+        assert r.fraction_of_peak is not None  # as for "compute"
         return (f"{format_si(r.byte_rate, 'B/s')}: {100 * r.fraction_of_peak:.0f}% of "
                 f"the {format_si(r.peak_bandwidth, 'B/s')} memory bandwidth; memory-bound ({intensity}{ridge}): "
                 f"{_memory_hint(pointwise_share)}")
@@ -236,7 +251,7 @@ def verdict(r, pointwise_share=0.0):
     return achieved
 
 
-def sentences(r):
+def sentences(r: Roofline) -> list[tuple[str, str]]:
     """(kind, text) findings: the verdict, what was not counted, and the notes on the peaks."""
     found = [("roofline", f"Roofline: {r.verdict}.")]
     outside = (f"; {100 * r.outside_share:.0f}% of the counting run was spent outside them "
