@@ -371,7 +371,7 @@ class CudaTimeResult:
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``
         reads its own record back; a record no feature here knows is left out."""
-        get = data.get
+        get, features = data.get, tuple(features)  # read twice below: a generator would be spent
         harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
         return cls(
             cold=Run(**data["cold"]),
@@ -385,7 +385,7 @@ class CudaTimeResult:
             task=Task.from_dict(task) if task is not None else None,
             cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
             records={feature.name: feature.from_json(get(feature.name)) for feature in features},
-            features=tuple(features),
+            features=features,
         )
 
     def __repr__(self) -> str:

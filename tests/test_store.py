@@ -332,3 +332,15 @@ def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_pa
         lines = cell.outputs[0].data["text/plain"].splitlines()
         assert lines[0].startswith(("label", "point")) and not any(" against " in line for line in lines[1:4])  # header, 3 rows
         assert all(" against " in line or "ause" in line for line in lines[4:])  # then only sentences under the table
+
+
+def test_a_batched_line_without_a_harness_still_reads(tmp_path):
+    """The schema allows ``"harness": null`` (older lines) beside warm runs of k runs per sample: the
+    report then says the harness's cost is not known, rather than failing."""
+    data = full_result().to_dict()
+    data["harness"] = None
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps({"format": "ipython_cudatime", "schema": SCHEMA, **data}) + "\n")
+    loaded, problems = load([str(path)])
+    assert problems == [] and loaded.points[0].result.batch == 10
+    assert "harness's own cost per sample (n/a" in report(loaded.points[0].result)

@@ -59,8 +59,9 @@ def clock_jitter(result: CudaTimeResult) -> float:
 
 def is_noisy(result: CudaTimeResult) -> bool:
     """A spread large against the median and against the clocks' own jitter."""
-    return bool(result.runs >= 3 and result.median and result.iqr / result.median > NOISY_IQR
-                and result.iqr > clock_jitter(result))
+    median, iqr = result.median, result.iqr
+    return bool(result.runs >= 3 and median and iqr is not None and iqr / median > NOISY_IQR
+                and iqr > clock_jitter(result))
 
 
 def is_starved(context: CpuContext | None) -> bool | None:
@@ -157,6 +158,7 @@ def _cause(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str
 def _symptom(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str] | None:
     """(symptom, warning sentence), or None for runs with neither symptom."""
     if is_noisy(result):
+        assert result.iqr is not None and result.median  # what is_noisy read
         return "noisy", (f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
                          "the median, more than the clocks' own jitter).")
     if result.runs and is_starved(context):

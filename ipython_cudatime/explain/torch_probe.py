@@ -113,8 +113,7 @@ class TorchProbe(Probe[dict[str, Any]]):
         warm_peak, warm_exact = (phase_peak(after_cold, after_warm) if after_warm and after_warm["cuda"]
                                  else (None, False))
         cuda = self._torch.cuda
-        # The ignore goes when memory.py declares DeviceMemory.warm_peak Optional (after the feature refactor).
-        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,  # type: ignore[arg-type]
+        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
                             reserved_growth=after_cold[RESERVED] - start[RESERVED],
                             total=cuda.get_device_properties(cuda.current_device()).total_memory,
                             before=start[ALLOCATED])

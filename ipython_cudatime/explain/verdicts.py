@@ -67,6 +67,7 @@ def device_verdict(p: Profile) -> Verdict:
         launched = (f"; the host made {p.launch_count:,} launch calls, but no kernel was recorded"
                     if p.launch_count else "")
         return "no device activity", f"no device activity: no kernel, memcpy or memset events{launched}"
+    assert p.busy_fraction is not None  # a profile with a traced device has its busy fraction
     window = f"the {fmt(p.window)} window"
     if device_time and p.breakdown["communication"] / device_time >= COMMUNICATION_SHARE:
         return "communication-bound", (
@@ -97,6 +98,7 @@ def _largest(p: Profile) -> tuple[str, int, float]:
 
 
 def _idle_verdict(p: Profile, window: str) -> Verdict:
+    assert p.busy_fraction is not None and p.window is not None  # a profile with a traced device has both
     count = p.kernel_count + p.copy_count
     idle = (1 - p.busy_fraction) * p.window
     if p.busy_fraction < IDLE_BUSY and count >= LAUNCH_BOUND_COUNT and idle / count <= LAUNCH_GAP:

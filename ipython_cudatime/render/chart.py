@@ -159,7 +159,7 @@ def _emptied() -> tuple[Figure, Axes]:
 def _scale(result: CudaTimeResult, bars: list[Bar]) -> tuple[bool, float, float]:
     """(log, floor, top): the value axis of these bars."""
     values = [value for _, host, total in bars for value in (host, total)]
-    log = bool(result.median) and max(values) / result.median > LOG_RATIO
+    log = bool(result.median and max(values) / result.median > LOG_RATIO)
     floor = min((value for value in values if value > 0), default=1e-9) / 2 if log else 0.0
     return log, floor, max(values) * (3.0 if log else 1.25)
 
