@@ -208,13 +208,16 @@ class Sampler:
     ``repeats.reset()``.
 
     ``batch(k)``, when the cell can be batched (see ``batching``), runs it k times in
-    one call; a sample of k runs is then timed as one and reported per run.
+    one call; a sample of k runs is then timed as one and reported per run. The ``watches`` that
+    hear each later run (``Watch.before_run``, ``Watch.after_run``) hear it outside its timed span.
     """
 
     def __init__(self, fn: Callable[[], Any], devices: DeviceSet, repeats: Repeats, clock: Clock,
-                 outputs: Outputs | None = None, batch: Callable[[int], Any] | None = None) -> None:
+                 outputs: Outputs | None = None, batch: Callable[[int], Any] | None = None,
+                 watches: Sequence[Watch] = ()) -> None:
         self.fn, self.devices, self.repeats, self.clock = fn, devices, repeats, clock
         self.outputs, self.batch = outputs, batch
+        self._each = [watch for watch in watches if watch.hears_each_run()]
 
     def _timed(self, fn: Callable[[], Any], **kwargs: Any) -> tuple[Run, Any]:
         return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
@@ -228,18 +231,29 @@ class Sampler:
         return self._timed(self._cell(mark), cpu_times=True)
 
     def run(self, before: str | None = "settle", mark: Mark | None = None) -> Run:
-        self.repeats.reset()
-        return self._timed(self._cell(mark), before=before)[0]
+        self._reset()
+        return self._heard(self._timed(self._cell(mark), before=before)[0])
 
     def sample(self, runs: int) -> Run:
         """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""
         if runs == 1:
             return self.run()
-        self.repeats.reset()
+        self._reset()
         batch = self.batch
         assert batch is not None  # more than one run per sample comes from batch_size: a cell that can be batched
         run, _ = self._timed(lambda: batch(runs), before="settle")
-        return _per_run(run, runs)
+        return self._heard(_per_run(run, runs))
+
+    def _reset(self) -> None:
+        """Before a later run: the cell's names put back, then the watches that hear each run."""
+        self.repeats.reset()
+        for watch in self._each:
+            watch.before_run()
+
+    def _heard(self, run: Run) -> Run:
+        for watch in self._each:
+            watch.after_run(run)
+        return run
 
     def batch_size(self, last: float, harness: Harness, trials: list[Run]) -> int:
         """Runs per sample: 1 when a plain run (``last`` seconds) lasts BATCH_TARGET times the
@@ -286,7 +300,9 @@ class Watch:
     a timed span, and names no feature. This default watches nothing.
 
     ``before()`` comes just before the cold run; ``after_cold()`` just after it, once the
-    frameworks it imported have joined; ``after_warm()`` after the warm runs. ``around(run)`` is
+    frameworks it imported have joined; ``before_run()`` and ``after_run(run)`` around each later
+    run or sample (warm-up, warm, extra; ``run`` its clocks, per run), outside its timed span;
+    ``after_warm()`` after the warm runs. ``around(run)`` is
     a context manager around ``run`` ("cold", or "extra": the one more run after the warm runs,
     out of the statistics, that a watch with an ``extra`` name asks for), or None; ``mark(run,
     fn)`` is the cell as that run calls it. A cell that must not repeat gets no extra runs.
@@ -305,6 +321,17 @@ class Watch:
 
     def after_warm(self) -> None:
         pass
+
+    def before_run(self) -> None:
+        pass
+
+    def after_run(self, run: Run) -> None:
+        pass
+
+    def hears_each_run(self) -> bool:
+        """Whether this watch overrides ``before_run`` or ``after_run``: the others cost a later run nothing."""
+        kind = type(self)
+        return kind.before_run is not Watch.before_run or kind.after_run is not Watch.after_run
 
     def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
         return None
@@ -393,7 +420,7 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     """
     repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
     batch = cell.batch if all(watch.batching for watch in watches) else None
-    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch)
+    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, watches)
     cpu: CpuWatch | NoCpuWatch = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
     cpu.read("before")
     repeats.begin()
