@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..explain import Cause, ColdWatch, remainder
 from ..findings import Finding
@@ -20,6 +20,9 @@ from ..runner import Outcome, Watch
 from ..schema import CAUSE, list_of
 from ..units import format_seconds as fmt
 from .feature import Call, Feature
+
+if TYPE_CHECKING:
+    from ..options import Values
 
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
@@ -67,10 +70,10 @@ class ColdCauses(Feature):
     section_title = "Why the cold run was slow"
     section_class = "cudatime-section-why"
 
-    def settings(self, values: Any) -> bool:
+    def settings(self, values: Values) -> bool:
         return True
 
-    def watch(self, settings: Any, call: Call) -> Watch:
+    def watch(self, settings: bool, call: Call) -> Watch:
         return CausesWatch(ColdWatch.detect(call.probes, call.source))
 
     def to_json(self, record: list[Cause] | None) -> list[dict[str, Any]]:

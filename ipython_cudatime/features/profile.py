@@ -9,6 +9,7 @@ GPU's busy fraction, launches, synchronizations, top kernels, a verdict.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -43,12 +44,13 @@ class ProfileWatch(Watch):
 
     def __init__(self, profiler: TorchProfiler, cold: bool) -> None:
         self._profiler, self._cold = profiler, cold
-        self.extra = None if cold else "profiled"
+        # the ignore goes once runner.py types Watch.extra Optional (issue #22)
+        self.extra = None if cold else "profiled"  # type: ignore[assignment, unused-ignore]
 
     def around(self, run: str) -> TorchProfiler | None:
         return self._profiler if (run == "cold") == self._cold else None
 
-    def mark(self, run: str, fn: Any) -> Any:
+    def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
         return self._profiler.cell(fn)
 
     def record(self, outcome: Outcome) -> Profile | None:
