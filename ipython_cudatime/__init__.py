@@ -5,6 +5,11 @@ imports neither IPython's magics nor any GPU framework: the result, the collecti
 file format below are plain data (``tests/test_package.py`` checks what an import loads).
 """
 
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING, Any
+
 from . import store
 from .compare import Results, contrast
 from .display import text
@@ -12,6 +17,11 @@ from .explain.profile import profile_trace
 from .features import FEATURES
 from .result import CudaTimeResult, Env, Task
 from .store import save
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from .features.feature import Feature
 
 __version__ = "0.1.0"
 
@@ -31,7 +41,7 @@ __all__ = [
 ]
 
 
-def load_ipython_extension(ipython, notebook=None):
+def load_ipython_extension(ipython: Any, notebook: bool | None = None) -> None:
     """``%load_ext ipython_cudatime``. ``notebook`` forces the frontend decision (True: show
     notebook reports; False: text only) where detecting a Jupyter kernel misjudges it."""
     from .magics import CudaTimeMagics  # IPython's magic machinery loads with the extension, not the package
@@ -41,7 +51,7 @@ def load_ipython_extension(ipython, notebook=None):
     magics.display.install()
 
 
-def unload_ipython_extension(ipython):
+def unload_ipython_extension(ipython: Any) -> None:
     from .magics import CudaTimeMagics  # as in load_ipython_extension
 
     manager = ipython.magics_manager
@@ -55,13 +65,13 @@ def unload_ipython_extension(ipython):
     manager.registry.pop(CudaTimeMagics.__name__, None)
 
 
-def report(obj):
+def report(obj: CudaTimeResult | Results) -> str:
     """The text report of a result or of results side by side (a sweep, a comparison): what terminal
     IPython shows when you echo one. Results are plain data; this is how they read as text."""
     return text(obj)
 
 
-def load(paths, features=FEATURES):
+def load(paths: Iterable[str | PathLike[str]], features: Collection[Feature] = FEATURES) -> tuple[Results, list[str]]:
     """Read the results ``--save`` wrote to ``paths`` (one JSON line each): (``Results``, a list of
     messages for the lines or files that did not load). Each of ``features`` reads its own record."""
     return store.load(paths, features)

@@ -10,6 +10,10 @@ made once and passed in (``Display(shell, notebook=...)``, as rich's ``force_jup
 never a global to patch.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
 from .compare import Results
 from .render.chart import chart_html
 from .render.comparison import results_html, results_text
@@ -17,18 +21,23 @@ from .render.html import render_html
 from .render.text import render_text
 from .result import CudaTimeResult
 
+if TYPE_CHECKING:
+    from IPython.lib.pretty import RepresentationPrinter
 
-def in_notebook(shell):
+    from .progress import LiveProgress
+
+
+def in_notebook(shell: Any) -> bool:
     """Whether ``shell`` runs under a Jupyter kernel (Lab, Notebook, VS Code, Colab)."""
     return getattr(shell, "kernel", None) is not None
 
 
-def text(obj):
+def text(obj: CudaTimeResult | Results) -> str:
     """The text report of a result, or of results side by side: the truth every view shares."""
     return results_text(obj) if isinstance(obj, Results) else render_text(obj)
 
 
-def bundle(obj):
+def bundle(obj: CudaTimeResult | Results) -> dict[str, str]:
     """The mimebundle for a result or results side by side: the text report, and the HTML report
     with its chart."""
     html = results_html(obj) if isinstance(obj, Results) else render_html(obj, chart_html(obj))
@@ -45,14 +54,15 @@ class Display:
     IPython asks for only where a notebook shows it (terminal IPython never draws a chart).
     """
 
-    SHOWN = (CudaTimeResult, Results)
+    SHOWN: ClassVar[tuple[type, ...]] = (CudaTimeResult, Results)
 
-    def __init__(self, shell, notebook=None):
+    def __init__(self, shell: Any, notebook: bool | None = None) -> None:
         self.shell = shell
         self.notebook = in_notebook(shell) if notebook is None else notebook
-        self._shown = None  # (cell, object) last published: its echo in the same cell is one line
+        # (cell, object) last published: its echo in the same cell is one line
+        self._shown: tuple[int, object] | None = None
 
-    def show(self, obj, text_only=False, live=None):
+    def show(self, obj: CudaTimeResult | Results, text_only: bool = False, live: LiveProgress | None = None) -> None:
         """Publish a result or results the way this frontend reads best (in a notebook: text and
         HTML), in place of ``live``'s progress view when one is given."""
         self._shown = (self.shell.execution_count, obj)
@@ -64,7 +74,7 @@ class Display:
 
             display(data, raw=True)
 
-    def line(self, text):
+    def line(self, text: str) -> None:
         """Publish one line (auto mode's): printed in a terminal, text and HTML in a notebook."""
         from html import escape
 
@@ -75,27 +85,27 @@ class Display:
 
         display({"text/plain": text, "text/html": f"<div class='cudatime-auto'>{escape(text)}</div>"}, raw=True)
 
-    def _just_shown(self, obj):
+    def _just_shown(self, obj: object) -> bool:
         """Whether ``obj`` is what this cell already published (``%cudatime -o stmt``): its Out
         value is then its one-line repr, not the report a second time."""
         shown = self._shown
         return shown is not None and shown[0] == self.shell.execution_count and shown[1] is obj
 
-    def _pretty(self, obj, printer, cycle):
+    def _pretty(self, obj: CudaTimeResult | Results, printer: RepresentationPrinter, cycle: bool) -> None:
         printer.text(repr(obj) if cycle or self._just_shown(obj) else text(obj))
 
-    def _html(self, obj):
+    def _html(self, obj: CudaTimeResult | Results) -> str | None:
         if not self.notebook or self._just_shown(obj):
             return None  # IPython then shows the text/plain alone
         return bundle(obj)["text/html"]
 
-    def install(self):
+    def install(self) -> None:
         formatters = self.shell.display_formatter.formatters
         for kind in self.SHOWN:
             formatters["text/plain"].for_type(kind, self._pretty)
             formatters["text/html"].for_type(kind, self._html)
 
-    def uninstall(self):
+    def uninstall(self) -> None:
         formatters = self.shell.display_formatter.formatters
         for kind in self.SHOWN:
             formatters["text/plain"].pop(kind, None)

@@ -6,6 +6,8 @@ cell; the code then runs in the user namespace. ``shell.run_cell`` is never
 called: it would reset the outer cell's result.
 """
 
+from __future__ import annotations
+
 import ast
 import contextlib
 import io
@@ -13,6 +15,9 @@ import shlex
 import sys
 import tokenize
 import traceback
+from collections.abc import Callable, Collection, Iterable, Mapping
+from types import CodeType, TracebackType
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import (
@@ -41,10 +46,19 @@ from .result import Env, Task, format_params
 from .runner import Cell, Clock, measure
 from .state import CellRepeats, InterruptHold, NameSnapshot
 
+if TYPE_CHECKING:
+    from .backends import Entry
+    from .explain import Probe
+    from .features import Feature
+    from .options import Spec
+    from .progress import LiveProgress
+    from .result import CudaTimeResult
+    from .runner import Measurement
+
 PACKAGE = __name__.rpartition(".")[0]
 
 
-def _ends_with_semicolon(source):
+def _ends_with_semicolon(source: str) -> bool:
     """Whether the last code token is ';' (IPython's rule for hiding a cell's value)."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
@@ -57,32 +71,33 @@ def _ends_with_semicolon(source):
     return False
 
 
-def _user_traceback(tb):
+def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
     """The traceback from the user's first frame on, without this package's frames (None if all are ours)."""
     while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith(PACKAGE):
         tb = tb.tb_next
     return tb
 
 
-def _render_as_users(shell, error, tb):
+def _render_as_users(shell: Any, error: BaseException, tb: TracebackType | None) -> None:
     """Make IPython show ``error`` with the user's frames only, on IPython 7 (which would show its
     magic machinery's frames) as on 9: IPython renders an exception that has a
     ``_render_traceback_`` through it, in the terminal and in the kernel's error reply."""
     with contextlib.suppress(Exception):  # __slots__, a raising __setattr__ or __str__: IPython's own view
+        rendered: list[str]
         if tb is None:  # no frame of the user's (an interrupt held while the report was shown): the line alone
             rendered = [line.rstrip("\n") for line in traceback.format_exception_only(type(error), error)]
         else:
             rendered = shell.InteractiveTB.structured_traceback(type(error), error, tb, tb_offset=0)
-        error._render_traceback_ = lambda: rendered
+        error._render_traceback_ = lambda: rendered  # type: ignore[attr-defined]  # IPython's hook, on the instance
 
 
-def _show_syntax_error_plainly(shell, error):
+def _show_syntax_error_plainly(shell: Any, error: SyntaxError) -> None:
     """IPython shows a SyntaxError raised while code runs with every frame above it (its own, this
     magic's); one in the cell's text is shown as in a cell, with no frame. The shell's
     ``showsyntaxerror`` is wrapped for the one call that shows ``error`` (IPython 7.34 and 9)."""
     original = shell.showsyntaxerror
 
-    def show(filename=None, running_compiled_code=False):
+    def show(filename: str | None = None, running_compiled_code: bool = False) -> None:
         if sys.exc_info()[1] is error:
             running_compiled_code = False
             with contextlib.suppress(AttributeError):
@@ -92,7 +107,7 @@ def _show_syntax_error_plainly(shell, error):
     shell.showsyntaxerror = show
 
 
-def _cell_number(shell):
+def _cell_number(shell: Any) -> int:
     """The number of the cell being run, for ``Cell In[N]`` in tracebacks. IPython 9 increments
     ``execution_count`` before the cell runs, IPython 7 after; the running cell's
     ExecutionResult knows its own number in both."""
@@ -104,34 +119,35 @@ def _cell_number(shell):
 class CompiledCell:
     """A cell compiled once: its statements, its final expression if it has one, the names it binds."""
 
-    def __init__(self, shell, source):
+    def __init__(self, shell: Any, source: str) -> None:
         self.source = source
         transformed = shell.transform_cell(source)
         filename = shell.compile.cache(transformed, _cell_number(shell))
-        tree = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
+        tree: ast.Module = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
         self.tree = tree
-        self._compile_module = lambda module: shell.compile(module, filename, "exec")
+        self._compile_module: Callable[[ast.Module], CodeType] = lambda module: shell.compile(module, filename, "exec")
         self.bound = top_level_names(tree)
         self.read = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
                             and isinstance(node.ctx, ast.Load)})
         body = list(tree.body)
-        last = None
+        last: ast.Expression | None = None
         if body and isinstance(body[-1], ast.Expr):
-            last = ast.Expression(body.pop().value)
-        self.statements = shell.compile(ast.Module(body, []), filename, "exec") if body else None
-        self.expression = shell.compile(last, filename, "eval") if last is not None else None
+            last = ast.Expression(cast(ast.Expr, body.pop()).value)
+        self.statements: CodeType | None = shell.compile(ast.Module(body, []), filename, "exec") if body else None
+        self.expression: CodeType | None = shell.compile(last, filename, "eval") if last is not None else None
 
-    def cell(self, globals_, locals_, *namespaces):
+    def cell(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None,
+             *namespaces: Mapping[str, Any]) -> Cell:
         """What the runner times (``runner.Cell``): the cell run in ``globals_``/``locals_``, what it
         produced in ``namespaces[0]``, and the names it reads, looked up in ``namespaces``."""
         return Cell(self.runner(globals_, locals_), self.outputs(namespaces[0]), self.reads(*namespaces),
                     self.batch(globals_, locals_))
 
-    def runner(self, globals_, locals_):
+    def runner(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None) -> Callable[[], Any]:
         """A no-argument callable that runs the cell once and returns its final value."""
         statements, expression = self.statements, self.expression
 
-        def run():
+        def run() -> Any:
             if statements is not None:
                 exec(statements, globals_, locals_)
             if expression is not None:
@@ -140,28 +156,28 @@ class CompiledCell:
 
         return run
 
-    def batch(self, globals_, locals_):
+    def batch(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None) -> Callable[[int], Any] | None:
         """``batch(k)`` running the cell k times in one call (see ``batching``), or None when it
         cannot be batched; never for a cell run in a function's own local scope."""
         if locals_ is not None and locals_ is not globals_:
             return None
         return compile_batch(self.tree, self._compile_module, globals_)
 
-    def outputs(self, namespace):
+    def outputs(self, namespace: Mapping[str, Any]) -> Callable[[Any], list[Any]]:
         """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
         bound = self.bound
 
-        def produced(value):
+        def produced(value: Any) -> list[Any]:
             return [value, *(namespace[name] for name in bound if name in namespace)]
 
         return produced
 
-    def reads(self, *namespaces):
+    def reads(self, *namespaces: Mapping[str, Any]) -> Callable[[], list[Any]]:
         """The values of the names the cell reads, found in the first of ``namespaces`` that has
         each (they tell which frameworks the cell's work went through)."""
         read = self.read
 
-        def values():
+        def values() -> list[Any]:
             found = []
             for name in read:
                 space = next((space for space in namespaces if name in space), None)
@@ -172,7 +188,7 @@ class CompiledCell:
         return values
 
 
-def _compare_arguments(words):
+def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
     """%cudatime_compare's words as (labels, files): the files are all words after --load."""
     if "--load" not in words:
         return words, []
@@ -193,8 +209,12 @@ class CudaTimeMagics(Magics):
     (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),
     whose flags the command line takes. Tests register an instance built with their own."""
 
-    def __init__(self, shell, registry=REGISTRY, probes=PROBES, clock=None, notebook=None, machine=None,
-                 features=FEATURES):
+    shell: Any  # the InteractiveShell they are registered on (Magics allows None; these magics always have one)
+
+    def __init__(self, shell: Any, registry: Collection[Entry] = REGISTRY,
+                 probes: Collection[tuple[str, type[Probe[Any]]]] = PROBES, clock: Clock | None = None,
+                 notebook: bool | None = None, machine: Machine | None = None,
+                 features: Iterable[Feature] = FEATURES) -> None:
         super().__init__(shell)
         self.registry = registry
         self.features = tuple(features)
@@ -208,7 +228,7 @@ class CudaTimeMagics(Magics):
     @no_var_expand
     @needs_local_scope
     @line_cell_magic
-    def cudatime(self, line="", cell=None, local_ns=None):
+    def cudatime(self, line: str = "", cell: str | None = None, local_ns: dict[str, Any] | None = None) -> Any:
         __tracebackhide__ = True  # IPython leaves this frame out of the user's traceback
         try:
             spec, rest = cli.parse(line, self.features)
@@ -222,7 +242,7 @@ class CudaTimeMagics(Magics):
             run_setup = CompiledCell(self.shell, setup).runner(self.shell.user_ns, where) if setup else None
         except SyntaxError as exc:  # the user's, shown as IPython shows one in a cell
             _show_syntax_error_plainly(self.shell, exc)
-            raise exc.with_traceback(None)
+            raise exc.with_traceback(None)  # noqa: B904  # the user's error itself, raised again: no new one to chain
         points = len(grid(spec.sweeps)) if spec.sweeps else 1
         with live_progress(self.shell, spec.show.quiet, spec.plan, self.display.notebook, points, self.clock) as live:
             if spec.sweeps:
@@ -241,7 +261,8 @@ class CudaTimeMagics(Magics):
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, spec, compiled, where, live, params=None, hold=None):
+    def _measure(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
+                 params: Mapping[str, Any] | None = None, hold: InterruptHold | None = None) -> Measurement:
         """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
         ``live`` (``progress.LiveProgress``) hears of each run; ``hold`` (``state.InterruptHold``)
         starts when the later runs end. The result says what it timed: the cell, its label, the
@@ -259,7 +280,8 @@ class CudaTimeMagics(Magics):
                            spec.plan, task, self.features, watches, repeats=repeats, clock=self.clock, progress=live,
                            machine=self.machine)
 
-    def _time(self, spec, compiled, where, run_setup, live):
+    def _time(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
+              run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:
         """Setup, then the runs; return (value, error): the report is shown before any error is raised.
         A Ctrl-C once the later runs are over waits for the report to be shown and saved."""
         with InterruptHold() as hold:
@@ -272,17 +294,18 @@ class CudaTimeMagics(Magics):
             value, error = self._report(spec, measurement, live)
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
-    def _report(self, spec, measurement, live):
+    def _report(self, spec: Spec, measurement: Measurement, live: LiveProgress) -> tuple[Any, BaseException | None]:
         """Keep, save and show the result; return (value, error) as ``_time`` does."""
         result, show = measurement.result, spec.show
         if show.var:
             self.shell.user_ns[show.var] = result
+        assert result.task is not None  # measure() gives its result the task it timed
         self._keep(spec, [Point(result.task, result)])
         if not show.quiet:
             self.display.show(result, show.text, live)
         return (result if show.output else measurement.value), measurement.error
 
-    def _keep(self, spec, points):
+    def _keep(self, spec: Spec, points: list[Point]) -> None:
         """-l records the points for %cudatime_compare; --save appends them to its file."""
         if spec.label:
             self.history.record([point for point in points if point.result is not None])
@@ -292,7 +315,8 @@ class CudaTimeMagics(Magics):
             except OSError as exc:  # the timing is done: say so, and still show the report
                 print(f"cudatime: --save {spec.save}: not saved ({exc})", file=sys.stderr)
 
-    def _sweep(self, spec, compiled, where, run_setup, live):
+    def _sweep(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
+               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Results | None, BaseException | None]:
         """Time the cell at every point of the --sweep grid; return (Results or None, error).
 
         Before each point the cell's names are put back as they were, the swept names
@@ -303,7 +327,7 @@ class CudaTimeMagics(Magics):
         swept = NameSnapshot(scope, [name for name, _ in spec.sweeps])
         cell_state = NameSnapshot(scope, compiled.bound)
 
-        def time_point(params):
+        def time_point(params: dict[str, Any]) -> tuple[CudaTimeResult, Any]:
             live.next_point(format_params(params))
             cell_state.restore()
             scope.update(params)
@@ -332,7 +356,7 @@ class CudaTimeMagics(Magics):
     cudatime.__doc__ = cli.usage(FEATURES)
 
     @line_magic
-    def cudatime_compare(self, line=""):
+    def cudatime_compare(self, line: str = "") -> None:
         """Show results side by side, recorded with -l or saved with --save:
         %cudatime_compare [labels...] [--load FILE [FILE...]] | --clear"""
         try:
@@ -345,8 +369,9 @@ class CudaTimeMagics(Magics):
         labels, files = _compare_arguments(words)
         chosen, unknown = self.history.select(labels) if labels else (self.history, [])
         if unknown:
+            recorded = ", ".join(dict.fromkeys(p.label for p in self.history.points if p.label)) or "none"
             raise UsageError(f"no result recorded as {', '.join(unknown)} (record one with %cudatime -l NAME); "
-                             f"recorded: {', '.join(dict.fromkeys(p.label for p in self.history.points)) or 'none'}")
+                             f"recorded: {recorded}")
         loaded, problems = store.load(files, self.features)
         for problem in problems:  # the lines that did load are still shown
             print(f"cudatime: {problem}", file=sys.stderr)
@@ -359,7 +384,7 @@ class CudaTimeMagics(Magics):
         return None
 
     @line_magic
-    def cudatime_auto(self, line=""):
+    def cudatime_auto(self, line: str = "") -> None:
         """Time every following cell once, synchronized: %cudatime_auto on|off"""
         choice = line.strip().lower()
         if choice not in ("on", "off"):

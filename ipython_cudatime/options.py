@@ -36,7 +36,7 @@ class OptionError(ValueError):
     """A bad command line; the magic turns it into a one-line UsageError."""
 
 
-class Values(dict):  # type: ignore[type-arg]
+class Values(dict[str, Any]):
     """The parsed flags by destination (``values.runs``), each flag's default where it was not given.
     Only the parser, the rules and the features' ``settings`` read it: what travels on is the ``Spec``."""
 

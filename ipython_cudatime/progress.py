@@ -19,17 +19,25 @@ All time is read on the runner's ``Clock``.
   TTY, else nothing.
 """
 
+from __future__ import annotations
+
 import contextvars
 import statistics
 import sys
 import threading
 import uuid
+from collections.abc import Sequence
 from html import escape
+from typing import IO, TYPE_CHECKING, Any
 
 from .result import statistics_clock
 from .runner import Clock, Progress
 from .units import format_seconds as fmt
 from .units import inert
+
+if TYPE_CHECKING:
+    from .result import Harness, Run
+    from .runner import Plan
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
 MIN_INTERVAL = 0.2  # seconds between two refreshes, at least
@@ -46,27 +54,30 @@ class LiveProgress(Progress):
     report replaced (``-q``, ``-o``, an error).
     """
 
-    def __init__(self, view, runs=None, budget=1.0, points=1, clock=None):
+    def __init__(self, view: WidgetView | LineView | None, runs: int | None = None, budget: float = 1.0,
+                 points: int = 1, clock: Clock | None = None) -> None:
         self.view, self.runs, self.budget, self.points = view, runs, budget, points
         self.point, self.label = -1, ""  # the sweep point being timed (``next_point``), from 0
         self.clock = clock or Clock()
         self.started = self.clock.now()
         self._next = self.started + SHOW_AFTER
         self._cold_ended = self.started
-        self._running = None  # (phase, number, start) of the run under way, between starting() and ran()
-        self._done = None  # what ran() last heard, for the ticker: (phase, done, warm, spent, took, harness)
+        # (phase, number, start) of the run under way, between starting() and ran()
+        self._running: tuple[str, int, float] | None = None
+        # what ran() last heard, for the ticker: (phase, done, warm, spent, took, harness)
+        self._done: tuple[str, int, Sequence[Run], float, float | None, Harness | None] | None = None
         self._lock = threading.Lock()  # one refresh at a time: the runner's thread or the ticker's
         self._stop = threading.Event()
-        self._ticker = None
+        self._ticker: threading.Thread | None = None
 
-    def next_point(self, label):
+    def next_point(self, label: str) -> None:
         """The sweep moves on to its next point, described by ``label``."""
         self.point, self.label = self.point + 1, label
 
-    def starting(self, phase, number):
+    def starting(self, phase: str, number: int) -> None:
         self._running = (phase, number, self.clock.now())
 
-    def ran(self, phase, done, warm, harness=None):
+    def ran(self, phase: str, done: int, warm: Sequence[Run], harness: Harness | None = None) -> None:
         now = self.clock.now()
         running, self._running = self._running, None
         if phase == "cold":
@@ -77,14 +88,14 @@ class LiveProgress(Progress):
         if now >= self._next and self.view is not None:
             self._refresh(now, *self._after())
 
-    def _after(self):
+    def _after(self) -> tuple[float, str]:
         """(fraction, text) for the runs that have ended, or (0, "") before the first."""
         if self._done is None:
             return 0.0, ""
         phase, done, warm, spent, took, harness = self._done
         return self._fraction(phase, done, spent), self._status(phase, done, warm, spent, took, harness)
 
-    def _refresh(self, now, fraction, text):
+    def _refresh(self, now: float, fraction: float, text: str) -> None:
         """Show ``text``; the next refresh waits until this one's cost is COST_SHARE of the time
         between them (the first, which makes the view and imports ipywidgets, is a one-off)."""
         with self._lock:
@@ -95,7 +106,7 @@ class LiveProgress(Progress):
         cost = 0.0 if first else self.clock.now() - now
         self._next = now + max(MIN_INTERVAL, cost / COST_SHARE)
 
-    def tick(self):
+    def tick(self) -> None:
         """The ticker's look: when a run has been under way for ``MIN_INTERVAL`` or more and no
         refresh came for as long, show the run and its time so far beside what ended before it."""
         running, now = self._running, self.clock.now()
@@ -106,35 +117,35 @@ class LiveProgress(Progress):
         text = f"{self._run_name(phase, number)}: {fmt(now - start)} so far" + (f" · {last}" if last else "")
         self._refresh(now, fraction, text)
 
-    def _run_name(self, phase, number):
+    def _run_name(self, phase: str, number: int) -> str:
         if phase == "warm":
             return f"warm run {number}" + (f" of {self.runs}" if self.runs is not None else "")
         return "cold run" if phase == "cold" else f"warm-up run {number}"
 
-    def _prefix(self):
+    def _prefix(self) -> str:
         return f"point {self.point + 1} of {self.points} ({self.label}): " if self.points > 1 else ""
 
-    def _tick_loop(self):
+    def _tick_loop(self) -> None:
         while not self._stop.wait(TICK):
             try:
                 self.tick()
             except Exception:  # a view that can no longer be updated: the measurement goes on without it
                 return
 
-    def _start_ticker(self):
+    def _start_ticker(self) -> None:
         """The ticker thread, in a copy of this context (a kernel finds the cell's output by it)."""
         context = contextvars.copy_context()
         self._ticker = threading.Thread(target=context.run, args=(self._tick_loop,), name="cudatime-progress",
                                         daemon=True)
         self._ticker.start()
 
-    def _stop_ticker(self):
+    def _stop_ticker(self) -> None:
         self._stop.set()
         if self._ticker is not None:
             self._ticker.join()
             self._ticker = None
 
-    def _fraction(self, phase, done, spent):
+    def _fraction(self, phase: str, done: int, spent: float) -> float:
         """The share of the whole measurement done: runs out of planned, or budget used."""
         if phase == "cold":
             within = 0.0
@@ -144,7 +155,8 @@ class LiveProgress(Progress):
             within = spent / self.budget if self.budget else 1.0
         return (max(self.point, 0) + min(max(within, 0.0), 1.0)) / self.points
 
-    def _status(self, phase, done, warm, spent, took, harness):
+    def _status(self, phase: str, done: int, warm: Sequence[Run], spent: float, took: float | None,
+                harness: Harness | None) -> str:
         """What the runs that ended come to (``took``: how long the last one lasted); the running
         median is on the clock the result will use (``statistics_clock``)."""
         if phase == "cold":
@@ -160,7 +172,7 @@ class LiveProgress(Progress):
             text += f" · running median {fmt(statistics.median(getattr(run, clock) for run in warm))}"
         return text
 
-    def finish(self, data):
+    def finish(self, data: dict[str, Any]) -> None:
         """Publish the final bundle, in place of the view when one is showing."""
         self._stop_ticker()
         view, self.view = self.view, None
@@ -171,12 +183,12 @@ class LiveProgress(Progress):
 
         display(data, raw=True)
 
-    def __enter__(self):
+    def __enter__(self) -> LiveProgress:
         if self.view is not None:
             self._start_ticker()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self._stop_ticker()
         if self.view is not None:
             self.view.close()
@@ -188,27 +200,28 @@ class WidgetView:
     own publisher (taken at creation, so the capture around warm runs does not swallow it).
     The widgets are made at the first update: a fast cell never creates any."""
 
-    def __init__(self, shell):
+    def __init__(self, shell: Any) -> None:
         self._publisher = shell.display_pub
         self.display_id = uuid.uuid4().hex
-        self.widgets = None
+        self.widgets: tuple[Any, Any, Any] | None = None  # (box, bar, text), made at the first update
 
     @property
-    def shown(self):
+    def shown(self) -> bool:
         return self.widgets is not None
 
-    def _publish(self, data, update):
+    def _publish(self, data: dict[str, Any], update: bool) -> None:
         self._publisher.publish(data, metadata={}, transient={"display_id": self.display_id}, update=update)
 
-    def update(self, fraction, status):
+    def update(self, fraction: float, status: str) -> None:
         """Show ``status`` as text: an HTML widget renders markup, and a status holds the user's
         sweep values and labels, so it is escaped (``<img onerror=...>`` shows as typed)."""
         if self.widgets is None:
             self._show()
+        assert self.widgets is not None  # what _show() made
         box, bar, text = self.widgets
         bar.value, text.value = fraction, escape(status, quote=False)
 
-    def _show(self):
+    def _show(self) -> None:
         import ipywidgets
 
         bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=ipywidgets.Layout(width="240px"))
@@ -218,18 +231,18 @@ class WidgetView:
         view = {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
         self._publish({"text/plain": "cudatime: measuring", WIDGET_MIME: view}, False)
 
-    def replace(self, data):
+    def replace(self, data: dict[str, Any]) -> None:
         """The final bundle takes the view's place; then the widgets go."""
         self._publish(data, True)
         self._close_widgets()
 
-    def close(self):
+    def close(self) -> None:
         """No report follows: leave an empty output where the view was."""
         if self.widgets is not None:
             self._publish({"text/plain": ""}, True)
             self._close_widgets()
 
-    def _close_widgets(self):
+    def _close_widgets(self) -> None:
         """Close every model made, layouts and styles too: a model left open stays in the
         notebook's saved widget state."""
         for widget in self.widgets or ():
@@ -242,33 +255,34 @@ class WidgetView:
 class LineView:
     """One ``\\r``-updated line on a TTY stderr (taken at creation, before any capture)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.shown = False
 
-    def update(self, fraction, status):
+    def update(self, fraction: float, status: str) -> None:
         self.stream.write(f"\r\x1b[K{inert(status, newlines=False)} [{100 * fraction:3.0f}%]")
         self.stream.flush()
         self.shown = True
 
-    def replace(self, data):
+    def replace(self, data: dict[str, Any]) -> None:
         from IPython.display import display
 
         self.close()
         display(data, raw=True)
 
-    def close(self):
+    def close(self) -> None:
         if self.shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
             self.shown = False
 
 
-def live_progress(shell, quiet, plan, notebook, points=1, clock=None):
+def live_progress(shell: Any, quiet: bool, plan: Plan, notebook: bool, points: int = 1,
+                  clock: Clock | None = None) -> LiveProgress:
     """The progress follower for one ``%cudatime`` (its ``runner.Plan``, on the runner's ``clock``):
     a widget view in a notebook with ipywidgets, a stderr line on a TTY, or none (``quiet``: -q,
     or nowhere to show it)."""
-    view = None
+    view: WidgetView | LineView | None = None
     if not quiet:
         view = _widget_view(shell) if notebook else None
         if view is None and sys.stderr.isatty():
@@ -276,7 +290,7 @@ def live_progress(shell, quiet, plan, notebook, points=1, clock=None):
     return LiveProgress(view, plan.runs, plan.budget, points, clock)
 
 
-def _widget_view(shell):
+def _widget_view(shell: Any) -> WidgetView | None:
     """A widget view where ipywidgets is installed (found, not imported: that waits for a view)."""
     from importlib.util import find_spec
 

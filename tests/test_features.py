@@ -12,6 +12,8 @@ import ipython_cudatime
 from ipython_cudatime import options
 from ipython_cudatime.display import bundle
 from ipython_cudatime.features import FEATURES
+from ipython_cudatime.features.feature import Feature
+from ipython_cudatime.runner import Watch
 
 WITH_LENGTH = FEATURES + (SourceLength(),)
 LIBRARY = pathlib.Path(ipython_cudatime.__file__).parent
@@ -65,3 +67,48 @@ def test_no_library_module_names_a_feature_outside_its_own_room():
         used |= {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} & classes
         used |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names} & classes
         assert not used, f"{path.relative_to(LIBRARY)} names {sorted(used)}"
+
+
+class EachRun(Watch):
+    """A test-only watch that hears each later run, and spends a second of the fake clock before each."""
+
+    name = "each_run"
+
+    def __init__(self, clock):
+        self.clock, self.started, self.ended = clock, 0, []
+
+    def before_run(self):
+        self.started += 1
+        self.clock.advance(1.0)  # outside the timed span: no run may show it
+
+    def after_run(self, run):
+        self.ended.append(run)
+
+
+class EveryRun(Feature):
+    """A test-only feature around each later run (as an L2-flushed timing would be)."""
+
+    name = "each_run"
+
+    def __init__(self, clock):
+        self.clock, self.watches = clock, []
+
+    def settings(self, values):
+        return True
+
+    def watch(self, settings, call):
+        self.watches.append(EachRun(self.clock))
+        return self.watches[-1]
+
+    def extra_runs(self, record):
+        return []
+
+
+def test_a_watch_hears_each_later_run_outside_its_timed_span(ip, fake_gpu, seams):
+    every = EveryRun(fake_gpu.clock)
+    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock, features=FEATURES + (every,))
+    ip.user_ns.update(gpu=fake_gpu)
+    r = ip.run_line_magic("cudatime", "-o -q -n 4 -w 2 gpu.launch(1 / 64)")
+    [watch] = every.watches
+    assert watch.started == len(watch.ended) == 2 + 4  # warm-up and warm runs; never the cold run
+    assert watch.ended == r.warmup + r.warm and r.median == 1 / 64  # the second before each is in none

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..explain import Cause, ColdWatch, remainder
 from ..findings import Finding
@@ -20,6 +20,9 @@ from ..runner import Outcome, Watch
 from ..schema import CAUSE, list_of
 from ..units import format_seconds as fmt
 from .feature import Call, Feature
+
+if TYPE_CHECKING:
+    from ..options import Values
 
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
@@ -67,10 +70,10 @@ class ColdCauses(Feature):
     section_title = "Why the cold run was slow"
     section_class = "cudatime-section-why"
 
-    def settings(self, values: Any) -> bool:
+    def settings(self, values: Values) -> bool:
         return True
 
-    def watch(self, settings: Any, call: Call) -> Watch:
+    def watch(self, settings: bool, call: Call) -> Watch:
         return CausesWatch(ColdWatch.detect(call.probes, call.source))
 
     def to_json(self, record: list[Cause] | None) -> list[dict[str, Any]]:
@@ -85,8 +88,8 @@ class ColdCauses(Feature):
 
     def findings(self, result: CudaTimeResult, record: list[Cause] | None) -> list[Finding]:
         """The cold run's verdict when it was much slower than a warm run."""
-        ratio = result.ratio
-        if ratio is None or ratio < COLD_RATIO or result.cold_time - result.median <= COLD_MIN_GAP:
+        ratio, median = result.ratio, result.median
+        if ratio is None or median is None or ratio < COLD_RATIO or result.cold_time - median <= COLD_MIN_GAP:
             return []
         return [Finding("cold", _sentence(result, record or [], ratio))]
 
@@ -98,7 +101,7 @@ class ColdCauses(Feature):
                         f"{escape(c.detail)}</li>" for c in record)
         measured = [c for c in record if c.explains and c.seconds]
         parts = [("warm work", result.median or 0.0, COLOURS["warm"])]
-        parts += [(c.name, c.seconds, CAUSE_COLOURS[i % len(CAUSE_COLOURS)]) for i, c in enumerate(measured)]
+        parts += [(c.name, c.seconds or 0.0, CAUSE_COLOURS[i % len(CAUSE_COLOURS)]) for i, c in enumerate(measured)]
         parts.append(("unexplained", remainder(measured, result.cold_time, result.median), "#808080"))
         return (f"<div class='cudatime-why'>cold run {fmt(result.cold_time)}:"
                 + stacked_bar(parts, sum(seconds for _, seconds, _ in parts) or 1.0)

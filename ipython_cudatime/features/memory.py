@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..backends.torch_cuda import TorchCudaBackend
 from ..explain.memory import ALLOCATED, RESERVED, DeviceMemory, memory_sentence, phase_peak
@@ -16,6 +16,9 @@ from ..result import CudaTimeResult
 from ..runner import Outcome, Watch
 from ..schema import MEMORY
 from .feature import Call, Feature
+
+if TYPE_CHECKING:
+    from ..options import Values
 
 NOT_READY = {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
 
@@ -68,10 +71,10 @@ class Memory(Feature):
     name = "memory"
     schema = staticmethod(MEMORY)
 
-    def settings(self, values: Any) -> bool:
+    def settings(self, values: Values) -> bool:
         return True
 
-    def watch(self, settings: Any, call: Call) -> Watch:
+    def watch(self, settings: bool, call: Call) -> Watch:
         return MemoryWatch()
 
     def from_json(self, data: dict[str, Any] | None) -> DeviceMemory | None:

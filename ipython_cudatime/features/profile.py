@@ -9,6 +9,7 @@ GPU's busy fraction, launches, synchronizations, top kernels, a verdict.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -48,7 +49,7 @@ class ProfileWatch(Watch):
     def around(self, run: str) -> TorchProfiler | None:
         return self._profiler if (run == "cold") == self._cold else None
 
-    def mark(self, run: str, fn: Any) -> Any:
+    def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
         return self._profiler.cell(fn)
 
     def record(self, outcome: Outcome) -> Profile | None:

@@ -15,7 +15,7 @@ import math
 import sys
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
@@ -30,25 +30,28 @@ from ..units import format_seconds as fmt
 from ..units import format_si
 from .feature import Call, Feature, plain_record
 
+if TYPE_CHECKING:
+    from ..explain.op_counter import OpCounter  # imports torch: for the type checker only
+
 UNCOUNTED_SHOWN = 5
 SVG_SIZE = (360, 220)
 MARGIN = (72, 12, 14, 34)  # left, right, top, bottom
 
 
-def _counted(r):
+def _counted(r: Roofline) -> str:
     pointwise = (f", {format_si(r.pointwise_flops, 'FLOP')} of them pointwise (one per output element)"
                  if r.pointwise_flops else "")
     where = f"{r.dtype} on {r.device}" if r.dtype else r.device
     return f"{format_si(r.flops, 'FLOP')}{pointwise}, {format_si(r.bytes, 'B')} moved ({where})"
 
 
-def _uncounted(r):
+def _uncounted(r: Roofline) -> str:
     rows = r.uncounted[:UNCOUNTED_SHOWN]
     more = f", and {len(r.uncounted) - len(rows)} more" if len(r.uncounted) > len(rows) else ""
     return ", ".join(f"{name} ({100 * share:.0f}% of op time)" for name, _, share in rows) + more
 
 
-def _rates(r):
+def _rates(r: Roofline) -> str:
     if not r.flops and not r.bytes:
         return "no PyTorch ops counted: no rates"
     if r.flop_rate is None:
@@ -56,10 +59,11 @@ def _rates(r):
     intensity = f"; intensity {r.intensity:.3g} FLOP/B" if r.intensity is not None else ""
     peaks = [format_si(value, unit) for value, unit in ((r.peak_flops, "FLOP/s"), (r.peak_bandwidth, "B/s")) if value]
     against = f" (peak {', '.join(peaks)})" if peaks else ""
-    return f"{format_si(r.flop_rate, 'FLOP/s')}, {format_si(r.byte_rate, 'B/s')} over the warm median{intensity}{against}"
+    return (f"{format_si(r.flop_rate, 'FLOP/s')}, {format_si(r.byte_rate, 'B/s')} over the warm median"
+            f"{intensity}{against}")
 
 
-def roofline_lines(r):
+def roofline_lines(r: Roofline) -> list[str]:
     """The text report's roofline lines (the verdict itself is a finding)."""
     lines = [f"roofline : one extra counting run ({fmt(r.wall)}, not in the statistics): {_counted(r)}",
              f"rates    : {_rates(r)}",
@@ -72,7 +76,7 @@ def roofline_lines(r):
 RATE_HEADER = ("FLOP/s", "B/s", "of peak")
 
 
-def rate_cells(r):
+def rate_cells(r: Roofline | None) -> tuple[str, str, str]:
     """A roofline's achieved rates for a sweep or comparison table: FLOP/s, B/s, fraction of peak."""
     if r is None or r.flop_rate is None:
         return ("", "", "")
@@ -82,31 +86,31 @@ def rate_cells(r):
     return (format_si(r.flop_rate, "FLOP/s"), format_si(r.byte_rate, "B/s"), fraction)
 
 
-def _scale(value, low, high, size, flip=False):
+def _scale(value: float, low: float, high: float, size: float, flip: bool = False) -> float:
     position = (math.log10(value) - math.log10(low)) / (math.log10(high) - math.log10(low))
     return size * (1 - position) if flip else size * position
 
 
-def _decades(low, high):
+def _decades(low: float, high: float) -> list[float]:
     return [10.0 ** e for e in range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)]
 
 
-def roofline_svg(r):
+def roofline_svg(r: Roofline) -> str:
     """A log-log roofline (FLOP/s against FLOP/B) with this cell as a point; "" without both peaks."""
-    ridge = r.ridge
-    if ridge is None or not r.intensity or not r.flop_rate:
-        return ""
+    ridge, peak_flops, bandwidth = r.ridge, r.peak_flops, r.peak_bandwidth
+    if ridge is None or peak_flops is None or bandwidth is None or not r.intensity or not r.flop_rate:
+        return ""  # a ridge needs both peaks
     width, height = SVG_SIZE
     left, right, top, bottom = MARGIN
     plot_w, plot_h = width - left - right, height - top - bottom
     x_lo, x_hi = min(r.intensity, ridge) / 10, max(r.intensity, ridge) * 10
-    y_lo, y_hi = min(r.flop_rate, r.peak_bandwidth * x_lo) / 2, max(r.peak_flops, r.flop_rate) * 2
+    y_lo, y_hi = min(r.flop_rate, bandwidth * x_lo) / 2, max(peak_flops, r.flop_rate) * 2
 
-    def xy(intensity, rate):
+    def xy(intensity: float, rate: float) -> tuple[float, float]:
         return (left + _scale(intensity, x_lo, x_hi, plot_w), top + _scale(rate, y_lo, y_hi, plot_h, flip=True))
 
-    roof = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(x_lo, r.peak_bandwidth * x_lo), xy(ridge, r.peak_flops),
-                                                    xy(x_hi, r.peak_flops)))
+    roof = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(x_lo, bandwidth * x_lo), xy(ridge, peak_flops),
+                                                    xy(x_hi, peak_flops)))
     px, py = xy(r.intensity, r.flop_rate)
     ticks = "".join(f"<text x='{xy(v, y_lo)[0]:.1f}' y='{height - bottom + 12}' text-anchor='middle'>{v:g}</text>"
                     for v in _decades(x_lo, x_hi))
@@ -122,7 +126,7 @@ def roofline_svg(r):
             f"intensity (FLOP/byte), ridge {ridge:.3g}</text></svg>")
 
 
-def roofline_html(r):
+def roofline_html(r: Roofline | None) -> str:
     """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
     if r is None:
         return ""
@@ -137,7 +141,7 @@ def roofline_html(r):
 _SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
-def _rate(name, text):
+def _rate(name: str, text: str) -> float:
     """``989e12``, ``989T`` or ``4.8T``: a positive number, with an optional decimal prefix."""
     scale = _SI.get(text[-1:], 1.0)
     try:
@@ -150,7 +154,7 @@ def _rate(name, text):
     return value
 
 
-def _peak(name, text):
+def _peak(name: str, text: str) -> PeakOverride:
     parts = text.split(",")
     if len(parts) > 2:
         raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S], got {text!r}")
@@ -170,10 +174,10 @@ class CountingWatch(Watch):
     name = "roofline"
     extra = "counting"
 
-    def __init__(self, counter: Any) -> None:
+    def __init__(self, counter: OpCounter) -> None:
         self._counter = counter
 
-    def around(self, run: str) -> Any:
+    def around(self, run: str) -> OpCounter | None:
         return self._counter if run == "extra" else None
 
     def record(self, outcome: Outcome) -> Roofline | None:

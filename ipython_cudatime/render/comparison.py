@@ -7,8 +7,12 @@ other kernels or machines) as a comparison, each row named by its label, swept v
 where the rows come from more than one machine, the machine.
 """
 
+from __future__ import annotations
+
 import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from html import escape
+from typing import TYPE_CHECKING, Any, cast
 
 from ..compare import contrast
 from ..explain.noise import noise
@@ -16,8 +20,33 @@ from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text
 from .html import report_html, table_html
-from .image import COLOURS, FONT_PT, FONT_PX, MUTED, SERIES, category_ticks, figure, img_tag, legend_html
-from .image import legend_item, place, svg_bytes, swatch, time_axis, value_ticks
+from .image import (
+    COLOURS,
+    FONT_PT,
+    FONT_PX,
+    MUTED,
+    SERIES,
+    category_ticks,
+    figure,
+    img_tag,
+    legend_html,
+    legend_item,
+    place,
+    svg_bytes,
+    swatch,
+    time_axis,
+    value_ticks,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from ..compare import Check, Point, Results
+    from ..result import CudaTimeResult
+
+Row = tuple[str, ...]  # a table row's cells
+Series = dict[str, list[tuple[Any, "CudaTimeResult"]]]  # a sweep chart's series: name -> [(x, result)]
 
 CHART_HEIGHT_PX = 260
 CHART_ROWS = 40  # bars or labelled points a 600 px chart can show; past them the table stands alone
@@ -27,7 +56,7 @@ LOG_SPAN = 20  # times spanning this factor are drawn on a log axis
 X_LOG_SPAN = 10  # and swept values spanning a decade
 
 
-def spread_text(result):
+def spread_text(result: CudaTimeResult) -> str:
     """A table's spread cell: the IQR from ``IQR_MIN_RUNS`` warm runs on, min–max below (quartiles
     of a few samples mean little), "one run" where there is no spread to show."""
     if result.runs < 2:
@@ -41,7 +70,7 @@ def spread_text(result):
     return f"min–max {low}–{high}"
 
 
-def noise_text(result):
+def noise_text(result: CudaTimeResult) -> str:
     """A table's noise cell, the same check as a single report's: "noisy: oversubscribed",
     "slowed: loaded", "noisy: cause unknown", or "" for steady runs."""
     _, cause = noise(result)
@@ -51,9 +80,9 @@ def noise_text(result):
     return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
 
 
-def noise_lines(names, results):
+def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None]) -> list[str]:
     """Under a table: each cause found once, in full, with the rows it was found at."""
-    found = {}
+    found: dict[str, tuple[str, list[str]]] = {}  # cause kind -> (its text, the rows it was found at)
     for name, result in zip(names, results):
         cause = noise(result)[1] if result is not None else None
         if cause is not None:
@@ -61,19 +90,19 @@ def noise_lines(names, results):
     return [f"{', '.join(where)}: {text}" for text, where in found.values()]
 
 
-def _speedup(reference, result):
+def _speedup(reference: CudaTimeResult, result: CudaTimeResult) -> str:
     """``40.0×`` against the first device's point, or "inconclusive" where the spreads overlap."""
     verdict = contrast(reference, result)
     return f"{verdict.ratio:.1f}×" if verdict.conclusive else "inconclusive"
 
 
-def _sweep_rows(sweep):
+def _sweep_rows(sweep: Results) -> Iterator[Row]:
     """(point label, median, spread, cold, runs, speed-up or "", noise, error) per point."""
     references = sweep.references()
     for index, point in enumerate(sweep.points):
         r = point.result
         if r is None:
-            yield point.name, "", "", "", "", "", "", point.error
+            yield point.name, "", "", "", "", "", "", point.error or ""
             continue
         speedup = _speedup(references[index], r) if index in references else ""
         yield (point.name, fmt(r.median), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
@@ -82,7 +111,7 @@ def _sweep_rows(sweep):
 HEADER = ("point", "warm median", "spread", "cold", "runs", "speed-up", "noise", "error")
 
 
-def _with_columns(header, rows, results):
+def _with_columns(header: Row, rows: Iterable[Row], results: Iterable[CudaTimeResult | None]) -> tuple[Row, list[Row]]:
     """Add each feature's columns (before the last one) where any row has its record (--roofline's
     achieved rates); a row without a result gets empty cells."""
     results, rows = list(results), list(rows)
@@ -97,11 +126,11 @@ def _with_columns(header, rows, results):
     return header, rows
 
 
-def _sweep_table(sweep):
+def _sweep_table(sweep: Results) -> tuple[Row, list[Row]]:
     return _with_columns(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
 
 
-def _check_line(check):
+def _check_line(check: Check | None) -> str | None:
     if check is None:
         return None
     skipped = "".join(f"; not compared: {_params(params)}, because {why}" for params, why in check.skipped)
@@ -115,24 +144,24 @@ def _check_line(check):
             f"at {_params(worst[0])} against {_params(worst[1])}{skipped}")
 
 
-def _table_text(header, rows):
+def _table_text(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     rows = [tuple(header)] + [tuple(inert(cell, newlines=False) for cell in row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] for row in rows[1:])] or [0]
     widths = [max(len(row[i]) for row in rows) for i in keep]
     return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
 
 
-def _sweep_notes(sweep):
+def _sweep_notes(sweep: Results) -> list[str]:
     """The lines under a sweep's table: the noise causes, the value check, what stopped it."""
     notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points])
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
 
-def sweep_text(sweep):
+def sweep_text(sweep: Results) -> str:
     return plain("\n".join(_table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
 
 
-def _finish(fig, axes, alt, log, lines=1):
+def _finish(fig: Figure, axes: Axes, alt: str, log: bool, lines: int = 1) -> str:
     """Time ticks on the value axis, margins for ``lines`` lines of x tick labels, then the ``<img>``."""
     axes.set_yscale("log" if log else "linear")
     time_axis(axes, log)
@@ -140,35 +169,35 @@ def _finish(fig, axes, alt, log, lines=1):
     return img_tag(svg_bytes(fig), alt)
 
 
-def _spans_decades(values, factor=LOG_SPAN):
-    values = [v for v in values if v is not None]
-    return bool(values) and min(values) > 0 and max(values) / min(values) >= factor
+def _spans_decades(values: Iterable[float | None], factor: float = LOG_SPAN) -> bool:
+    known = [v for v in values if v is not None]
+    return bool(known) and min(known) > 0 and max(known) / min(known) >= factor
 
 
-def _is_number(value):
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _value_text(value):
+def _value_text(value: object) -> str:
     """A swept value as a tick label: a string as it is (the axis names it), anything else as repr."""
     return value if isinstance(value, str) else repr(value)
 
 
-def _sweep_series(sweep, done):
+def _sweep_series(sweep: Results, done: Sequence[Point]) -> tuple[str, bool, list[str], Series]:
     """(x name, whether it is numeric, categories, {series name: [(x, result)]}): the x axis is the
     first numeric swept name, else the first; each combination of the others is one series."""
     numeric = [n for n in sweep.names if all(_is_number(p.params[n]) for p in done)]
     x_name = (numeric or list(sweep.names))[0]
     categories = list(dict.fromkeys(_value_text(p.params[x_name]) for p in done))
-    series = {}
+    series: Series = {}
     for point in done:
         key = _params({k: v for k, v in point.params.items() if k != x_name})
         x = point.params[x_name] if numeric else categories.index(_value_text(point.params[x_name]))
-        series.setdefault(key, []).append((x, point.result))
+        series.setdefault(key, []).append((x, cast("CudaTimeResult", point.result)))  # ``done`` have one
     return x_name, bool(numeric), categories, series
 
 
-def crowded(count, limit, what):
+def crowded(count: int, limit: int, what: str) -> str:
     """The line shown instead of a chart of ``count`` ``what`` when more than ``limit`` would make
     it unreadable (and slow: 10,000 labelled bars take minutes to draw), else ""."""
     if count <= limit:
@@ -177,7 +206,7 @@ def crowded(count, limit, what):
             f"one chart can show ({limit}); the table below has them all</div>")
 
 
-def sweep_chart(sweep):
+def sweep_chart(sweep: Results) -> str:
     """Warm median (filled dots) and cold run (open dots) against the x axis's swept value, one
     colour per combination of the other values; joined by solid and dashed lines where the values
     are numbers, log-scaled when they span decades. The legend below says all of that."""
@@ -189,10 +218,12 @@ def sweep_chart(sweep):
     if note:
         return note
     fig, axes = figure(CHART_HEIGHT_PX)
+    key: list[str]
     lines, key = 1, []
     for colour, points in zip(itertools.cycle(SERIES), series.values()):
         xs = [x for x, _ in points]
-        axes.plot(xs, [r.median for _, r in points], marker="o", color=colour, linestyle="-" if numeric else "none")
+        medians = [r.median for _, r in points]  # None where a point has no warm runs: matplotlib leaves a gap
+        axes.plot(xs, medians, marker="o", color=colour, linestyle="-" if numeric else "none")  # type: ignore[arg-type]
         axes.plot(xs, [r.cold_time for _, r in points], marker="o", markerfacecolor="none", color=colour,
                   linestyle="--" if numeric else "none")
     if numeric:
@@ -210,7 +241,7 @@ def sweep_chart(sweep):
     return image + legend_html(_sweep_legend(series, numeric), key)
 
 
-def _sweep_legend(series, numeric):
+def _sweep_legend(series: Series, numeric: bool) -> list[str]:
     """What the sweep chart draws: filled and open dots (and their lines), and each series' colour."""
     solid, dashed = (" (solid line)", " (dashed line)") if numeric else ("", "")
     items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}"),
@@ -221,55 +252,59 @@ def _sweep_legend(series, numeric):
     return items
 
 
-def sweep_html(sweep):
+def sweep_html(sweep: Results) -> str:
     extras = [f"<div>{escape(line)}</div>" for line in _sweep_notes(sweep)]
     return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
-def _ratio(value):
+def _ratio(value: float) -> str:
     """``0.73×``, and ``0.0009×`` rather than ``0.00×`` for results far faster than the first."""
     return f"{value:.2f}×" if value >= 0.01 else f"{value:.2g}×"
 
 
-def _names(points):
+def _names(points: Sequence[Point]) -> list[str]:
     """Each row's name: ``label[n=2]``, and `` @ host`` when the rows come from several machines."""
     hosts = {point.task.env.host for point in points}
     return [point.name + (f" @ {point.task.env.host}" if len(hosts) > 1 else "") for point in points]
 
 
-def _first(results):
+def _first(results: Results) -> Point | None:
     """The first point that has warm runs: what every other row is measured against."""
     return next((point for point in results.points if point.result is not None and point.result.median), None)
 
 
-def _against(first, point):
+def _against(first: Point | None, point: Point) -> str:
     """The "vs first" cell: the median ratio, or "inconclusive" where the spreads overlap."""
-    if first is None or not point.result.median:
+    result = cast("CudaTimeResult", point.result)  # compare_rows asks only for a point that has one
+    if first is None or not result.median:
         return ""
     if point is first:
         return _ratio(1.0)
     verdict = contrast(first, point)
-    return _ratio(1 / verdict.ratio) if verdict.conclusive else "inconclusive"
+    if not verdict.conclusive or verdict.ratio is None:  # a conclusive verdict always has its ratio
+        return "inconclusive"
+    return _ratio(1 / verdict.ratio)
 
 
-def compare_rows(results):
+def compare_rows(results: Results) -> Iterator[Row]:
     """(name, warm median, spread, cold, cold/warm, against the first, noise, device, error) per point."""
     first = _first(results)
     for name, point in zip(_names(results.points), results.points):
         r = point.result
         if r is None:
-            yield name, "", "", "", "", "", "", point.task.env.device, point.error
+            yield name, "", "", "", "", "", "", point.task.env.device, point.error or ""
             continue
         yield (name, fmt(r.median), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
                noise_text(r), r.device, "")
 
 
-def compare_notes(results):
+def compare_notes(results: Results) -> list[str]:
     """The lines under a comparison: each row against the first, in words ("fused 5.0× faster",
     "inconclusive: the spreads overlap"), then the noise causes."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
-    others = [point for point in results.points if first is not None and point is not first and point.result is not None]
+    others = [point for point in results.points
+              if first is not None and point is not first and point.result is not None]
     lines = [f"{name_of[id(point)]} against {name_of[id(first)]}: "
              + contrast(first, point, (name_of[id(first)], name_of[id(point)])).sentence
              for point in others[:CONTRAST_LINES]]
@@ -281,15 +316,15 @@ def compare_notes(results):
 COMPARE_HEADER = ("label", "warm median", "spread", "cold", "cold/warm", "vs first", "noise", "device", "error")
 
 
-def _compare_table(results):
+def _compare_table(results: Results) -> tuple[Row, list[Row]]:
     return _with_columns(COMPARE_HEADER, compare_rows(results), (point.result for point in results.points))
 
 
-def compare_text(results):
+def compare_text(results: Results) -> str:
     return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
 
 
-def compare_chart(results):
+def compare_chart(results: Results) -> str:
     """Grouped bars: cold and warm median per row, log scale when they span decades."""
     done = [(name, point.result) for name, point in zip(_names(results.points), results.points)
             if point.result is not None]
@@ -311,21 +346,21 @@ def compare_chart(results):
     return image + legend_html(items, key)
 
 
-def compare_html(results):
+def compare_html(results: Results) -> str:
     notes = [f"<div>{escape(line)}</div>" for line in compare_notes(results)]
     return report_html([compare_chart(results), table_html(*_compare_table(results)), *notes], "cudatime-compare")
 
 
-def is_sweep(results):
+def is_sweep(results: Results) -> bool:
     """One label's points (or none's), all with swept values, from one machine: a sweep's table and chart."""
     points = results.points
     return (bool(points) and all(point.params for point in points)
             and len({(point.label, point.task.env.host) for point in points}) == 1)
 
 
-def results_text(results):
+def results_text(results: Results) -> str:
     return sweep_text(results) if is_sweep(results) else compare_text(results)
 
 
-def results_html(results):
+def results_html(results: Results) -> str:
     return sweep_html(results) if is_sweep(results) else compare_html(results)

@@ -8,7 +8,11 @@ Text and background colours are left to the frontend (so both follow its theme),
 where an element sets both. A feature's section comes from the feature (``Feature.section_html``).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
+from typing import TYPE_CHECKING
 
 from ..explain.noise import context_rows
 from ..findings import findings
@@ -16,21 +20,25 @@ from ..units import format_seconds as fmt
 from ..units import ratio_text
 from .image import REPORT_PX, legend_html, legend_item, swatch
 
-CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"  # one table style for every report
+if TYPE_CHECKING:
+    from ..result import CudaTimeResult, Run
+
+# one table style for every report
+CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"
 LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; a number and its unit never do
 
 
-def cell_style(text):
+def cell_style(text: str) -> str:
     """A table cell's style: short cells on one line, long ones wrapped (so a table fits a narrow panel)."""
     return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:anywhere")
 
 
-def scrolling(html):
+def scrolling(html: str) -> str:
     """``html`` in a box that scrolls sideways when it is wider than the output area, never cut."""
     return f"<div style='overflow-x:auto;max-width:100%'>{html}</div>"
 
 
-def header_html(result):
+def header_html(result: CudaTimeResult) -> str:
     """The answer in one line: warm median, cold run, their ratio, the device."""
     if result.median is None:
         answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
@@ -40,17 +48,18 @@ def header_html(result):
     return f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>"
 
 
-def table_html(header, rows, cls="cudatime-table"):
+def table_html(header: Sequence[str], rows: Iterable[Sequence[object]], cls: str = "cudatime-table") -> str:
     """A compact table of text cells; a column empty in every row is left out."""
     rows = [tuple(row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] != "" for row in rows)] if rows else range(len(header))
     head = "".join(f"<th style='{CELL}'>{escape(header[i])}</th>" for i in keep)
     body = "".join("<tr>" + "".join(f"<td style='{cell_style(str(row[i]))}'>{escape(str(row[i]))}</td>" for i in keep)
                    + "</tr>" for row in rows)
-    return scrolling(f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'><tr>{head}</tr>{body}</table>")
+    return scrolling(f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'><tr>{head}</tr>{body}"
+                     "</table>")
 
 
-def section_html(title, body, cls):
+def section_html(title: str, body: str, cls: str) -> str:
     """A collapsed section with the browser's own disclosure marker, which turns when it opens.
     Classic Notebook's stylesheet makes every summary a block (no marker); the summary's inline
     ``display:list-item`` (kept untrusted) gives the marker back there."""
@@ -60,7 +69,7 @@ def section_html(title, body, cls):
             f"<b>{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>")
 
 
-def breakdown_html(result):
+def breakdown_html(result: CudaTimeResult) -> str:
     """How many runs of each kind, on which clock, and what was synchronized: one line."""
     stopped = f" · stopped: {escape(result.stopped)}" if result.stopped else ""
     synced = ", ".join(result.synchronized) or "nothing (no device framework active)"
@@ -68,15 +77,15 @@ def breakdown_html(result):
             f"synchronized: {escape(synced)}{stopped}</div>")
 
 
-def findings_html(result):
+def findings_html(result: CudaTimeResult) -> str:
     items = "".join(f"<li>{escape(f.text)}</li>" for f in findings(result))
     return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
 
 
-def statistics_rows(result):
+def statistics_rows(result: CudaTimeResult) -> list[tuple[str, str]]:
     """(label, value) rows: warm statistics, then the cold run's clocks, then the device."""
     cold = result.cold
-    rows = []
+    rows: list[tuple[str, str]] = []
     if result.median is not None:
         rows += [
             ("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
@@ -84,7 +93,7 @@ def statistics_rows(result):
               if result.has_iqr else []),
             ("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
             ("warm runs", f"{result.runs} (after {len(result.warmup)} warm-up)"),
-            *([("each sample", result.batch_text())] if result.batch > 1 else []),
+            *([("each sample", text)] if (text := result.batch_text()) is not None else []),
             ("cold / warm", ratio_text(result.ratio)),
         ]
     rows += [
@@ -102,7 +111,7 @@ def statistics_rows(result):
     return rows
 
 
-def _clocks(kind, number, run):
+def _clocks(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
     return (kind, str(number), fmt(run.host), fmt(run.wall), "" if run.device is None else fmt(run.device))
 
 
@@ -111,7 +120,7 @@ LISTED_RUNS = 2_000  # runs of one kind listed one by one; beyond, their distrib
 PERCENTILES = (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100)
 
 
-def spread_html(kind, times):
+def spread_html(kind: str, times: Sequence[float]) -> str:
     """``times`` (of ``kind`` runs) as percentiles, for more runs than ``LISTED_RUNS``: the report
     stays the same size however many runs there were; every run is still in the result (``-o``)
     and in the file ``--save`` writes."""
@@ -122,11 +131,12 @@ def spread_html(kind, times):
     return f"<div style='overflow-x:auto'>{table_html(header, [('percentiles', *cells)], 'cudatime-spread')}</div>"
 
 
-def runs_html(result):
+def runs_html(result: CudaTimeResult) -> str:
     """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
     on the statistics clock, ten to a row (1,000 runs stay a compact block). Past ``LISTED_RUNS``
     runs of a kind, their percentiles instead."""
-    warmup = [_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)] if len(result.warmup) <= LISTED_RUNS else []
+    warmup = ([_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
+              if len(result.warmup) <= LISTED_RUNS else [])
     html = table_html(("run", "#", "host", "wall", "device"), [_clocks("cold", 1, result.cold)] + warmup,
                       "cudatime-first-runs")
     if not warmup and result.warmup:
@@ -144,19 +154,21 @@ def runs_html(result):
     return html
 
 
-def details_html(result):
+def details_html(result: CudaTimeResult) -> str:
     """The statistics table, the device, the cold run's clocks, the CPU facts, and every run's numbers."""
-    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th><td style='{cell_style(value)}'>{escape(value)}</td></tr>"
+    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th>"
+                    f"<td style='{cell_style(value)}'>{escape(value)}</td></tr>"
                     for label, value in statistics_rows(result))
     return (scrolling(f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>")
             + runs_html(result))
 
 
-def percent(fraction):
+def percent(fraction: float) -> str:
     return f"{100 * fraction:.0f}%"
 
 
-def stacked_bar(parts, total, show=fmt):
+def stacked_bar(parts: Iterable[tuple[str, float, str]], total: float,
+                show: Callable[[float], str] = fmt) -> str:
     """A one-line HTML bar of (label, amount, colour) segments of ``total``, and its legend below:
     each segment's colour, label and amount (``show`` formats it: seconds by default, ``percent``
     for fractions). The labels live in the legend, not in the segments, where a narrow one would cut them."""
@@ -167,13 +179,13 @@ def stacked_bar(parts, total, show=fmt):
     return f"<div style='display:flex;width:100%;margin:4px 0 2px 0'>{cells}</div>" + legend_html(items)
 
 
-def report_html(parts, cls):
+def report_html(parts: Iterable[str], cls: str) -> str:
     """Every report's frame: one width, normal line height, the frontend's colours and font."""
-    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left;overflow-wrap:break-word'>"
-            + "".join(parts) + "</div>")
+    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left;"
+            "overflow-wrap:break-word'>" + "".join(parts) + "</div>")
 
 
-def render_html(result, chart=""):
+def render_html(result: CudaTimeResult, chart: str = "") -> str:
     """The whole report; ``chart`` is the run chart's HTML (``chart.chart_html``), if drawn. The
     features' sections come first, in their order, then the details."""
     sections = [section_html(feature.section_title, feature.section_html(result, record), feature.section_class)

@@ -1,19 +1,26 @@
 """The text report: what terminal IPython prints, and the fallback everywhere else."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ..cpu_context import pools_text
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import plain, ratio_text
 
+if TYPE_CHECKING:
+    from ..result import CudaTimeResult, Run
 
-def _clocks(run):
+
+def _clocks(run: Run) -> str:
     parts = [f"host {fmt(run.host)}", f"wall {fmt(run.wall)}"]
     if run.device is not None:
         parts.append(f"device {fmt(run.device)}")
     return ", ".join(parts)
 
 
-def _warm_line(result):
+def _warm_line(result: CudaTimeResult) -> str:
     """Median and spread: the IQR as "IQR 1.2 ms" (a width, not a ± half-width), or with
     fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
     runs = f"{result.runs} run{'s' if result.runs != 1 else ''}"
@@ -26,13 +33,14 @@ def _warm_line(result):
             f"{extremes}, mean {fmt(result.mean)} ± {fmt(result.stdev)} std)")
 
 
-def threads_text(result):
+def threads_text(result: CudaTimeResult) -> str:
     """What --threads N set, as the warm runs saw it: ``--threads 1: torch 1, openblas 1``."""
     context = result.cpu_context
+    assert result.task is not None  # a result timed with --threads has its task
     return f"--threads {result.task.threads}: " + (pools_text(context.threads) if context is not None else "not read")
 
 
-def render_text(result):
+def render_text(result: CudaTimeResult) -> str:
     """``%time``'s two lines for the cold run, then cold vs warm and what they mean."""
     cold = result.cold
     total = (cold.cpu_user or 0.0) + (cold.cpu_sys or 0.0)
