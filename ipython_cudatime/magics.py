@@ -38,12 +38,12 @@ from .compare import Point, Results, check_values, grid, run_sweep
 from .cpu_context import Machine
 from .display import Display
 from .explain import PROBES, ProbeSet
-from .features import FEATURES, Call
+from .features import FEATURES, Call, Unavailable
 from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
 from .result import Env, Task, format_params
-from .runner import Cell, Clock, measure
+from .runner import Cell, Clock, Watch, measure
 from .state import CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
@@ -271,14 +271,22 @@ class CudaTimeMagics(Magics):
         scope = shell.user_ns if where is None else where
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
         repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
-        call = Call(compiled.source, self.probes)
-        watches = [watch for feature, settings in spec.features
-                   if (watch := feature.watch(settings, call)) is not None]
+        watches = self._watches(spec, Call(compiled.source, self.probes))
         task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
         with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards
             return measure(compiled.cell(shell.user_ns, where, scope, shell.user_ns), DeviceSet.detect(self.registry),
                            spec.plan, task, self.features, watches, repeats=repeats, clock=self.clock, progress=live,
                            machine=self.machine)
+
+    @staticmethod
+    def _watches(spec: cli.Spec, call: Call) -> list[Watch]:
+        """Each chosen feature's part in this measurement; a feature that cannot run here says why,
+        as a one-line UsageError."""
+        try:
+            watches = [feature.watch(settings, call) for feature, settings in spec.features]
+        except Unavailable as exc:
+            raise UsageError(f"{exc}; {HELP}") from None
+        return [watch for watch in watches if watch is not None]
 
     def _time(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:

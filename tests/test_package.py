@@ -149,3 +149,21 @@ def test_pip_install_without_torch_gives_a_working_magic_with_the_lowest_depende
     assert {"LICENSE", "CHANGELOG.md", "README.md"} <= names
     with zipfile.ZipFile(wheel) as archive:
         assert any(name.endswith(".dist-info/licenses/LICENSE") for name in archive.namelist())
+
+
+def test_no_module_but_the_magics_imports_ipython_at_load_time():
+    """IPython 7.34's ``import IPython`` loads its whole shell, magics included: a module that
+    ``import ipython_cudatime`` loads must reach IPython only inside functions, or not at all
+    (a feature that cannot run says so with ``features.Unavailable``, which the magic shows)."""
+    import ast
+    import pathlib
+
+    library = pathlib.Path(ipython_cudatime.__file__).parent
+    top_level = []
+    for path in library.rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            names = [node.module] if isinstance(node, ast.ImportFrom) else [
+                alias.name for alias in getattr(node, "names", [])] if isinstance(node, ast.Import) else []
+            if any((name or "").split(".")[0] == "IPython" for name in names):
+                top_level.append(path.relative_to(library).as_posix())
+    assert sorted(set(top_level)) == ["magics.py"]

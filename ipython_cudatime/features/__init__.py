@@ -3,11 +3,11 @@ the magics use by default. A new feature is its own module and one line here. Th
 order of their words in every report and of their runs: the extra runs come in this order."""
 
 from .cold_causes import ColdCauses
-from .feature import Call, Feature
+from .feature import Call, Feature, Unavailable
 from .memory import Memory
 from .profile import Profiling
 from .roofline import RooflineFeature
 
 FEATURES = (ColdCauses(), Profiling(), RooflineFeature(), Memory())
 
-__all__ = ["FEATURES", "Call", "Feature"]
+__all__ = ["FEATURES", "Call", "Feature", "Unavailable"]

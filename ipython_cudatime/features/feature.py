@@ -28,6 +28,12 @@ if TYPE_CHECKING:
     from ..runner import Watch
 
 
+class Unavailable(Exception):
+    """What a feature needs for this call is missing (torch not imported, say): the magic shows it
+    as a one-line UsageError. The features raise it rather than IPython's own error, so that
+    importing the package never imports IPython (7.34's loads its whole shell)."""
+
+
 @dataclass(frozen=True)
 class Call:
     """What a feature's watch may need of the cell being timed: its code, and the cold-run probes

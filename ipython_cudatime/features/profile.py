@@ -14,19 +14,17 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from IPython.core.error import UsageError
-
 from ..explain.profile import Profile, TorchProfiler
 from ..explain.profile_text import profile_lines
 from ..findings import Finding
-from ..options import HELP, Flag, OptionError, Values, writable_file
+from ..options import Flag, OptionError, Values, writable_file
 from ..render.html import percent, stacked_bar, table_html
 from ..result import CudaTimeResult
 from ..runner import Outcome, Watch
 from ..schema import PROFILE
 from ..units import count_text
 from ..units import format_seconds as fmt
-from .feature import Call, Feature, plain_record
+from .feature import Call, Feature, Unavailable, plain_record
 
 
 @dataclass(frozen=True)
@@ -96,7 +94,7 @@ class Profiling(Feature):
     def watch(self, settings: ProfileSettings, call: Call) -> Watch:
         torch = sys.modules.get("torch")
         if torch is None:
-            raise UsageError(f"--profile uses torch.profiler: import torch first; {HELP}")
+            raise Unavailable("--profile uses torch.profiler: import torch first")
         return ProfileWatch(TorchProfiler(torch, settings.trace), settings.cold)
 
     def from_json(self, data: dict[str, Any] | None) -> Profile | None:

@@ -17,18 +17,16 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from IPython.core.error import UsageError
-
 from ..explain.roofline import BYTES_NOTE, PeakOverride, Roofline, sentences
 from ..findings import Finding
-from ..options import HELP, Flag, OptionError, Values
+from ..options import Flag, OptionError, Values
 from ..render.image import COLOURS, MUTED, img_tag
 from ..result import CudaTimeResult
 from ..runner import Outcome, Watch
 from ..schema import ROOFLINE
 from ..units import format_seconds as fmt
 from ..units import format_si
-from .feature import Call, Feature, plain_record
+from .feature import Call, Feature, Unavailable, plain_record
 
 if TYPE_CHECKING:
     from ..explain.op_counter import OpCounter  # imports torch: for the type checker only
@@ -210,8 +208,8 @@ class RooflineFeature(Feature):
     def watch(self, settings: RooflineSettings, call: Call) -> Watch:
         """A fresh op counter, one per timed cell or sweep point."""
         if sys.modules.get("torch") is None:
-            raise UsageError(f"--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
-                             f"not counted); {HELP}")
+            raise Unavailable("--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
+                              "not counted)")
         from ..explain.op_counter import OpCounter  # imports torch: only once the user has
 
         return CountingWatch(OpCounter(settings.peak))
