@@ -279,7 +279,7 @@ class CudaTimeMagics(Magics):
                            machine=self.machine)
 
     @staticmethod
-    def _watches(spec: cli.Spec, call: Call) -> list[Watch]:
+    def _watches(spec: Spec, call: Call) -> list[Watch]:
         """Each chosen feature's part in this measurement; a feature that cannot run here says why,
         as a one-line UsageError."""
         try:
