@@ -279,14 +279,14 @@ class CudaTimeMagics(Magics):
                            machine=self.machine)
 
     @staticmethod
-    def _watches(spec: Spec, call: Call) -> list[Watch]:
-        """Each chosen feature's part in this measurement; a feature that cannot run here says why,
-        as a one-line UsageError."""
+    def _watches(spec: Spec, call: Call) -> dict[str, Watch]:
+        """Each chosen feature's part in this measurement, by the feature's name (its record's key); a
+        feature that cannot run here says why, as a one-line UsageError."""
         try:
-            watches = [feature.watch(settings, call) for feature, settings in spec.features]
+            watches = {feature.name: feature.watch(settings, call) for feature, settings in spec.features}
         except Unavailable as exc:
             raise UsageError(f"{exc}; {HELP}") from None
-        return [watch for watch in watches if watch is not None]
+        return {name: watch for name, watch in watches.items() if watch is not None}
 
     def _time(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:

@@ -205,11 +205,12 @@ class CudaTimeResult:
         object.__setattr__(self, "samples", [getattr(run, clock) for run in self.warm])
 
     def __getattr__(self, name: str) -> Any:
-        """A feature's record by its name (``r.roofline``): None where that feature left none."""
+        """A feature's record by its name (``r.roofline``): None where that feature left none
+        (``records`` has an entry for every feature, see ``__post_init__``)."""
         if name.startswith("_") or name in ("records", "features"):
             raise AttributeError(name)
-        if name in self.records or any(feature.name == name for feature in self.features):
-            return self.records.get(name)
+        if name in self.records:
+            return self.records[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # What was timed, forwarded from the task as torch's ``Measurement`` forwards its ``TaskSpec``.

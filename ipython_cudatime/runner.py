@@ -12,7 +12,7 @@ import itertools
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -309,7 +309,6 @@ class Watch:
     ``record(outcome)`` is what the feature keeps on the result: plain data, or None.
     """
 
-    name: str = ""  # the feature's name: its record's key on the result
     extra: str | None = None  # the extra run's name, as a stop names it ("profiled", "counting"), or None for none
     batching: bool = True  # False: warm runs are never timed k at a time (a watch that must see each run)
 
@@ -396,7 +395,7 @@ class Cell:
 
 
 def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[Feature] = (),
-            watches: Sequence[Watch] = (), repeats: Repeats | None = None, clock: Clock | None = None,
+            watches: Mapping[str, Watch] | None = None, repeats: Repeats | None = None, clock: Clock | None = None,
             progress: Progress | None = None, machine: Machine | None = None) -> Measurement:
     """Cold run, warm-up and warm runs of ``cell`` (a ``Cell``) on ``devices`` according to ``plan``;
     the finished ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in
@@ -411,35 +410,37 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     a fixed count (``-n``: exactly N runs), warm runs shorter than BATCH_TARGET times it
     are timed k at a time through ``cell.batch(k)``, and each sample says so.
 
-    ``watches`` (see ``Watch``), the parts of this call's features, are told of every phase and
-    each leaves its record; ``features`` (``features.FEATURES``) are kept on the result, whose
-    words they give. ``clock`` (``Clock``, the default) is what every run and the budget are read
-    on. ``progress`` (see ``Progress``) hears of each run as it ends. ``machine``
+    ``watches`` (see ``Watch``), the parts of this call's features by feature name, are told of
+    every phase and each leaves its record under that name; ``features`` (``features.FEATURES``)
+    are kept on the result, whose words they give. ``clock`` (``Clock``, the default) is what every
+    run and the budget are read on. ``progress`` (see ``Progress``) hears of each run as it ends. ``machine``
     (``cpu_context.Machine``) is read before the cold run and around the warm runs, never during
     one, for the result's ``cpu_context``; None reads nothing.
     """
     repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
-    batch = cell.batch if all(watch.batching for watch in watches) else None
-    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, watches)
+    named = dict(watches or {})
+    parts = list(named.values())
+    batch = cell.batch if all(watch.batching for watch in parts) else None
+    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, parts)
     cpu: CpuWatch | NoCpuWatch = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
     cpu.read("before")
     repeats.begin()
     progress.starting("cold", 1)
-    cold, value = _cold_run(sampler, watches)
+    cold, value = _cold_run(sampler, parts)
     progress.ran("cold", 1, [])
-    asked, extras = plan, [watch for watch in watches if watch.extra]
+    asked, extras = plan, [watch for watch in parts if watch.extra]
     if not repeats.after_cold(value):
         plan, extras = (plan.once(), []) if plan.runs is None else (plan.forced(), extras)
     harness = calibrate(devices, clock, cell.outputs)
     try:
-        later = _later_runs(sampler, plan, watches, extras, cold, harness, progress, cpu)
+        later = _later_runs(sampler, plan, parts, extras, cold, harness, progress, cpu)
     finally:
         repeats.end()
     if later.error is not None:
         _drain(devices)
     produced = cell.outputs(value) if cell.outputs is not None else [value]
     devices.attribute((cell.reads() if cell.reads is not None else []) + produced)
-    result = _assemble(devices, task, features, watches, later, harness, cpu.context(),
+    result = _assemble(devices, task, features, named, later, harness, cpu.context(),
                        _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
 
@@ -575,12 +576,12 @@ def _median(later: _Later, harness: Harness) -> float | None:
     return statistics.median(getattr(run, clock) for run in later.warm)
 
 
-def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watches: Sequence[Watch], later: _Later,
+def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watches: Mapping[str, Watch], later: _Later,
               harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
     median = _median(later, harness)
-    records = {watch.name: watch.record(Outcome(later.cold, later.extra.get(watch), median, harness))
-               for watch in watches}
+    records = {name: watch.record(Outcome(later.cold, later.extra.get(watch), median, harness))
+               for name, watch in watches.items()}
     device = devices.describe()
     return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
                           synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,

@@ -10,8 +10,6 @@ from ipython_cudatime.schema import COUNT
 
 
 class LengthWatch(Watch):
-    name = "source_length"
-
     def __init__(self, source):
         self.source = source
 

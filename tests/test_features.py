@@ -72,8 +72,6 @@ def test_no_library_module_names_a_feature_outside_its_own_room():
 class EachRun(Watch):
     """A test-only watch that hears each later run, and spends a second of the fake clock before each."""
 
-    name = "each_run"
-
     def __init__(self, clock):
         self.clock, self.started, self.ended = clock, 0, []
 

@@ -32,8 +32,6 @@ CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
 class CausesWatch(Watch):
     """The probes' three readings (``explain.ColdWatch``), turned into causes once the runs are done."""
 
-    name = "cold_causes"
-
     def __init__(self, watch: ColdWatch) -> None:
         self._watch = watch
 

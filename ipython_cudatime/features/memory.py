@@ -27,8 +27,6 @@ class MemoryWatch(Watch):
     """The allocator's counters before the cold run, after it and after the warm runs. torch is
     looked for at each reading in ``modules``, so a cell that imports it is read from then on."""
 
-    name = "memory"
-
     def __init__(self, modules: Mapping[str, Any] = sys.modules) -> None:
         self._modules = modules
         self._states: dict[str, dict[str, Any]] = {}

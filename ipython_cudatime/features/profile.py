@@ -38,8 +38,6 @@ class ProfileSettings:
 class ProfileWatch(Watch):
     """torch.profiler around the cold run, or around one extra run after the warm runs."""
 
-    name = "profile"
-
     def __init__(self, profiler: TorchProfiler, cold: bool) -> None:
         self._profiler, self._cold = profiler, cold
         self.extra = None if cold else "profiled"

@@ -169,7 +169,6 @@ class RooflineSettings:
 class CountingWatch(Watch):
     """One more run after the warm runs under the op counter; its rates are over the warm median."""
 
-    name = "roofline"
     extra = "counting"
 
     def __init__(self, counter: OpCounter) -> None:
