@@ -32,7 +32,7 @@ from IPython.core.magic import (
 from . import options as cli
 from . import store
 from .auto import AutoTimer
-from .backends import REGISTRY, DeviceSet
+from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
 from .compare import Point, Results, check_values, grid, run_sweep
 from .cpu_context import Machine
@@ -44,7 +44,7 @@ from .progress import live_progress
 from .repeat_rule import top_level_names
 from .result import Env, Task, format_params
 from .runner import Cell, Clock, Watch, measure
-from .state import CellRepeats, InterruptHold, NameSnapshot
+from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
     from .backends import Entry
@@ -124,7 +124,7 @@ class CompiledCell:
         transformed = shell.transform_cell(source)
         filename = shell.compile.cache(transformed, _cell_number(shell))
         tree: ast.Module = shell.transform_ast(shell.compile.ast_parse(transformed, filename=filename))
-        self.tree = tree
+        self.tree, self.filename = tree, filename
         self._compile_module: Callable[[ast.Module], CodeType] = lambda module: shell.compile(module, filename, "exec")
         self.bound = top_level_names(tree)
         self.read = sorted({node.id for node in ast.walk(tree) if isinstance(node, ast.Name)
@@ -135,6 +135,13 @@ class CompiledCell:
             last = ast.Expression(cast(ast.Expr, body.pop()).value)
         self.statements: CodeType | None = shell.compile(ast.Module(body, []), filename, "exec") if body else None
         self.expression: CodeType | None = shell.compile(last, filename, "eval") if last is not None else None
+
+    def code(self) -> CellCode:
+        """What the repeat decision reads of it (``state.CellCode``)."""
+        nodes = list(ast.walk(self.tree))
+        used = sorted({node.id for node in nodes if isinstance(node, ast.Name)})
+        attributes = sorted({node.attr for node in nodes if isinstance(node, ast.Attribute)})
+        return CellCode(self.tree, self.bound, used, attributes, self.filename)
 
     def cell(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None,
              *namespaces: Mapping[str, Any]) -> Cell:
@@ -270,7 +277,8 @@ class CudaTimeMagics(Magics):
         shell = self.shell
         scope = shell.user_ns if where is None else where
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
-        repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
+        repeats = CellRepeats(shell, scope, compiled.code(), frameworks, object_kinds(self.registry),
+                              forced=spec.plan.runs is not None, hold=hold)
         watches = self._watches(spec, Call(compiled.source, self.probes))
         task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
         with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards

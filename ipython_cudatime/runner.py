@@ -86,6 +86,12 @@ class StopRepeats(BaseException):
     Not an ``Exception``, so that the cell's own ``except Exception`` does not swallow it."""
 
 
+class Unrepeatable(StopRepeats):
+    """Raised before or during a later run when the cell turned out not to be repeatable (a second
+    run changed again what the first changed; an effect refused before it happened): the later
+    runs end, and ``Repeats.why_once`` says why, in place of an early stop."""
+
+
 class Repeats:
     """What must happen between runs of the same cell; the seam between the runner and
     the user's state (``state.CellRepeats`` is the real one). This default does nothing.
@@ -114,7 +120,12 @@ class Repeats:
         pass
 
     def why_once(self) -> list[str]:
-        """Why the cell must not run again, as ``after_cold`` found it: one phrase each."""
+        """Why the cell must not run again (found after the cold run or in a later run), or what
+        a forced repeat did to the state: one phrase each."""
+        return []
+
+    def notes(self) -> list[str]:
+        """Sentences for the report about the state after the runs (a change put back)."""
         return []
 
 
@@ -376,8 +387,8 @@ def _repeat_note(runs: int | None, total: int, reasons: Sequence[str]) -> str | 
         return None
     why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
     if runs is None:
-        return (f"Ran once only: {why}, which a second run would do again; -n N forces N more runs "
-                "(the state then reflects all of them).")
+        ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
+        return f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them)."
     return f"The state reflects all {total} runs, not one (-n {runs} forced them): {why}."
 
 
@@ -453,6 +464,7 @@ def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> 
     note = _repeat_note(asked.runs, total, repeats.why_once())
     if note:
         notes.append(note)
+    notes += repeats.notes()
     if later.error is not None and _is_out_of_memory(later.error):
         notes.append(OOM_HINT)
     return notes
@@ -539,6 +551,8 @@ def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: 
                 later.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
                 with contextlib.ExitStack() as stack:
                     later.extra[watch] = sampler.run(before="synchronize", mark=_entered(stack, [watch], "extra"))
+    except Unrepeatable:
+        pass  # not an early stop: the repeat note says why the runs ended
     except StopRepeats as stop:
         later.halt(stop.args[0] if stop.args else "a stop")
     except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too

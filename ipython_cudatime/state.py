@@ -3,10 +3,11 @@
 ``%cudatime`` runs a cell many times; a notebook expects it to leave the state of
 *one* run. Names the cell binds or deletes at top level are put back before every
 later run (``NameSnapshot``), so ``x += 1`` on an int, ``arr = arr * 2`` and
-``del x`` act once. What no name restore can undo makes the cell run once only:
-``repeat_rule`` decides, after the cold run, from the cell's code and the values it
-met; ``ProcessState`` adds what the cold run changed in the process (the working
-directory, the environment, pyplot's figures).
+``del x`` act once. Everything else the cell can reach is judged by what its first run
+actually did: ``evidence`` compares the objects it can reach before and after the cold run
+(and after a probe run), ``audit`` sees the effects that leave no object trace (a file
+written, a process started) and refuses them in later runs, and ``ProcessState`` adds what
+the cold run changed in the process (the working directory, the environment, pyplot's figures).
 
 ``CellRepeats`` is what the runner calls around the later runs (see
 ``runner.Repeats``): it restores the names, makes those runs quiet (what they print,
@@ -28,11 +29,16 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Literal, NoReturn, TextIO
 
-from .repeat_rule import MISSING, repeat_reasons
-from .runner import Repeats, StopRepeats
+from .audit import Watch as EffectWatch
+from .backends.objects import Kind
+from .evidence import Evidence
+from .fingerprint import MISSING, NamesView, module_views
+from .repeat_rule import proven_pure
+from .runner import Repeats, StopRepeats, Unrepeatable
 
 
 class NameSnapshot:
@@ -320,58 +326,133 @@ class InterruptHold:
             self._previous = None
 
 
+@dataclass(frozen=True)
+class CellCode:
+    """What the repeat decision knows of a cell's code: its tree, the names it binds, the names and
+    attribute names it uses, and the file name its code is compiled under (how ``audit`` knows
+    the cell's frames)."""
+
+    tree: ast.Module
+    bound: Collection[str]
+    used: Collection[str]
+    attributes: Collection[str]
+    filename: str
+
+
+class _Listening(_Around):
+    """An ``audit.Watch`` listening around the later runs (refusing the cell's effects, or noting them)."""
+
+    def __init__(self, watch: EffectWatch, refuse: bool) -> None:
+        self.watch, self.refuse = watch, refuse
+
+    def enter(self) -> None:
+        self.context = self.watch.listening(self.refuse)
+        self.context.__enter__()
+
+    def leave(self) -> None:
+        self.context.__exit__(None, None, None)
+
+
 class CellRepeats(Repeats):
     """The runner's hooks for a cell of the user's (see ``runner.Repeats``).
 
-    ``begin`` (before the cold run) snapshots the names the cell binds and the process's
-    state; ``after_cold`` reads whether the cell may repeat (``repeat_rule``, against the
-    registry's ``frameworks``), snapshots the names and the random generators again;
-    ``reset`` restores the first snapshot before each later run and ``end`` the second
-    ones after them, so the namespace holds the cold run's objects: its figures and widgets
-    are the ones left open. ``end`` also starts ``hold`` (an ``InterruptHold``), if given.
-    ``reasons`` is then what made (or would have made) the cell run once only.
+    ``begin`` (before the cold run) snapshots the names the cell binds and the process's state,
+    fingerprints what the cell can reach (``evidence.Evidence``, through the frameworks'
+    ``kinds``; shallow when ``repeat_rule`` proves the code pure) and listens for its effects
+    (``audit``). ``after_cold`` reads what the cold run changed: the cell repeats, repeats with a
+    probe, or runs once; it snapshots the names and the random generators again. ``reset``
+    restores the first snapshot before each later run, and after the probe run reads what it
+    changed again (undone, and the repeats end: ``runner.Unrepeatable``). ``quiet`` refuses the
+    cell's effects in later runs. ``end`` checks what the later runs changed, restores the second
+    snapshots, so the namespace holds the cold run's objects, and starts ``hold`` (an
+    ``InterruptHold``), if given. ``forced`` (``-n N``): nothing is refused or undone, and
+    ``why_once`` then says what the runs did to the state.
     """
 
-    # by begin(): the names and the process before the cold run; by after_cold(): the random generators after it
+    # by begin(): the names and the process before the cold run, the evidence, the effects watch
     _snapshot: NameSnapshot
     _process: ProcessState
     _random: RandomStates
 
-    def __init__(self, shell: Any, namespace: MutableMapping[str, Any], tree: ast.Module, names: Collection[str],
-                 frameworks: Iterable[str] = (), hold: InterruptHold | None = None) -> None:
-        self.shell, self.namespace, self.tree, self.names = shell, namespace, tree, names
-        self.frameworks, self.hold = frameworks, hold
+    def __init__(self, shell: Any, namespace: MutableMapping[str, Any], code: CellCode,
+                 frameworks: Iterable[str] = (), kinds: Iterable[Kind] = (), forced: bool = False,
+                 hold: InterruptHold | None = None) -> None:
+        self.shell, self.namespace, self.code = shell, namespace, code
+        self.frameworks, self.kinds, self.forced, self.hold = frameworks, tuple(kinds), forced, hold
         self.reasons: list[str] = []
+        self._notes: list[str] = []
+        self._later = 0  # later runs begun
         self._cold: NameSnapshot | None = None  # by after_cold(): the names as the cold run left them
-
-    def begin(self) -> None:
-        self._snapshot = NameSnapshot(self.namespace, self.names)
-        self._process = ProcessState()
+        self.effects = EffectWatch(code.filename)
 
     def _now(self, name: str) -> Any:
         value = self.namespace.get(name, MISSING)
         return self.shell.user_ns.get(name, MISSING) if value is MISSING else value
 
-    def after_cold(self, value: Any = None) -> bool:
+    def _roots(self) -> list[tuple[str, Any]]:
+        """What the cell can reach: the objects its names held before the cold run, and which object
+        each of the notebook's other names is bound to (a function's ``global`` may rebind one)."""
         saved = self._snapshot.saved
-        before = lambda name: saved[name] if name in saved else self._now(name)  # noqa: E731
-        self.reasons = repeat_reasons(self.tree, before, self._now, self.frameworks, value) + self._process.changes()
-        self._cold, self._random = NameSnapshot(self.namespace, self.names), RandomStates()
-        return not self.reasons
+        values = {name: saved[name] if name in saved else self._now(name) for name in self.code.used}
+        found = {name: value for name, value in values.items() if value is not MISSING}
+        spaces = [self.namespace] + ([self.shell.user_ns] if self.shell.user_ns is not self.namespace else [])
+        views = [("", NamesView(space, None, walk=False, exclude=frozenset(self.code.bound))) for space in spaces]
+        modules = list(module_views(found, {*self.code.used, *self.code.attributes}))
+        return sorted(found.items()) + views + modules
+
+    def begin(self) -> None:
+        self._snapshot = NameSnapshot(self.namespace, self.code.bound)
+        self._process = ProcessState()
+        deep = not proven_pure(self.code.tree, self._now, self.frameworks)
+        self.evidence = Evidence(self._roots, self.kinds, deep)
+        self.evidence.before()
+        self._listening = _Listening(self.effects, refuse=False)
+        self._listening.enter()
+
+    def after_cold(self, value: Any = None) -> bool:
+        self._listening.leave()
+        self.reasons = self.evidence.after_cold() + self._process.changes()
+        if self.forced:
+            self.reasons += [f"each run would {effect}" for effect in self.effects.seen]
+        self._cold, self._random = NameSnapshot(self.namespace, self.code.bound), RandomStates()
+        return not self.reasons and not (self.forced and self.evidence.probing)
 
     def why_once(self) -> list[str]:
         return self.reasons
 
+    def notes(self) -> list[str]:
+        return self._notes
+
     def reset(self) -> None:
         self._snapshot.restore()
+        if self._later == 1 and self.evidence.probing:
+            self._probe()
+        self._later += 1
+
+    def _probe(self) -> None:
+        """After the probe run: what it changed again is a reason (undone, and the repeats end,
+        unless forced)."""
+        again = self.evidence.probe(undo=not self.forced)
+        self.reasons += again
+        if again and not self.forced:
+            raise Unrepeatable(again[0])
 
     def end(self) -> None:
-        if self._cold is not None:
-            self._cold.restore()
-            self._random.restore()
-        if self.hold is not None:
-            self.hold.start()
+        try:
+            if self._later and self.evidence.probing:  # the probe run was the last, or was stopped
+                with contextlib.suppress(Unrepeatable):
+                    self._probe()
+            refused = [f"a second run would {effect} again (refused before it did)" for effect in self.effects.refused]
+            self.reasons += refused
+            if self._later and not self.reasons:  # a change already said is not said twice
+                self._notes += self.evidence.settle(undo=not self.forced)
+            if self._cold is not None:
+                self._cold.restore()
+                self._random.restore()
+        finally:
+            if self.hold is not None:
+                self.hold.start()
 
     def quiet(self) -> _Together:
         return _Together(_DiscardFileDescriptors(), _DiscardOutput(self.shell), _NoPrompts(),
-                         _CloseNewFiguresAndWidgets())
+                         _CloseNewFiguresAndWidgets(), _Listening(self.effects, refuse=not self.forced))

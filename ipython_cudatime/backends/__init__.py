@@ -17,6 +17,7 @@ from .cpu import CpuBackend
 from .cupy_backend import CupyBackend
 from .jax_backend import JaxBackend
 from .numba_backend import NumbaBackend
+from .objects import Kind
 from .tensorflow_backend import TensorflowBackend
 from .torch_accelerator import TorchAcceleratorBackend
 from .torch_cuda import TorchCudaBackend
@@ -49,6 +50,22 @@ def active_backends(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, 
         backend = backend_class.detect(framework)
         if backend is not None:
             found.append((entry, backend))
+    return found
+
+
+def object_kinds(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, Any] | None = None) -> list[Kind]:
+    """How the repeat decision reads the objects of every framework imported now (``Backend.kinds``):
+    NumPy's first (the host's arrays, read by the CPU backend), then each framework's of
+    ``registry``, once per framework module."""
+    modules = sys.modules if modules is None else modules
+    found: list[Kind] = []
+    asked: set[str] = set()
+    entries: list[Entry] = [("numpy", CpuBackend), *registry]
+    for module_name, backend_class in entries:
+        framework = modules.get(module_name)
+        if framework is not None and module_name not in asked:
+            asked.add(module_name)
+            found += backend_class.kinds(framework)
     return found
 
 

@@ -10,6 +10,8 @@ import types
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
+from .objects import Kind
+
 SHALLOW = 100  # items of a list, tuple or dict value looked at for a framework's objects, at most
 
 
@@ -140,6 +142,13 @@ class Backend:
         """A backend for ``module`` (the framework, already imported by the user), or None
         when it has no device to wait for. Must not initialize any device."""
         raise NotImplementedError
+
+    @classmethod
+    def kinds(cls, module: Any) -> tuple[Kind, ...]:
+        """How the repeat decision reads this framework's objects (``objects.Kind``), for
+        ``module`` (the framework, imported): its arrays, generators and immutable types.
+        Asked whether or not the framework has a device. Default: none."""
+        return ()
 
     @property
     def active(self) -> bool:

@@ -1,12 +1,15 @@
-"""The fallback when no device framework is active: host clocks only."""
+"""The fallback when no device framework is active (host clocks only), and the host's arrays: how the
+repeat decision reads NumPy's objects."""
 
 from __future__ import annotations
 
+import pickle
 import platform
 from collections.abc import Callable
 from typing import Any
 
 from .base import Backend
+from .objects import Kind, Leaf, Unseen
 
 NOTE = "no GPU clock was used: CPU timing with time.perf_counter"
 
@@ -26,3 +29,80 @@ class CpuBackend(Backend):
 
     def describe(self) -> str:
         return f"cpu {platform.machine()}".strip()
+
+    @classmethod
+    def kinds(cls, numpy: Any) -> tuple[Kind, ...]:
+        """NumPy, the host's arrays (a dependency of the package): arrays by a checksum of their
+        memory, generators by their state, scalars and dtypes immutable."""
+        random = numpy.random
+        return (NumpyArray(numpy), NumpyGenerator(random.Generator, random.RandomState),
+                Leaf(numpy.generic, numpy.dtype, numpy.ufunc))
+
+
+BLOCK = 1 << 16  # 8-byte words weighted per block of the checksum
+
+
+class NumpyArray(Kind):
+    """An ndarray by a checksum of its bytes: every 8-byte word weighted by its place in a block,
+    so that a swap counts (as a sum would not), at memory speed (an integer matrix-vector
+    product), then the blocks' sums hashed in order. Object arrays hold references: unseen."""
+
+    costly = True
+
+    def __init__(self, numpy: Any) -> None:
+        self.np, self.types = numpy, (numpy.ndarray,)
+        self.weights = (numpy.arange(BLOCK, dtype=numpy.uint64) * numpy.uint64(0x9E3779B97F4A7C15)) | numpy.uint64(1)
+
+    def token(self, array: Any) -> Any:
+        if array.dtype.hasobject:
+            raise Unseen("an array of Python objects")
+        return array.shape, array.strides, array.dtype.str, self.checksum(array)
+
+    def checksum(self, array: Any) -> int:
+        np = self.np
+        raw = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        words = raw[: raw.size // 8 * 8].view(np.uint64)
+        whole = words.size // BLOCK * BLOCK
+        sums = words[:whole].reshape(-1, BLOCK) @ self.weights
+        return hash((sums.tobytes(), words[whole:].tobytes(), raw[words.size * 8:].tobytes()))
+
+    def copy(self, array: Any) -> Any:
+        return array.copy()
+
+    def restore(self, array: Any, saved: Any) -> None:
+        array[...] = saved
+
+    def equal(self, array: Any, other: Any) -> bool:
+        floats = array.dtype.kind in "fc"  # NaN equals NaN here: the same values written again
+        return bool(array.dtype == other.dtype and self.np.array_equal(array, other, equal_nan=floats))
+
+    def change(self, before: Any, after: Any) -> str:
+        return " (written in place)" if before[:3] == after[:3] else " (reshaped)"
+
+
+class NumpyGenerator(Kind):
+    """A generator of its own (``np.random.default_rng()``, a ``RandomState``) by its state; the
+    global one is put back after the runs anyway (``state.RandomStates``)."""
+
+    def __init__(self, *types: type) -> None:
+        self.types = types
+
+    @staticmethod
+    def _state(generator: Any) -> Any:
+        return generator.bit_generator.state if hasattr(generator, "bit_generator") else generator.get_state()
+
+    def token(self, generator: Any) -> Any:
+        return pickle.dumps(self._state(generator))
+
+    def copy(self, generator: Any) -> Any:
+        return self._state(generator)
+
+    def equal(self, generator: Any, other: Any) -> bool:
+        state = self._state(other) if isinstance(other, self.types) else other
+        return pickle.dumps(self._state(generator)) == pickle.dumps(state)
+
+    def restore(self, generator: Any, saved: Any) -> None:
+        if hasattr(generator, "bit_generator"):
+            generator.bit_generator.state = saved
+        else:
+            generator.set_state(saved)

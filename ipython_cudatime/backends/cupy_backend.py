@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer
+from .objects import Kind, Opaque, present
 
 
 class CupyBackend(Backend):
@@ -14,6 +15,12 @@ class CupyBackend(Backend):
     def __init__(self, cupy: Any) -> None:
         self._cupy = cupy
         self._timer: EventTimer | None = None
+
+    @classmethod
+    def kinds(cls, cupy: Any) -> tuple[Kind, ...]:
+        """A CuPy array keeps no version counter, and its memory is on the device."""
+        return (Opaque("a CuPy array's values are on the device (reading them would synchronize)",
+                       *present(cupy, "ndarray")),)
 
     @classmethod
     def detect(cls, cupy: Any) -> CupyBackend | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Backend, made_by
+from .objects import Kind, Leaf, present
 
 
 class JaxBackend(Backend):
@@ -40,6 +41,11 @@ class JaxBackend(Backend):
         JAX's objects (``jnp``, an array, a jitted function), or new arrays are alive (work was
         queued). JAX's backends, once started, stay up: an earlier JAX cell proves nothing."""
         return self.active and (self.blocked > 0 or made_by(seen, self.packages) or self._live_count() > self._live)
+
+    @classmethod
+    def kinds(cls, jax: Any) -> tuple[Kind, ...]:
+        """JAX's arrays are immutable: an update makes a new array, which a name restore undoes."""
+        return (Leaf(*present(jax, "Array")),)
 
     @classmethod
     def detect(cls, jax: Any) -> JaxBackend | None:

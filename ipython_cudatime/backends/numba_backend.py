@@ -11,6 +11,7 @@ from typing import Any
 
 from .base import Backend
 from .cuda_driver import CudaDriver
+from .objects import Kind, Opaque, present
 
 
 class NumbaBackend(Backend):
@@ -20,6 +21,12 @@ class NumbaBackend(Backend):
     def __init__(self, cuda: Any, driver: CudaDriver) -> None:
         self._cuda = cuda
         self._driver = driver
+
+    @classmethod
+    def kinds(cls, cuda: Any) -> tuple[Kind, ...]:
+        """A Numba device array's memory is on the device."""
+        return (Opaque("a Numba device array's values are on the device",
+                       *present(cuda, "cudadrv.devicearray.DeviceNDArray")),)
 
     @classmethod
     def detect(cls, cuda: Any) -> NumbaBackend | None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Backend, made_by
+from .objects import Kind, Leaf, Opaque, present
 
 
 class TensorflowBackend(Backend):
@@ -17,6 +18,12 @@ class TensorflowBackend(Backend):
     def __init__(self, tf: Any, sync: Callable[[], None] | None) -> None:
         self._tf = tf
         self._sync = sync
+
+    @classmethod
+    def kinds(cls, tf: Any) -> tuple[Kind, ...]:
+        """Tensors are immutable; a Variable's values may be on a device and keep no version counter."""
+        return (Leaf(*present(tf, "Tensor", "TensorShape", "DType")),
+                Opaque("a TensorFlow Variable's values may be on a device", *present(tf, "Variable")))
 
     @classmethod
     def detect(cls, tf: Any) -> TensorflowBackend | None:

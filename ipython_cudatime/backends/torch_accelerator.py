@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer, event_elapsed_ms
+from .objects import Kind
+from .torch_objects import torch_kinds
 
 
 class TorchAcceleratorBackend(Backend):
@@ -27,6 +29,10 @@ class TorchAcceleratorBackend(Backend):
     @property
     def name(self) -> str:
         return f"torch {self._device.type}"
+
+    @classmethod
+    def kinds(cls, torch: Any) -> tuple[Kind, ...]:
+        return torch_kinds(torch)
 
     @classmethod
     def detect(cls, torch: Any) -> TorchAcceleratorBackend | None:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer, Place, event_elapsed_ms
+from .objects import Kind
+from .torch_objects import torch_kinds
 
 MEMORY_KEYS = (
     "num_device_alloc",
@@ -53,6 +55,10 @@ class TorchCudaBackend(Backend):
     def name(self) -> str:
         """``torch cuda:0`` (``torch rocm:0`` on AMD GPUs)."""
         return f"{self._kind}:{self._torch.cuda.current_device()}"
+
+    @classmethod
+    def kinds(cls, torch: Any) -> tuple[Kind, ...]:
+        return torch_kinds(torch)
 
     @classmethod
     def detect(cls, torch: Any) -> TorchCudaBackend | None:

@@ -1,0 +1,92 @@
+"""How the repeat decision sees a framework's objects: one ``Kind`` per type of object.
+
+``%cudatime`` repeats a cell only when its first run changed nothing the user keeps, or changed
+it to what a second run writes again (see ``fingerprint``). Python's own containers and objects
+are read by the fingerprint itself; a framework's objects (a tensor, an array, a generator) are
+read through the kinds its backend declares (``Backend.kinds``), so that a new framework is one
+module. A kind reads state on the host only: it never synchronizes a device, never creates a
+device context, and says ``Unseen`` where it cannot read an object within those rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+class Unseen(Exception):
+    """An object whose state cannot be read here (device memory, an opaque object, past a budget):
+    the cell it belongs to runs once, and the report says what could not be checked."""
+
+
+class Kind:
+    """How to read one type of object (``types``; subclasses included).
+
+    ``token(obj)`` is its state now, cheap to take again; two tokens are compared with
+    ``same``. ``children(obj)`` are the objects it holds, each with the suffix that names it
+    (".grad", "[0]"). ``copy(obj)`` keeps what ``restore`` needs to put the state back (None: it
+    cannot be put back; a kind that ``holds_state`` needs no copy: its token is one);
+    ``equal(obj, other)`` says whether ``obj`` holds the same values as ``other``, another object
+    of its kind or its copy (a second run that wrote them again). ``costly``: reading it costs time
+    in proportion to its memory, skipped for a cell whose code is proven pure. This default
+    is an immutable object: its token never changes.
+    """
+
+    types: tuple[type, ...] = ()
+    costly = False
+    holds_state = False  # True: the token is itself what ``restore`` needs (a container's items)
+
+    def token(self, obj: Any) -> Any:
+        return None
+
+    def same(self, before: Any, after: Any) -> bool:
+        return bool(before == after)
+
+    def children(self, obj: Any) -> Iterable[tuple[str, Any]]:
+        return ()
+
+    def copy(self, obj: Any) -> Any:
+        return None
+
+    def restore(self, obj: Any, saved: Any) -> None:
+        raise Unseen(f"a {type(obj).__name__} cannot be put back")
+
+    def equal(self, obj: Any, other: Any) -> bool:
+        return False
+
+    def change(self, before: Any, after: Any) -> str:
+        """How the report says what changed between two tokens, after the object's path: "" or
+        " (written in place)"."""
+        return ""
+
+
+class Leaf(Kind):
+    """Immutable objects of a framework (dtypes, devices, immutable arrays): nothing to read."""
+
+    def __init__(self, *types: type) -> None:
+        self.types = types
+
+
+class Opaque(Kind):
+    """Objects whose state lives where the host cannot read it without synchronizing a device
+    (a GPU array with no version counter): always ``Unseen``, and skipped for a pure cell."""
+
+    costly = True
+
+    def __init__(self, why: str, *types: type) -> None:
+        self.types, self.why = types, why
+
+    def token(self, obj: Any) -> Any:
+        raise Unseen(self.why)
+
+
+def present(module: Any, *names: str) -> tuple[type, ...]:
+    """The classes ``module.name`` (dotted) that exist in this version of the framework."""
+    found = []
+    for name in names:
+        value = module
+        for part in name.split("."):
+            value = getattr(value, part, None)
+        if isinstance(value, type):
+            found.append(value)
+    return tuple(found)

@@ -1,0 +1,685 @@
+"""What a cell can reach, and the state of each object it reaches: the evidence the repeat decision reads.
+
+A ``Fingerprint`` follows references from a cell's roots (the values of the names it uses):
+the items of containers, the attributes and slots of objects, and for a function of the
+user's, the globals its code names, its closure, its defaults and, for a method, its ``self``.
+For each object it meets it keeps a token of that object's own state, cheap to take again:
+a container's items (children by identity, so a token is also a shallow copy that puts the
+container back), an object's attributes, a closure cell's value, a file's position, an
+iterator's place; a framework's objects are read through its backend's kinds
+(``backends.objects``): a tensor's version counter, an array's checksum, a generator's state.
+
+Taking the tokens again after a run says which objects the run changed (``changed``); a copy
+of what it changed (``copies``) is what a second run is compared with, to tell an idempotent
+overwrite (the same values written again) from a change that a second run would repeat, and
+what ``restore`` puts back. Functions, classes and modules of libraries are code, not the
+user's data: they are not walked. What cannot be read (an opaque object, device memory, past
+the budget) is listed in ``unseen``: unknown is never safe.
+"""
+
+from __future__ import annotations
+
+import array
+import collections
+import contextlib
+import functools
+import io
+import operator
+import random
+import re
+import sys
+import sysconfig
+import time
+import types
+import warnings
+from collections.abc import Collection, Iterable, Iterator, MutableMapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from .backends.objects import Kind, Leaf, Unseen
+
+GLOBAL_OF = re.compile(r"^(.*?) \(a global of (.*?\(\))\)(.*)$")
+MISSING = object()  # a name that is not bound, a slot that is not set
+SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None), type(Ellipsis), type(NotImplemented), range})
+# Objects that are code or immutable values, never the user's changing data.
+IMMUTABLE = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType, types.CodeType,
+             types.MethodWrapperType, types.GetSetDescriptorType, types.MemberDescriptorType, types.ModuleType,
+             types.MappingProxyType, property, memoryview, slice, type(sys.flags))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much one fingerprint may read before the rest is ``unseen``: objects, seconds, and bytes
+    of array memory to checksum (about 5 GB/s: 4 GiB is under a second)."""
+
+    objects: int = 1_000_000
+    seconds: float = 1.0
+    checksum_bytes: int = 4 << 30
+
+
+@dataclass
+class Entry:
+    """One object met: the path that names it ("acc.total"), how it is read, its token then."""
+
+    obj: Any
+    path: str
+    kind: Kind
+    token: Any
+
+
+@functools.lru_cache(maxsize=4096)
+def _library_file(filename: str) -> bool:
+    """Whether code from ``filename`` belongs to Python or an installed package, not to the user."""
+    if filename.startswith("<frozen"):
+        return True
+    roots = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return any(filename.startswith(root) for root in roots if root)
+
+
+def _users_module(module: Any) -> bool:
+    filename = getattr(module, "__file__", None)
+    return module.__name__ == "__main__" or (isinstance(filename, str) and not _library_file(filename))
+
+
+def _mutable(items: Collection[Any]) -> Iterable[tuple[int, Any]]:
+    """The items of ``items`` that may change (not scalars), with their places."""
+    if set(map(type, items)) <= SCALARS:  # the common case, at C speed
+        return ()
+    return ((place, item) for place, item in enumerate(items) if type(item) not in SCALARS)
+
+
+class Items(Kind):
+    """A list or a deque: its items, by identity; put back by assigning them all."""
+
+    holds_state = True
+
+    types = (list, collections.deque)
+
+    def token(self, sequence: Any) -> tuple[Any, ...]:
+        return tuple(sequence)
+
+    def same(self, before: Any, after: Any) -> bool:
+        return len(before) == len(after) and all(map(operator.is_, before, after))
+
+    def children(self, sequence: Any) -> Iterator[tuple[str, Any]]:
+        return ((f"[{place}]", item) for place, item in _mutable(sequence))
+
+    def restore(self, sequence: Any, saved: Any) -> None:
+        if isinstance(sequence, collections.deque):
+            sequence.clear()
+            sequence.extend(saved)
+        else:
+            sequence[:] = saved
+
+
+class Bytes(Kind):
+    """A bytearray or an ``array.array``: its bytes."""
+
+    holds_state = True
+
+    types = (bytearray, array.array)
+
+    def token(self, buffer: Any) -> bytes:
+        return bytes(buffer)
+
+    def restore(self, buffer: Any, saved: Any) -> None:
+        del buffer[:]
+        buffer.frombytes(saved) if isinstance(buffer, array.array) else buffer.extend(saved)
+
+
+class Mapping(Kind):
+    """A dict (defaultdict, OrderedDict, Counter...): its keys and values, values by identity."""
+
+    holds_state = True
+
+    types = (dict,)
+
+    def token(self, mapping: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        return tuple(mapping), tuple(mapping.values())
+
+    def same(self, before: Any, after: Any) -> bool:
+        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
+
+    def children(self, mapping: Any) -> Iterator[tuple[str, Any]]:
+        keys = list(mapping)
+        return ((f"[{_key(keys[place])}]", value) for place, value in _mutable(mapping.values()))
+
+    def restore(self, mapping: Any, saved: Any) -> None:
+        mapping.clear()
+        mapping.update(zip(*saved))
+
+
+def _key(key: Any) -> str:
+    """A key as a path writes it: a plain value's repr, else its type ("<Parameter>")."""
+    text = repr(key) if type(key) in SCALARS else f"<{type(key).__name__}>"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class Unordered(Kind):
+    """A set: its members (hashable, so compared as a set)."""
+
+    types = (set,)
+    holds_state = True
+
+    def token(self, members: Any) -> frozenset[Any]:
+        return frozenset(members)
+
+    def children(self, members: Any) -> Iterator[tuple[str, Any]]:
+        return (("{…}", member) for member in members if type(member) not in SCALARS)
+
+    def restore(self, members: Any, saved: Any) -> None:
+        members.clear()
+        members.update(saved)
+
+
+class Frozen(Kind):
+    """A tuple or frozenset: it never changes, but what it holds may."""
+
+    types = (tuple, frozenset)
+
+    def children(self, items: Any) -> Iterator[tuple[str, Any]]:
+        return ((f"[{place}]", item) for place, item in _mutable(items))
+
+
+@functools.lru_cache(maxsize=1024)
+def _slots(kind: Any) -> tuple[tuple[str, Any], ...]:
+    """(name, member descriptor) of every ``__slots__`` entry along ``kind``'s MRO."""
+    found = []
+    for klass in kind.__mro__:
+        declared = vars(klass).get("__slots__", ())
+        for name in (declared,) if isinstance(declared, str) else declared:
+            private = name.startswith("__") and not name.endswith("__")
+            mangled = f"_{klass.__name__.lstrip('_')}{name}" if private else name
+            descriptor = vars(klass).get(mangled)
+            if isinstance(descriptor, types.MemberDescriptorType):
+                found.append((mangled, descriptor))
+    return tuple(found)
+
+
+def _attributes(obj: Any) -> dict[str, Any] | None:
+    """``obj.__dict__`` without running a ``__getattr__`` of the user's, or None."""
+    try:
+        found = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+class Attributes(Kind):
+    """An object with a ``__dict__`` or slots: its class, its attributes' and slots' values by identity."""
+
+    holds_state = True
+
+    def token(self, obj: Any) -> tuple[Any, ...]:
+        attributes = _attributes(obj) or {}
+        slots = tuple(_read_slot(descriptor, obj) for _, descriptor in _slots(cast(Any, type(obj))))
+        return type(obj), tuple(attributes), tuple(attributes.values()), slots
+
+    def same(self, before: Any, after: Any) -> bool:
+        return (before[0] is after[0] and before[1] == after[1] and all(map(operator.is_, before[2], after[2]))
+                and all(map(operator.is_, before[3], after[3])))
+
+    def children(self, obj: Any) -> Iterator[tuple[str, Any]]:
+        attributes = _attributes(obj) or {}
+        yield from ((f".{name}", value) for name, value in attributes.items() if type(value) not in SCALARS)
+        for name, descriptor in _slots(cast(Any, type(obj))):
+            value = _read_slot(descriptor, obj)
+            if type(value) not in SCALARS and value is not MISSING:
+                yield f".{name}", value
+
+    def restore(self, obj: Any, saved: Any) -> None:
+        kind, names, values, slots = saved
+        if type(obj) is not kind:
+            obj.__class__ = kind
+        attributes = _attributes(obj)
+        if attributes is not None:
+            attributes.clear()
+            attributes.update(zip(names, values))
+        for (_, descriptor), value in zip(_slots(kind), slots):
+            if value is MISSING:
+                with contextlib.suppress(AttributeError):
+                    descriptor.__delete__(obj)
+            else:
+                descriptor.__set__(obj, value)
+
+
+def _read_slot(descriptor: Any, obj: Any) -> Any:
+    try:
+        return descriptor.__get__(obj)
+    except AttributeError:
+        return MISSING
+
+
+class Names(Kind):
+    """Names of a namespace (a module's, the notebook's): the names bound, and to what, by identity."""
+
+    holds_state = True
+
+    def token(self, view: NamesView) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        names = view.bound()
+        return names, tuple(view.namespace.get(name, MISSING) for name in names)
+
+    def same(self, before: Any, after: Any) -> bool:
+        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
+
+    def children(self, view: NamesView) -> Iterator[tuple[str, Any]]:
+        for name in view.bound() if view.walk else ():
+            value = view.namespace.get(name, MISSING)
+            if value is not MISSING and type(value) not in SCALARS:
+                yield view.label(name), value
+
+    def restore(self, view: NamesView, saved: Any) -> None:
+        names, values = saved
+        for name in set(view.bound()) - set(names):
+            view.namespace.pop(name, None)
+        for name, value in zip(names, values):
+            if value is not MISSING:
+                view.namespace[name] = value
+            else:
+                view.namespace.pop(name, None)
+
+
+@dataclass(eq=False)
+class NamesView:
+    """``names`` of ``namespace`` (None: all but ``exclude``), read by ``reader`` (a function's name,
+    or "" for the cell itself); ``walk`` False: only what the names are bound to counts, not what
+    their values hold (the notebook's names that the cell does not use)."""
+
+    namespace: MutableMapping[str, Any]
+    names: tuple[str, ...] | None
+    reader: str = ""
+    walk: bool = True
+    exclude: frozenset[str] = frozenset()
+    prefix: str = ""  # "sys." for a module's names
+
+    def bound(self) -> tuple[str, ...]:
+        if self.names is not None:
+            return self.names
+        return tuple(name for name in self.namespace if name not in self.exclude)
+
+    def label(self, name: str) -> str:
+        """How a report names one of them: "n" (the cell's), "n (a global of bump())"."""
+        return f"\x00{self.prefix}{name} (a global of {self.reader})" if self.reader else f"\x00{self.prefix}{name}"
+
+
+def module_views(namespace: MutableMapping[str, Any], used: set[str]) -> Iterator[tuple[str, NamesView]]:
+    """For each module among ``used`` names of ``namespace``, a view of its names that ``used``
+    also holds (code names ``sys.path`` as "sys" and "path"): what ``sys.path.append`` reaches."""
+    for name in sorted(used):
+        module = namespace.get(name)
+        if isinstance(module, types.ModuleType):
+            attributes = vars(module)
+            names = tuple(sorted(attribute for attribute in used if attribute in attributes))
+            yield "", NamesView(attributes, names, prefix=f"{name}.")
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """The global and attribute names a function's code (and the code nested in it) uses."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _code_names(constant)
+    return names
+
+
+class Function(Kind):
+    """A function of the user's: its code, defaults, closure cells and the globals its code names
+    (a view of its module's namespace); a library's function is code, read as immutable."""
+
+    def token(self, function: Any) -> tuple[Any, ...]:
+        return function.__code__, function.__defaults__, function.__kwdefaults__, tuple(vars(function).values())
+
+    def same(self, before: Any, after: Any) -> bool:
+        return all(map(operator.is_, before[:3], after[:3])) and all(map(operator.is_, before[3], after[3]))
+
+    def children(self, function: Any) -> Iterator[tuple[str, Any]]:
+        name = f"{function.__name__}()"
+        used = _code_names(function.__code__)
+        namespace = function.__globals__
+        yield "", NamesView(namespace, tuple(sorted(name for name in used if name in namespace)), name)
+        yield from module_views(namespace, used)
+        for variable, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+            yield f"\x00{variable} (in the closure of {name})", cell
+        for place, value in _mutable(function.__defaults__ or ()):
+            yield f"\x00{name}'s default #{place + 1}", value
+        for key, value in (function.__kwdefaults__ or {}).items():
+            yield f"\x00{name}'s default {key}", value
+        yield from ((f".{key}", value) for key, value in vars(function).items() if type(value) not in SCALARS)
+
+
+class Closure(Kind):
+    """A closure cell: what it holds, by identity (``nonlocal`` rebinds it)."""
+
+    holds_state = True
+
+    types = (types.CellType,)
+
+    def token(self, cell: Any) -> Any:
+        try:
+            return cell.cell_contents
+        except ValueError:
+            return MISSING
+
+    def same(self, before: Any, after: Any) -> bool:
+        return before is after
+
+    def children(self, cell: Any) -> Iterator[tuple[str, Any]]:
+        value = self.token(cell)
+        if value is not MISSING and type(value) not in SCALARS:
+            yield "", value
+
+    def restore(self, cell: Any, saved: Any) -> None:
+        if saved is MISSING:
+            del cell.cell_contents
+        else:
+            cell.cell_contents = saved
+
+
+class Wrapper(Kind):
+    """A bound method, a ``functools.partial``, a static or class method: what it wraps."""
+
+    PARTS = ("__self__", "__func__", "func", "args", "keywords", "__wrapped__")
+
+    def children(self, wrapper: Any) -> Iterator[tuple[str, Any]]:
+        for part in self.PARTS:
+            value = getattr(wrapper, part, MISSING)
+            if value is not MISSING and not isinstance(value, types.ModuleType) and type(value) not in SCALARS:
+                yield ("" if part in ("__self__", "__func__", "__wrapped__", "func") else f".{part}"), value
+
+
+class Class(Kind):
+    """A class of the user's: its attributes (class-level state such as a counter)."""
+
+    holds_state = True
+
+    def token(self, klass: type) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        names = tuple(name for name in vars(klass) if not name.startswith("__"))
+        return names, tuple(vars(klass)[name] for name in names)
+
+    def same(self, before: Any, after: Any) -> bool:
+        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
+
+    def children(self, klass: type) -> Iterator[tuple[str, Any]]:
+        names, values = self.token(klass)
+        return ((f".{name}", value) for name, value in zip(names, values) if type(value) not in SCALARS)
+
+    def restore(self, klass: type, saved: Any) -> None:
+        names, values = saved
+        for name in [name for name in vars(klass) if not name.startswith("__") and name not in names]:
+            delattr(klass, name)
+        for name, value in zip(names, values):
+            setattr(klass, name, value)
+
+
+class Position(Kind):
+    """Where a generator, an iterator or a file stands: a second run would move it again.
+    Nothing puts it back."""
+
+    def token(self, obj: Any) -> Any:
+        if isinstance(obj, io.IOBase):
+            return obj.closed, (None if obj.closed or not obj.seekable() else obj.tell())
+        frame = getattr(obj, "gi_frame", getattr(obj, "cr_frame", getattr(obj, "ag_frame", MISSING)))
+        if frame is not MISSING:
+            return None if frame is None else getattr(frame, "f_lasti", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # itertools' pickling, 3.12-3.13
+            try:
+                state = obj.__reduce__()
+            except Exception:
+                raise Unseen("an iterator whose position cannot be read") from None
+        return tuple(part if type(part) in SCALARS else id(part) for part in _flat(state))
+
+
+def _flat(state: Any) -> Iterator[Any]:
+    for part in state if isinstance(state, tuple) else (state,):
+        yield from (part if isinstance(part, tuple) else (part,))
+
+
+class Generator(Kind):
+    """A ``random.Random`` of the user's own, by its state (the global one is put back anyway)."""
+
+    holds_state = True
+
+    types = (random.Random,)
+
+    def token(self, generator: Any) -> Any:
+        return generator.getstate()
+
+    def restore(self, generator: Any, saved: Any) -> None:
+        generator.setstate(saved)
+
+
+class Opaque(Kind):
+    """An object whose state Python does not show (a C extension's, with no ``__dict__``)."""
+
+    def token(self, obj: Any) -> Any:
+        raise Unseen(f"a {type(obj).__module__}.{type(obj).__qualname__} shows no state")
+
+
+WRAPPERS = (types.MethodType, functools.partial, staticmethod, classmethod)
+
+
+def _bound_builtin(obj: Any) -> bool:
+    """A builtin method bound to an object (``items.append``), not a module's function (``len``)."""
+    return isinstance(obj, types.BuiltinMethodType) and not isinstance(obj.__self__, (types.ModuleType, type(None)))
+
+
+CORE: tuple[Kind, ...] = (Items(), Bytes(), Mapping(), Unordered(), Frozen(), Closure(), Generator())
+LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE = (
+    Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque())
+
+
+def _global_generators() -> set[int]:
+    """random's and NumPy's global generators: the runs put their states back (``state.RandomStates``)."""
+    mtrand = sys.modules.get("numpy.random.mtrand")
+    return {id(getattr(random, "_inst", None)), id(getattr(mtrand, "_rand", None))}
+
+
+class Fingerprint:
+    """The objects reachable from some roots, with their tokens (see the module's doc).
+
+    ``kinds``: the frameworks' (``backends.object_kinds``); ``deep`` False reads the roots
+    alone, and none of the costly kinds (a cell whose code is proven pure); ``budget`` bounds
+    the walk. ``take(roots)`` walks; ``changed()`` the entries whose token differs now.
+    """
+
+    def __init__(self, kinds: Iterable[Kind] = (), deep: bool = True, budget: Budget | None = None) -> None:
+        self.kinds = tuple(kinds) + CORE
+        self.deep, self.budget = deep, budget or Budget()
+        self.entries: dict[int, Entry] = {}
+        self.unseen: list[str] = []
+        self._skip = _global_generators()
+        self._bytes = 0
+        self._cache: dict[type, Kind] = {}
+
+    def kind(self, obj: Any) -> Kind:
+        """How ``obj`` is read: a framework's kind, Python's own, or ``Opaque``."""
+        kind = type(obj)
+        found = self._cache.get(kind)
+        if found is None:
+            found = self._kind_of(kind, obj)
+            if not isinstance(obj, (type, types.FunctionType, types.BuiltinMethodType)):
+                self._cache[kind] = found  # the others depend on the object: whose code, whose class
+        return found
+
+    def _kind_of(self, kind: type, obj: Any) -> Kind:
+        for declared in self.kinds:
+            if issubclass(kind, declared.types):
+                return declared
+        if kind is NamesView:
+            return NAMES
+        if isinstance(obj, WRAPPERS) or _bound_builtin(obj):
+            return WRAPPER
+        if isinstance(obj, IMMUTABLE) or kind in SCALARS:
+            return LEAF
+        if isinstance(obj, type):
+            return CLASS if _users_module(sys.modules.get(obj.__module__)) else LEAF
+        if isinstance(obj, types.FunctionType):
+            return FUNCTION if not _library_file(obj.__code__.co_filename) else LEAF
+        if isinstance(obj, (io.IOBase, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+            return POSITION
+        if _attributes(obj) is not None or _slots(kind):
+            return ATTRIBUTES
+        return POSITION if hasattr(kind, "__next__") else OPAQUE
+
+    def take(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:
+        """Walk from ``roots`` ((path, object) pairs), breadth first: each object once, under the
+        shortest path that reaches it."""
+        pending = collections.deque(roots)
+        start, budget = time.perf_counter(), self.budget
+        while pending:
+            path, obj = pending.popleft()
+            if type(obj) in SCALARS or id(obj) in self.entries or id(obj) in self._skip:
+                continue
+            if len(self.entries) >= budget.objects or (
+                    len(self.entries) % 4096 == 0 and time.perf_counter() - start > budget.seconds):
+                self.unseen.append(f"{_name(path)} and the rest (the cell reaches more than "
+                                   f"{len(self.entries):,} objects)")
+                return self
+            entry = self._read(path, obj)
+            if entry is not None and self.deep:
+                pending.extend((_join(path, suffix), child) for suffix, child in self._children(entry))
+        return self
+
+    def _read(self, path: str, obj: Any) -> Entry | None:
+        kind = self.kind(obj)
+        if kind.costly and not self.deep:
+            return None
+        try:
+            self._count(kind, obj)
+            entry = Entry(obj, path, kind, kind.token(obj))
+        except Unseen as why:
+            self.unseen.append(f"{_name(path)} ({why})")
+            return None
+        except Exception as exc:  # an object whose state raises when read: not evidence of anything
+            self.unseen.append(f"{_name(path)} ({type(obj).__name__} could not be read: {type(exc).__name__})")
+            return None
+        self.entries[id(obj)] = entry
+        return entry
+
+    def _count(self, kind: Kind, obj: Any) -> None:
+        if kind.costly:
+            self._bytes += int(getattr(obj, "nbytes", 0) or 0)
+            if self._bytes > self.budget.checksum_bytes:
+                raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
+
+    def _children(self, entry: Entry) -> Iterable[tuple[str, Any]]:
+        try:
+            return list(entry.kind.children(entry.obj))
+        except Exception as exc:
+            self.unseen.append(f"{_name(entry.path)} (its contents could not be read: {type(exc).__name__})")
+            return ()
+
+    def changed(self, entries: Iterable[Entry] | None = None) -> list[Entry]:
+        """The entries (all by default) whose object's state differs from its token now."""
+        found = []
+        for entry in self.entries.values() if entries is None else entries:
+            try:
+                same = entry.kind.same(entry.token, entry.kind.token(entry.obj))
+            except Exception:  # it could be read before: that it cannot now is a change
+                same = False
+            if not same:
+                found.append(entry)
+        return found
+
+    def copies(self, entries: Iterable[Entry]) -> tuple[dict[int, Any], list[Entry]]:
+        """What puts each entry's object back as it is now ({id: state}), and the entries that
+        nothing can put back (a generator, a file's position, a tensor too large to copy)."""
+        saved, lost = {}, []
+        for entry in entries:
+            try:
+                state = entry.kind.token(entry.obj) if entry.kind.holds_state else entry.kind.copy(entry.obj)
+            except Exception:
+                state = None
+            if state is None:
+                lost.append(entry)
+            else:
+                saved[id(entry.obj)] = state
+        return saved, lost
+
+    def matches(self, entry: Entry, state: Any) -> bool:
+        """Whether ``entry``'s object holds the same values as ``state`` (from ``copies``): written
+        again to the same values, an idempotent overwrite."""
+        kind = entry.kind
+        try:
+            if kind.holds_state:
+                return self.equal_values(kind.token(entry.obj), state)
+            return bool(kind.equal(entry.obj, state))
+        except Exception:
+            return False
+
+    @staticmethod
+    def restore(entry: Entry, state: Any) -> bool:
+        """Put ``entry``'s object back to ``state`` (from ``copies``); False where that failed."""
+        try:
+            entry.kind.restore(entry.obj, state)
+        except Exception:
+            return False
+        return True
+
+    def equal_values(self, a: Any, b: Any) -> bool:
+        """Whether two values are equal as data: scalars by value, containers item by item,
+        framework objects by their kind's ``equal``, anything else by identity."""
+        if a is b:
+            return True
+        if type(a) is not type(b):
+            return False
+        if type(a) in SCALARS:
+            return bool(a == b) or (a != a and b != b)  # NaN
+        if isinstance(a, (tuple, list)):
+            return len(a) == len(b) and all(map(self.equal_values, a, b))
+        if isinstance(a, dict):
+            return list(a) == list(b) and all(map(self.equal_values, a.values(), b.values()))
+        if isinstance(a, (set, frozenset)):
+            return a == b
+        kind = self.kind(a)
+        return not kind.holds_state and kind.equal(a, b)
+
+    def path(self, entry: Entry) -> str:
+        """How the report names an entry's object: "acc.total", "n (a global of bump())"."""
+        return _name(entry.path)
+
+    def what_changed(self, entry: Entry, before: Any) -> list[str]:
+        """What differs between ``before`` (a token of ``entry``'s) and its object now: the names,
+        keys or attributes rebound, with the values of plain ones ("n (a global of bump()): 0 → 1"),
+        or its path alone."""
+        kind = entry.kind
+        try:
+            now = kind.token(entry.obj)
+        except Exception:
+            return [self.path(entry)]
+        if kind is NAMES:
+            view, old, new = entry.obj, dict(zip(*before)), dict(zip(*now))
+            return [_change(_name(view.label(name)), old.get(name, MISSING), new.get(name, MISSING))
+                    for name in dict.fromkeys([*old, *new]) if old.get(name, MISSING) is not new.get(name, MISSING)
+                    ] or [self.path(entry)]
+        if kind is ATTRIBUTES and before[1] == now[1]:
+            return [_change(f"{self.path(entry)}.{name}", old, new)
+                    for name, old, new in zip(before[1], before[2], now[2]) if old is not new] or [self.path(entry)]
+        return [self.path(entry) + kind.change(before, now)]
+
+
+def _change(path: str, old: Any, new: Any) -> str:
+    plain = type(old) in SCALARS and type(new) in SCALARS
+    return f"{path}: {_short(old)} → {_short(new)}" if plain else path
+
+
+def _short(value: Any) -> str:
+    text = "unbound" if value is MISSING else repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _join(path: str, suffix: str) -> str:
+    """A child's path: its own label when it has one (a global, a closure variable), else the
+    parent's path and the suffix (``acc`` + ``.total``)."""
+    return suffix if suffix.startswith("\x00") else path + suffix
+
+
+def _name(path: str) -> str:
+    """A path as the report writes it: labels lose their NUL mark, and whose global it is goes last
+    ("model.weight.grad (a global of train_step())")."""
+    path = path.replace("\x00", "") or "the cell's names"
+    found = GLOBAL_OF.match(path)
+    return f"{found[1]}{found[3]} (a global of {found[2]})" if found and found[3] else path
+
+
