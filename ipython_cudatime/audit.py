@@ -37,6 +37,13 @@ def _opened(args: tuple[Any, ...]) -> str | None:
     return f"{how} {os.fsdecode(path)!r}"
 
 
+def _command(args: tuple[Any, ...]) -> str:
+    """The command line of ``subprocess.Popen(executable, args, ...)``, short."""
+    line = args[1] if len(args) > 1 and args[1] is not None else args[:1]
+    text = " ".join(map(os.fsdecode, line)) if isinstance(line, (list, tuple)) else os.fsdecode(line)
+    return f"`{text if len(text) <= 60 else text[:57] + '...'}`"
+
+
 def _first(args: tuple[Any, ...]) -> str:
     text = repr(args[0]) if args else ""
     return text if len(text) <= 60 else text[:57] + "..."
@@ -45,8 +52,8 @@ def _first(args: tuple[Any, ...]) -> str:
 # event -> the phrase for it, from the event's arguments (None: not an effect after all)
 EFFECTS: dict[str, Callable[[tuple[Any, ...]], str | None]] = {
     "open": _opened,
-    "os.system": lambda args: f"run the command {_first(args)}",
-    "subprocess.Popen": lambda args: f"start the process {_first(args)}",
+    "os.system": lambda args: f"run `{os.fsdecode(args[0]) if args else ''}`",
+    "subprocess.Popen": lambda args: f"run {_command(args)}",
     "os.exec": lambda args: f"run the program {_first(args)}",
     "os.spawn": lambda args: f"start the program {_first(args[1:])}",
     "os.posix_spawn": lambda args: f"start the program {_first(args)}",

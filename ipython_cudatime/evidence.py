@@ -51,21 +51,23 @@ class Evidence:
     """The fingerprints of one cell's reach around its runs (see the module's doc).
 
     ``roots()`` gives the (name, value) pairs to walk from; ``kinds`` the frameworks' kinds;
-    ``deep`` False when the cell's code is proven pure (``repeat_rule.proven_pure``).
+    ``deep`` False when the cell's code is proven pure (``repeat_rule.proven_pure``); ``skip``
+    the objects that are not the user's data.
     ``before()`` comes before the cold run; ``after_cold()`` gives why the cell must run once
     (no sentence: it may repeat) and sets ``probing``; ``probe(undo)`` after the first later run
     gives what it changed again; ``settle(undo)`` after the last.
     """
 
     def __init__(self, roots: Roots, kinds: Iterable[Kind] = (), deep: bool = True,
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, skip: Iterable[Any] = ()) -> None:
         self.roots, self.kinds, self.deep, self.budget = roots, tuple(kinds), deep, budget
+        self.skip = tuple(skip)
         self.probing = False
         self.cold: list[str] = []  # what the cold run changed, as the report names it
         self._saved: dict[int, Any] = {}
 
     def _take(self) -> Fingerprint:
-        return Fingerprint(self.kinds, self.deep, self.budget).take(self.roots())
+        return Fingerprint(self.kinds, self.deep, self.budget, self.skip).take(self.roots())
 
     def before(self) -> None:
         self.first = self.baseline = self._take()

@@ -19,6 +19,7 @@ the budget) is listed in ``unseen``: unknown is never safe.
 
 from __future__ import annotations
 
+import _thread
 import array
 import collections
 import contextlib
@@ -32,6 +33,7 @@ import sysconfig
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Collection, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -44,7 +46,8 @@ SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None), type(Ell
 # Objects that are code or immutable values, never the user's changing data.
 IMMUTABLE = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType, types.CodeType,
              types.MethodWrapperType, types.GetSetDescriptorType, types.MemberDescriptorType, types.ModuleType,
-             types.MappingProxyType, property, memoryview, slice, type(sys.flags))
+             types.MappingProxyType, property, memoryview, slice, type(sys.flags), _thread.LockType, _thread.RLock,
+             weakref.ref, re.Pattern, re.Match)  # a lock's state, a weak reference's target: not the user's data
 
 
 @dataclass(frozen=True)
@@ -330,7 +333,8 @@ class Function(Kind):
         return function.__code__, function.__defaults__, function.__kwdefaults__, tuple(vars(function).values())
 
     def same(self, before: Any, after: Any) -> bool:
-        return all(map(operator.is_, before[:3], after[:3])) and all(map(operator.is_, before[3], after[3]))
+        return (all(map(operator.is_, before[:3], after[:3])) and len(before[3]) == len(after[3])
+                and all(map(operator.is_, before[3], after[3])))
 
     def children(self, function: Any) -> Iterator[tuple[str, Any]]:
         name = f"{function.__name__}()"
@@ -480,15 +484,17 @@ class Fingerprint:
 
     ``kinds``: the frameworks' (``backends.object_kinds``); ``deep`` False reads the roots
     alone, and none of the costly kinds (a cell whose code is proven pure); ``budget`` bounds
-    the walk. ``take(roots)`` walks; ``changed()`` the entries whose token differs now.
+    the walk; ``skip``: objects that are not the user's data (the shell that runs the cell).
+    ``take(roots)`` walks; ``changed()`` the entries whose token differs now.
     """
 
-    def __init__(self, kinds: Iterable[Kind] = (), deep: bool = True, budget: Budget | None = None) -> None:
+    def __init__(self, kinds: Iterable[Kind] = (), deep: bool = True, budget: Budget | None = None,
+                 skip: Iterable[Any] = ()) -> None:
         self.kinds = tuple(kinds) + CORE
         self.deep, self.budget = deep, budget or Budget()
         self.entries: dict[int, Entry] = {}
         self.unseen: list[str] = []
-        self._skip = _global_generators()
+        self._skip = _global_generators() | {id(obj) for obj in skip}
         self._bytes = 0
         self._cache: dict[type, Kind] = {}
 
@@ -648,19 +654,20 @@ class Fingerprint:
             now = kind.token(entry.obj)
         except Exception:
             return [self.path(entry)]
-        if kind is NAMES:
-            view, old, new = entry.obj, dict(zip(*before)), dict(zip(*now))
-            return [_change(_name(view.label(name)), old.get(name, MISSING), new.get(name, MISSING))
-                    for name in dict.fromkeys([*old, *new]) if old.get(name, MISSING) is not new.get(name, MISSING)
-                    ] or [self.path(entry)]
-        if kind is ATTRIBUTES and before[1] == now[1]:
-            return [_change(f"{self.path(entry)}.{name}", old, new)
-                    for name, old, new in zip(before[1], before[2], now[2]) if old is not new] or [self.path(entry)]
-        return [self.path(entry) + kind.change(before, now)]
+        named = {NAMES: (0, 1, "."), CLASS: (0, 1, "."), ATTRIBUTES: (1, 2, "."), CORE[2]: (0, 1, "[")}.get(kind)
+        if named is None:
+            return [self.path(entry) + kind.change(before, now)]
+        names, values, how = named
+        old, new = dict(zip(before[names], before[values])), dict(zip(now[names], now[values]))
+        label = (lambda name: _name(entry.obj.label(name))) if kind is NAMES else (
+            lambda name: f"{self.path(entry)}.{name}" if how == "." else f"{self.path(entry)}[{_key(name)}]")
+        return [_change(label(name), old.get(name, MISSING), new.get(name, MISSING))
+                for name in dict.fromkeys([*old, *new]) if old.get(name, MISSING) is not new.get(name, MISSING)
+                ] or [self.path(entry)]
 
 
 def _change(path: str, old: Any, new: Any) -> str:
-    plain = type(old) in SCALARS and type(new) in SCALARS
+    plain = all(type(value) in SCALARS or value is MISSING for value in (old, new))
     return f"{path}: {_short(old)} → {_short(new)}" if plain else path
 
 

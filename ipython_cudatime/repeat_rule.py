@@ -30,6 +30,7 @@ PURE_BUILTINS = frozenset({
     "hash", "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range", "repr", "reversed",
     "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "ord", "chr",
 })
+VALUES = (int, float, complex, str, bytes, bool, type(None), list, tuple, dict, set, frozenset)  # builtins' own values
 WRITES = frozenset({"out", "inplace"})  # keyword arguments that write into an argument
 PURE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Pass, ast.Import, ast.ImportFrom, ast.For, ast.If,
                    ast.With, ast.Break, ast.Continue)
@@ -126,16 +127,13 @@ class Purity:
         if name in self.bound:
             return True
         value = self._value(name)
+        if value is getattr(builtins, name, None):
+            return name in PURE_BUILTINS
         if isinstance(value, types.ModuleType):
             return _root(value.__name__) in self.modules
-        if isinstance(value, type):
-            return _root(value.__module__) in self.modules
         if callable(value) and _root(getattr(value, "__module__", None)) in self.modules:
             return True
-        if isinstance(value, (types.BuiltinFunctionType, type)):
-            return getattr(value, "__name__", "") in PURE_BUILTINS and value is getattr(builtins, name, None)
-        return isinstance(value, (int, float, complex, str, bytes, bool, type(None))) or (
-            _root(type(value).__module__) in self.modules)
+        return isinstance(value, VALUES) or _root(type(value).__module__) in self.modules
 
     def _module_path(self, node: ast.expr) -> bool:
         """``np``, ``torch.nn.functional``: an attribute chain whose root names a framework's module,

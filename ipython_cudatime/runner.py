@@ -128,6 +128,11 @@ class Repeats:
         """Sentences for the report about the state after the runs (a change put back)."""
         return []
 
+    def failed(self, error: BaseException) -> bool:
+        """A later run raised ``error``: True when the repeats explain it (a probe run that failed on
+        the state the first run left), which ends the runs as ``Unrepeatable`` does, with no error."""
+        return False
+
 
 class Clock:
     """Where the runner reads time; a seam: tests pass a fake clock, exact and never sleeping."""
@@ -556,7 +561,8 @@ def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: 
     except StopRepeats as stop:
         later.halt(stop.args[0] if stop.args else "a stop")
     except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too
-        later.stop(exc)
+        if not sampler.repeats.failed(exc):
+            later.stop(exc)
     return later
 
 

@@ -404,7 +404,7 @@ class CellRepeats(Repeats):
         self._snapshot = NameSnapshot(self.namespace, self.code.bound)
         self._process = ProcessState()
         deep = not proven_pure(self.code.tree, self._now, self.frameworks)
-        self.evidence = Evidence(self._roots, self.kinds, deep)
+        self.evidence = Evidence(self._roots, self.kinds, deep, skip=[self.shell])  # magics, !cmd: the shell
         self.evidence.before()
         self._listening = _Listening(self.effects, refuse=False)
         self._listening.enter()
@@ -429,6 +429,15 @@ class CellRepeats(Repeats):
             self._probe()
         self._later += 1
 
+    def failed(self, error: BaseException) -> bool:
+        """The probe run (the first later run, after a cold run that changed the state) raised an
+        ``Exception``: the state the first run left made the second fail, which is a reason, not the
+        user's error; what the probe changed is undone in ``end``."""
+        if not (isinstance(error, Exception) and self._later == 1 and self.evidence.probing and not self.forced):
+            return False
+        self.reasons.append(f"a second run raised {type(error).__name__} on the state the first run left")
+        return True
+
     def _probe(self) -> None:
         """After the probe run: what it changed again is a reason (undone, and the repeats end,
         unless forced)."""
@@ -442,6 +451,7 @@ class CellRepeats(Repeats):
             if self._later and self.evidence.probing:  # the probe run was the last, or was stopped
                 with contextlib.suppress(Unrepeatable):
                     self._probe()
+                self.evidence.probing = False
             refused = [f"a second run would {effect} again (refused before it did)" for effect in self.effects.refused]
             self.reasons += refused
             if self._later and not self.reasons:  # a change already said is not said twice
