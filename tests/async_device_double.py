@@ -13,6 +13,7 @@ run a 5 µs kernel: a sleep lasts 50 µs or more).
 import time
 
 from ipython_cudatime.backends.base import Backend, DeviceTimer
+from ipython_cudatime.backends.objects import Leaf
 
 SPIN = 1e-3  # the last stretch of a wait is spun, not slept: a sleep overshoots by up to this
 
@@ -29,10 +30,12 @@ class AsyncDeviceDouble:
     def __init__(self):
         self._free_at = 0.0  # when the stream will have run everything queued so far
         self.sync_cost = 0.0  # seconds a synchronize costs even on an idle stream
+        self.launches = 0  # kernels launched so far: what counts runs without a state of the user's
 
     def launch(self, seconds):
         """Queue a kernel of ``seconds`` and return at once."""
         self._free_at = max(self._free_at, time.perf_counter()) + seconds
+        self.launches += 1
 
     def record(self, event):
         event.time = max(self._free_at, time.perf_counter())
@@ -75,6 +78,11 @@ class DoubleBackend(Backend):
     @classmethod
     def detect(cls, module):
         return cls(module.DEVICE)
+
+    @classmethod
+    def kinds(cls, module):
+        """The device is the framework's machinery, not the user's data (as a CUDA stream is)."""
+        return (Leaf(AsyncDeviceDouble),)
 
     def timer(self):
         return self._timer

@@ -15,6 +15,9 @@ a framework; both plug into the seams the real ones use:
   ``set_device(i)`` makes device i current; an event is bound to the device of the first
   stream it is recorded on and refuses another, with torch's message.
 
+- Their objects are a framework's machinery to the repeat decision (``kinds``), as a real
+  device's stream is: advancing the clock or queuing on the device is not a change of the
+  user's state.
 - ``FakeMachine`` is a ``cpu_context.Machine`` (the magics' ``machine``): fixed CPU facts (cores,
   load, thread pools), and ``stall(seconds)``, a wait for a core that passes on the clock
   without CPU time, as a run on a loaded machine waits.
@@ -26,6 +29,7 @@ the ``timing`` tests of the clocks themselves.
 import contextlib
 
 from ipython_cudatime.backends.base import Backend, EventTimer, Place, event_elapsed_ms
+from ipython_cudatime.backends.objects import Leaf
 
 
 class FakeClock:
@@ -82,6 +86,12 @@ class FakeDevice:
     def detect(self, module):
         """The registry's call: this device's backend (``module`` is this module)."""
         return FakeBackend(self)
+
+    @staticmethod
+    def kinds(module):
+        """The registry's call for the repeat decision: the stand-ins are a framework's machinery (a
+        stream, the clock), not the user's data, as a real device's queue is not."""
+        return stand_ins()
 
 
 class FakeEvent:
@@ -145,6 +155,16 @@ class NoDevice:
     @staticmethod
     def detect(module):
         return None
+
+    @staticmethod
+    def kinds(module):
+        return stand_ins()
+
+
+def stand_ins():
+    """How the repeat decision reads this module's objects (``backends.objects.Kind``): as a framework's
+    immutable machinery."""
+    return (Leaf(FakeClock, FakeDevice, FakeMachine),)
 
 
 class FakeMachine:

@@ -63,9 +63,10 @@ def object_kinds(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, Any
     entries: list[Entry] = [("numpy", CpuBackend), *registry]
     for module_name, backend_class in entries:
         framework = modules.get(module_name)
-        if framework is not None and module_name not in asked:
+        kinds = getattr(backend_class, "kinds", None)  # an entry that declares none reads as Python objects
+        if framework is not None and module_name not in asked and kinds is not None:
             asked.add(module_name)
-            found += backend_class.kinds(framework)
+            found += kinds(framework)
     return found
 
 
