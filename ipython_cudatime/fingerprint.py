@@ -24,6 +24,7 @@ import array
 import collections
 import contextlib
 import functools
+import gc
 import io
 import operator
 import random
@@ -60,23 +61,30 @@ class Budget:
     checksum_bytes: int = 4 << 30
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
-    """One object met: the path that names it ("acc.total"), how it is read, its token then."""
+    """One object met: how it is read and its token then, and where it was met (the entry of the
+    object that holds it, None for a root, and the suffix that names it there: ".total"), from
+    which ``Fingerprint.path`` names it only when a report needs the name."""
 
     obj: Any
-    path: str
+    parent: Entry | None
+    suffix: str
     kind: Kind
     token: Any
+
+
+@functools.lru_cache(maxsize=1)
+def _library_roots() -> tuple[str, ...]:
+    """Where Python's and the installed packages' code lives."""
+    paths = sysconfig.get_paths()
+    return tuple({paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(key)})
 
 
 @functools.lru_cache(maxsize=4096)
 def _library_file(filename: str) -> bool:
     """Whether code from ``filename`` belongs to Python or an installed package, not to the user."""
-    if filename.startswith("<frozen"):
-        return True
-    roots = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return any(filename.startswith(root) for root in roots if root)
+    return filename.startswith("<frozen") or filename.startswith(_library_roots())
 
 
 def _users_module(module: Any) -> bool:
@@ -530,51 +538,65 @@ class Fingerprint:
 
     def take(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:
         """Walk from ``roots`` ((path, object) pairs), breadth first: each object once, under the
-        shortest path that reaches it."""
-        pending = collections.deque(roots)
-        start, budget = time.perf_counter(), self.budget
+        shortest path that reaches it. The garbage collector waits, as under ``timeit``: a walk
+        makes many small objects, and a collection would scan all the ones it keeps, again and again."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._walk(roots)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _walk(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:
+        pending: collections.deque[tuple[Entry | None, str, Any]] = collections.deque(
+            (None, path, obj) for path, obj in roots)
+        entries, skip, deep, budget = self.entries, self._skip, self.deep, self.budget
+        start, next_check = time.perf_counter(), 4096
         while pending:
-            path, obj = pending.popleft()
-            if type(obj) in SCALARS or id(obj) in self.entries or id(obj) in self._skip:
+            parent, suffix, obj = pending.popleft()
+            if type(obj) in SCALARS or id(obj) in entries or id(obj) in skip:
                 continue
-            if len(self.entries) >= budget.objects or (
-                    len(self.entries) % 4096 == 0 and time.perf_counter() - start > budget.seconds):
-                self.unseen.append(f"{_name(path)} and the rest (the cell reaches more than "
-                                   f"{len(self.entries):,} objects)")
-                return self
-            entry = self._read(path, obj)
-            if entry is not None and self.deep:
-                pending.extend((_join(path, suffix), child) for suffix, child in self._children(entry))
+            if len(entries) >= next_check:
+                next_check += 4096
+                if len(entries) >= budget.objects or time.perf_counter() - start > budget.seconds:
+                    self.unseen.append(f"{_name(self._joined(parent, suffix))} and the rest (the cell reaches more "
+                                       f"than {len(entries):,} objects)")
+                    return self
+            entry = self._read(parent, suffix, obj)
+            if entry is not None and deep:
+                try:
+                    pending.extend((entry, label, child) for label, child in entry.kind.children(obj))
+                except Exception as exc:
+                    self.unseen.append(f"{self.path(entry)} (its contents could not be read: {type(exc).__name__})")
         return self
 
-    def _read(self, path: str, obj: Any) -> Entry | None:
+    def _read(self, parent: Entry | None, suffix: str, obj: Any) -> Entry | None:
         kind = self.kind(obj)
         if kind.costly and not self.deep:
             return None
         try:
             self._count(kind, obj)
-            entry = Entry(obj, path, kind, kind.token(obj))
+            entry = Entry(obj, parent, suffix, kind, kind.token(obj))
         except Unseen as why:
-            self.unseen.append(f"{_name(path)} ({why})")
+            self.unseen.append(f"{_name(self._joined(parent, suffix))} ({why})")
             return None
         except Exception as exc:  # an object whose state raises when read: not evidence of anything
-            self.unseen.append(f"{_name(path)} ({type(obj).__name__} could not be read: {type(exc).__name__})")
+            self.unseen.append(f"{_name(self._joined(parent, suffix))} ({type(obj).__name__} could not be read: "
+                               f"{type(exc).__name__})")
             return None
         self.entries[id(obj)] = entry
         return entry
+
+    def _joined(self, parent: Entry | None, suffix: str) -> str:
+        """The path of an object met under ``parent`` as ``suffix`` (see ``_join``)."""
+        return suffix if parent is None else _join(self._joined(parent.parent, parent.suffix), suffix)
 
     def _count(self, kind: Kind, obj: Any) -> None:
         if kind.costly:
             self._bytes += int(getattr(obj, "nbytes", 0) or 0)
             if self._bytes > self.budget.checksum_bytes:
                 raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
-
-    def _children(self, entry: Entry) -> Iterable[tuple[str, Any]]:
-        try:
-            return list(entry.kind.children(entry.obj))
-        except Exception as exc:
-            self.unseen.append(f"{_name(entry.path)} (its contents could not be read: {type(exc).__name__})")
-            return ()
 
     def changed(self, entries: Iterable[Entry] | None = None) -> list[Entry]:
         """The entries (all by default) whose object's state differs from its token now."""
@@ -643,7 +665,7 @@ class Fingerprint:
 
     def path(self, entry: Entry) -> str:
         """How the report names an entry's object: "acc.total", "n (a global of bump())"."""
-        return _name(entry.path)
+        return _name(self._joined(entry.parent, entry.suffix))
 
     def what_changed(self, entry: Entry, before: Any) -> list[str]:
         """What differs between ``before`` (a token of ``entry``'s) and its object now: the names,

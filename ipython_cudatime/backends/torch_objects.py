@@ -29,9 +29,11 @@ class TorchTensor(Kind):
         return tensor._grad if tensor.is_leaf or tensor.retains_grad else None
 
     def token(self, tensor: Any) -> Any:
-        if tensor.is_inference():
-            raise Unseen("an inference tensor keeps no version counter")
-        return tensor._version, id(self._grad(tensor))
+        try:
+            version = tensor._version
+        except RuntimeError:  # "Inference tensors do not track version counter"
+            raise Unseen("an inference tensor keeps no version counter") from None
+        return version, id(self._grad(tensor))
 
     def change(self, before: Any, after: Any) -> str:
         if before[1] != after[1]:
@@ -112,8 +114,8 @@ class TorchModule(Kind):
                 yield from ((f".{name}", item) for name, item in value.items() if item is not None)
             elif isinstance(value, dict):
                 yield from ((f".{key}[{place}]", item) for place, item in enumerate(value.values()))
-            elif not isinstance(value, PLAIN):
-                yield f".{key}", value
+            elif not isinstance(value, PLAIN) and not (isinstance(value, tuple) and all(map(_plain, value))):
+                yield f".{key}", value  # not a layer's sizes: (3, 3) holds nothing that changes
 
     def restore(self, module: Any, saved: Any) -> None:
         names, values, dicts = saved
@@ -127,6 +129,10 @@ class TorchModule(Kind):
 
 NAMED = frozenset({"_parameters", "_buffers", "_modules"})  # what a module's attribute access reads through
 PLAIN = (int, float, str, bool, type(None))
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, PLAIN)
 
 
 def torch_kinds(torch: Any) -> tuple[Kind, ...]:
