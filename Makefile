@@ -25,10 +25,22 @@ CLASSIC_PINS := notebook==6.5.7 ipywidgets==7.7.1 ipython==7.34.0 ipykernel==6.1
 GPU_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
 GPU_IMAGE := torch==2.11.0 jax==0.11.2 jaxlib==0.11.2 numpy==2.5.2 matplotlib pandas pytest
 
-.PHONY: demo test test-current test-colab lint browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
+.PHONY: demo dist test test-current test-colab lint browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
 
-.venv/.installed: pyproject.toml Makefile
+# `make demo` installs what the demo shows and nothing more: the project, torch's CPU build and JAX
+# (the `demo` extra). Measured once in a fresh venv on this machine (2 shared cores), pip's cache
+# empty: DEMO_SIZE on disk, DEMO_WAIT from the command to the demo's first report.
+DEMO_SIZE := 1.7 GB
+DEMO_WAIT := about 2 minutes
+.venv/.demo-installed: pyproject.toml Makefile
+	@echo "make demo: installing into .venv the project, $(TORCH) (its CPU build) and JAX, $(DEMO_SIZE) on disk;"
+	@echo "           $(DEMO_WAIT) on this project's 2-core machine before the first report. pip's progress follows."
 	$(PYTHON) -m venv .venv
+	.venv/bin/pip install --disable-pip-version-check --progress-bar on -e '.[demo]' '$(TORCH)'
+	touch $@
+
+# `make test` adds the test tools and the other frameworks to the demo's venv.
+.venv/.installed: .venv/.demo-installed pyproject.toml Makefile
 	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)' $(FRAMEWORKS)
 	touch $@
 
@@ -49,10 +61,16 @@ GPU_IMAGE := torch==2.11.0 jax==0.11.2 jaxlib==0.11.2 numpy==2.5.2 matplotlib pa
 
 frontends: .venv-frontends/.installed .venv-classic/.installed
 
-demo: .venv/.installed
+demo: .venv/.demo-installed
 	.venv/bin/ipython --no-banner --colors=NoColor demo/demo.ipy
 
 test: test-current test-colab
+
+# The wheel and the sdist in dist/, checked as an index would check them (build and twine come with .[test]).
+dist: .venv/.installed
+	rm -rf dist
+	.venv/bin/python -m build --outdir dist .
+	.venv/bin/python -m twine check --strict dist/*
 
 # Debian's chromium (when root with apt) and the pinned widget JS; tests skip with a reason otherwise.
 browser-deps:

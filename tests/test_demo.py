@@ -81,3 +81,10 @@ def test_the_sweep_covers_numpy_and_torch_at_two_sizes_and_agrees(demo):
         (128, "numpy"), (128, "torch"), (512, "numpy"), (512, "torch")]
     assert facts["sweep"]["checked"]
     assert "check:" in text
+
+
+def test_the_last_line_points_where_every_option_is(demo):
+    """Its files exist; docs/reference.md lists every option (tests/test_docs.py checks that)."""
+    last = demo[0].split("\nMore: ", 1)[1].splitlines()[0]
+    assert "docs/reference.md (every option)" in last and "%cudatime?" in last
+    assert all((ROOT / path).exists() for path in ("docs/reference.md", "notebooks"))

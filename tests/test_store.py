@@ -49,6 +49,20 @@ def test_a_result_with_every_record_round_trips_exactly():
     assert report(back) == report(r)
 
 
+def test_the_round_trip_needs_no_feature_list_and_still_takes_one(ip):
+    """The package's own features are the default: a result the magic made, one made by hand and
+    a collection come back equal from their plain data alone; a list passed in still decides."""
+    live = ip.run_line_magic("cudatime", "-o -q -n 2 -l plain sum(range(100))")
+    assert CudaTimeResult.from_dict(through_json(live.to_dict())) == live
+    by_hand = CudaTimeResult(cold=Run(0.002, 0.003), warm=[Run(0.001, 0.001)])
+    assert by_hand.features == FEATURES and CudaTimeResult.from_dict(through_json(by_hand.to_dict())) == by_hand
+    full = full_result()
+    assert CudaTimeResult.from_dict(through_json(full.to_dict())) == full
+    assert Results.from_dict(through_json(Results([Point(full.task, full)]).to_dict())).points[0].result == full
+    bare = CudaTimeResult.from_dict(through_json(full.to_dict()), ())  # no feature reads its record back
+    assert bare.records == {} and bare != full
+
+
 def test_a_live_result_with_a_profile_and_a_roofline_round_trips(ip):
     pytest.importorskip("torch", reason="-p and --roofline read PyTorch")
     ip.run_cell("import torch\na = torch.randn(64, 64)")
