@@ -28,13 +28,12 @@ GPU_IMAGE := torch==2.11.0 jax==0.11.2 jaxlib==0.11.2 numpy==2.5.2 matplotlib pa
 .PHONY: demo dist test test-current test-colab lint browser-deps frontends bench screenshots expected clean notebooks gpu-wheels gpu-dry-run
 
 # `make demo` installs what the demo shows and nothing more: the project, torch's CPU build and JAX
-# (the `demo` extra). Measured once in a fresh venv on this machine (2 shared cores), pip's cache
-# empty: DEMO_SIZE on disk, DEMO_WAIT from the command to the demo's first report.
-DEMO_SIZE := 1.7 GB
-DEMO_WAIT := about 2 minutes
+# (the `demo` extra), then `make test` adds its own. Measured from a fresh clone on this project's
+# 2-core machine, pip's cache off (README.md): 1.7 GB in .venv, the first report 47 s after `make demo`
+# on a quiet machine; 116 s were measured with the cores busy.
 .venv/.demo-installed: pyproject.toml Makefile
-	@echo "make demo: installing into .venv the project, $(TORCH) (its CPU build) and JAX, $(DEMO_SIZE) on disk;"
-	@echo "           $(DEMO_WAIT) on this project's 2-core machine before the first report. pip's progress follows."
+	@echo "Installing into .venv the project, $(TORCH) (its CPU build) and JAX: about 1.7 GB, a minute or two"
+	@echo "on 2 cores (a CUDA build of torch, where pip picks one, is several GB more). pip's progress follows."
 	$(PYTHON) -m venv .venv
 	.venv/bin/pip install --disable-pip-version-check --progress-bar on -e '.[demo]' '$(TORCH)'
 	touch $@
