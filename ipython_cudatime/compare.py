@@ -153,8 +153,9 @@ class Point:
         return {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature]) -> Point:
-        """The point ``to_dict`` wrote; ``features`` read their records back (``CudaTimeResult.from_dict``)."""
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> Point:
+        """The point ``to_dict`` wrote; ``features`` (by default the package's own) read their records
+        back (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
             return cls(Task.from_dict(data["task"]), None, data["error"])
         result = CudaTimeResult.from_dict(data, features)
@@ -256,7 +257,8 @@ class Results:
                 "stopped": self.stopped, "interrupted": self.interrupted}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature]) -> Results:
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> Results:
+        """The results ``to_dict`` wrote; ``features`` as for ``Point.from_dict``."""
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
                    data["interrupted"])

@@ -12,6 +12,7 @@ its exact spacing and quotes, and so that ``--sweep n=[1, 2]`` is one value.
 
 from __future__ import annotations
 
+import difflib
 import keyword
 import math
 import os
@@ -157,9 +158,13 @@ def _unquoted(text: str) -> str:
 
 
 def _label(name: str, text: str) -> str:
+    """A name, with spaces between its words when quoted (-l 'bf16 fused'), which
+    ``%cudatime_compare 'bf16 fused'`` names again: no quotes in it, no other whitespace, no
+    space at either end (a table's row would hide it)."""
     text = _unquoted(text)
-    if not text or any(c.isspace() or c in "'\"" for c in text):
-        raise OptionError(f"{name} expects a name without spaces or quotes, got {text!r}")
+    if text.strip() != text or any((c.isspace() and c != " ") or c in "'\"" for c in text) or not text:
+        raise OptionError(f"{name} expects a name without quotes, tabs or a space at either end (quote one "
+                          f"with spaces: -l 'bf16 fused'), got {text!r}")
     return text
 
 
@@ -369,6 +374,14 @@ def _token(line: str, pos: int) -> tuple[str, int] | None:
     return (line[start:end], end) if end > start else None
 
 
+def _unknown(name: str, table: dict[str, Flag]) -> str:
+    """``unknown option --run; did you mean --runs?``: the closest declared spelling, where one is close."""
+    close = difflib.get_close_matches(name, table, n=1)
+    if close:
+        return f"unknown option {name}; did you mean {close[0]}?"
+    return f"unknown option {name} (put -- before a statement that starts with -)"
+
+
 class _Reader:
     """One pass over a command line: flags into ``values`` until the statement starts."""
 
@@ -395,7 +408,7 @@ class _Reader:
             name, value, token = _split_flag(token, self.table)
             flag = self.table.get(name)
             if flag is None:
-                raise OptionError(f"unknown option {name} (put -- before a statement that starts with -)")
+                raise OptionError(_unknown(name, self.table))
             self._set(flag, name, value)
 
     def _set(self, flag: Flag, name: str, value: str | None) -> None:

@@ -16,7 +16,7 @@ import statistics
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .cpu_context import CpuContext
 from .units import format_seconds
@@ -190,10 +190,16 @@ class CudaTimeResult:
     task: Task | None = None  # what was timed; a result made by hand may have none
     cpu_context: CpuContext | None = None  # the CPU facts of the call, or None (older files)
     records: dict[str, Any] = field(default_factory=dict)  # feature name -> its record (plain data) or None
-    features: tuple[Feature, ...] = field(default=(), compare=False, repr=False)  # the features that read ``records``
+    # The features that read ``records``; by default the package's own (``default_features``).
+    features: tuple[Feature, ...] = field(default_factory=lambda: CudaTimeResult.default_features, compare=False,
+                                          repr=False)
     coverage: float | None = field(init=False, compare=False, repr=False)
     clock: str = field(init=False, compare=False, repr=False)
     samples: list[float] = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
+    # The features of a result made without naming them (by hand, or ``from_dict(data)``): the package's
+    # own, ``features.FEATURES``, which ``features/__init__.py`` hands down here when it loads (as
+    # ``import ipython_cudatime`` does); the result names no feature and imports no layer above it.
+    default_features: ClassVar[tuple[Feature, ...]] = ()
 
     def __post_init__(self) -> None:
         """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
@@ -367,12 +373,15 @@ class CudaTimeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature]) -> CudaTimeResult:
-        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict(), r.features) == r``. The runs
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> CudaTimeResult:
+        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict()) == r``, and
+        ``from_dict(r.to_dict(), r.features) == r`` for a result with features of its own. The runs
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``
-        reads its own record back; a record no feature here knows is left out."""
-        get, features = data.get, tuple(features)  # read twice below: a generator would be spent
+        (by default the package's own) reads its own record back; a record no feature here knows is
+        left out."""
+        get = data.get
+        features = cls.default_features if features is None else tuple(features)  # a generator is read twice
         harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
         return cls(
             cold=Run(**data["cold"]),

@@ -9,8 +9,9 @@
 `make notebooks` runs the first line in the project's .venv: the one command that rebuilds what is committed.
 
 The .py files (jupytext percent format) are the source: edit them, never the .ipynb. This adds
-what every notebook shares: the Colab badge and the install cell, both pointing to the repository
-named in pyproject.toml, stable cell ids, and metadata naming the device the outputs came from. It
+what every notebook shares: the install cell (it imports the package, or says in one line how to
+install it: the package is on no index yet and has no public repository, so there is no Colab
+badge), stable cell ids, and metadata naming the device the outputs came from. It
 keeps only the widget state that an output shows (the reports are static: none), so that a notebook
 does not carry the progress widgets' closed models.
 """
@@ -27,27 +28,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SRC, OUT = ROOT / "notebooks" / "src", ROOT / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-BADGE = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab}/blob/main/notebooks/{name}.ipynb)"
 INSTALL = """\
 try:
     import ipython_cudatime
-except ImportError:  # Colab: not on PyPI, so from the repository
-    %pip install -q git+{url}
+except ImportError:  # not on PyPI yet: README.md says how to install it
+    raise ModuleNotFoundError("ipython_cudatime is not installed: `pip install .` in a clone of the project, "
+                              "or upload the wheel `make dist` builds and `%pip install ipython_cudatime-*.whl`") from None
 %load_ext ipython_cudatime"""
-
-
-def repository():
-    """pyproject's [project.urls] Repository (a regex: tomllib is Python >= 3.11 only)."""
-    return re.search(r'^Repository\s*=\s*"([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
 
 
 def build(name):
     """The notebook ``name`` (a stem of notebooks/src) without outputs."""
-    url = repository()
     nb = jupytext.read(SRC / f"{name}.py")
-    colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
-    nb.cells[0].source = BADGE.format(colab=colab, name=name) + "\n\n" + nb.cells[0].source
-    nb.cells.insert(1, nbformat.v4.new_code_cell(INSTALL.format(url=url), metadata={"tags": ["install"]}))
+    nb.cells.insert(1, nbformat.v4.new_code_cell(INSTALL, metadata={"tags": ["install"]}))
     for index, cell in enumerate(nb.cells):
         cell.id = f"cell-{index:02d}"
     nb.nbformat_minor = 5

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from conftest import run
+from report_parts import table
 from IPython.core.error import UsageError
 
 from ipython_cudatime import report
@@ -127,8 +128,18 @@ def test_quoted_labels_and_tiny_ratios(ip):
     text = run(ip, "%cudatime_compare slow fast").displayed[0]
     ratio = [word for word in text.splitlines()[2].split() if word.endswith("×")][-1]  # "vs first"
     assert float(ratio[:-1]) > 0  # far below 0.01×, still not "0.00×"
-    with pytest.raises(UsageError, match="without spaces"):
-        ip.run_line_magic("cudatime", "-l 'a b' 1")
+    with pytest.raises(UsageError, match="expects a name without quotes"):
+        ip.run_line_magic("cudatime", "-l \"it's\" 1")
+
+
+def test_a_quoted_label_holds_spaces_and_compare_names_it_so(ip):
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "%cudatime -q -n 2 -l 'bf16 fused' 1 + 1")
+    run(ip, "%%cudatime -q -n 2 --label=\"plain loop\" --sweep n=1,2\nsum(range(n))")
+    cell = run(ip, "%cudatime_compare 'plain loop' \"bf16 fused\"")
+    assert [row[0] for row in table(cell.displayed[0])[1]] == ["plain loop[n=1]", "plain loop[n=2]", "bf16 fused"]
+    with pytest.raises(UsageError, match="no result recorded as bf16, fused .*recorded: bf16 fused, plain loop"):
+        ip.run_line_magic("cudatime_compare", "bf16 fused")  # unquoted: two words, two labels
 
 
 def test_interrupt_during_a_sweep_shows_the_points_done_then_raises(ip):

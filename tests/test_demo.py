@@ -8,6 +8,7 @@ demo kept with ``-v``. The facts are read from those objects, not from the repor
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,3 +82,25 @@ def test_the_sweep_covers_numpy_and_torch_at_two_sizes_and_agrees(demo):
         (128, "numpy"), (128, "torch"), (512, "numpy"), (512, "torch")]
     assert facts["sweep"]["checked"]
     assert "check:" in text
+
+
+def test_the_last_line_points_where_every_option_is(demo):
+    """Its files exist; docs/reference.md lists every option (tests/test_docs.py checks that)."""
+    last = demo[0].split("\nMore: ", 1)[1].splitlines()[0]
+    assert "docs/reference.md (every option)" in last and "%cudatime?" in last
+    assert all((ROOT / path).exists() for path in ("docs/reference.md", "notebooks"))
+
+
+def test_make_demo_says_what_it_installs_then_installs_only_that_with_pip_progress():
+    """From a fresh clone (``make -B``: as if nothing were installed), read without running it."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed here")
+    done = subprocess.run(["make", "-n", "-B", "demo"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    [install] = [index for index, line in enumerate(lines) if "pip install" in line]
+    said = " ".join(lines[:install])
+    assert "torch" in said and "JAX" in said and "GB" in said and "minute" in said  # what, how much, how long
+    assert "'.[demo]'" in lines[install] and " -q" not in lines[install]  # pip's progress shows
+    assert not any(word in lines[install] for word in ("tensorflow", ".[test]", "pytest"))
+    assert lines[-1].endswith("demo/demo.ipy")

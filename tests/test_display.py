@@ -10,6 +10,7 @@ import chart_samples
 import pytest
 from conftest import run
 from expected_text import FOLDER, assert_expected
+from report_parts import table
 
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime import display
@@ -193,9 +194,9 @@ def test_control_characters_in_loaded_labels_stay_out_of_the_terminal(ip, tmp_pa
     save(points, str(path))
     run(ip, "%cudatime_compare --clear")
     cell = run(ip, f"%cudatime_compare --load {path}")
-    [table] = cell.displayed
-    assert cell.error is None and raw_controls(table) == [] and len(table.splitlines()) == 3
-    assert "lab\\x1b]0;pwned\\x07" in table and "Error: two\\nlines" in table
+    [text] = cell.displayed
+    assert cell.error is None and raw_controls(text) == [] and len(table(text)[1]) == 2
+    assert "lab\\x1b]0;pwned\\x07" in text and "Error: two\\nlines" in text
 
 
 def svg_of(html):

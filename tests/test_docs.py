@@ -43,3 +43,12 @@ def test_links_resolve(page):
         assert linked.exists(), f"{page.name}: {target}"
         if anchor and linked.suffix == ".md":
             assert anchor in anchors(linked.read_text()), f"{page.name}: {target}"
+
+
+def test_no_page_names_the_address_that_never_existed():
+    """The project has no public repository yet: an install line, a badge or a project URL naming
+    the one that was invented (a GitHub organisation called ipython-cudatime) would send a newcomer
+    nowhere."""
+    pages = [*DOCS, ROOT / "pyproject.toml", *sorted((ROOT / "notebooks").glob("*.ipynb")),
+             *sorted((ROOT / "notebooks" / "src").glob("*.py")), ROOT / "scripts" / "build-notebooks.py"]
+    assert [page.name for page in pages if "ipython-cudatime/" in page.read_text()] == []

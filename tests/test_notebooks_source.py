@@ -7,9 +7,11 @@ they run in every environment (tests/test_notebooks_teaching.py executes the not
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import run
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("jupytext")
@@ -92,15 +94,19 @@ def test_committed_notebook_matches_its_source_and_keeps_its_outputs(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_badge_and_install_cell_point_to_the_repository(name):
-    url = _build_script().repository()
-    assert url.startswith("https://github.com/")
+def test_the_install_cell_loads_the_magic_and_names_no_address(name):
+    """The package has no public repository yet: no badge, no URL, only the ways README.md gives."""
     nb = committed(name)
-    colab = url.replace("https://github.com/", "https://colab.research.google.com/github/")
-    assert nb.cells[0].source.startswith("[![Open In Colab]")
-    assert f"]({colab}/blob/main/notebooks/{name}.ipynb)" in nb.cells[0].source
     [install] = tagged(nb, "install")
-    assert f"%pip install -q git+{url}" in install.source and "%load_ext ipython_cudatime" in install.source
+    assert install.source.endswith("%load_ext ipython_cudatime")
+    assert not any(re.search(r"github\.com/ipython|colab\.research\.google\.com", cell.source) for cell in nb.cells)
+
+
+def test_where_the_package_is_missing_the_install_cell_says_how_to_install_it_in_one_line(ip, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipython_cudatime", None)  # ``import ipython_cudatime`` now fails
+    cell = run(ip, _build_script().INSTALL)
+    assert isinstance(cell.error, ModuleNotFoundError) and "\n" not in str(cell.error)
+    assert "`pip install .` in a clone" in str(cell.error) and "%pip install ipython_cudatime-*.whl" in str(cell.error)
 
 
 @pytest.mark.parametrize("name", NAMES)

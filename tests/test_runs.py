@@ -99,7 +99,9 @@ def test_warmup_default_skipped_when_cold_exceeds_budget():
         ("--budget=abc pass", "seconds"),
         ("-v 1x pass", "variable name"),
         ("-x pass", "unknown option -x"),
-        ("--frobnicate pass", "unknown option --frobnicate"),
+        ("--frobnicate pass", "unknown option --frobnicate (put -- before a statement that starts with -)"),
+        ("--run 5 pass", "unknown option --run; did you mean --runs?"),  # the closest declared spelling
+        ("--rofline pass", "unknown option --rofline; did you mean --roofline?"),  # a feature's flag too
         ("-n", "needs a value"),
         ("-q", "nothing to time"),
         ("", "nothing to time"),

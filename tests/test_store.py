@@ -5,6 +5,7 @@ import json
 import pytest
 from conftest import in_fresh_shell, run
 from IPython.core.error import UsageError
+from report_parts import table
 
 from ipython_cudatime import report
 from ipython_cudatime.compare import Point, Results
@@ -46,6 +47,20 @@ def test_a_result_with_every_record_round_trips_exactly():
     assert back.task.params["shape"] == (2, 3) and back.profile.top[0] == ("gemm", 3, 0.005)
     assert back.harness == r.harness and back.batch == 10
     assert report(back) == report(r)
+
+
+def test_the_round_trip_needs_no_feature_list_and_still_takes_one(ip):
+    """The package's own features are the default: a result the magic made, one made by hand and
+    a collection come back equal from their plain data alone; a list passed in still decides."""
+    live = ip.run_line_magic("cudatime", "-o -q -n 2 -l plain sum(range(100))")
+    assert CudaTimeResult.from_dict(through_json(live.to_dict())) == live
+    by_hand = CudaTimeResult(cold=Run(0.002, 0.003), warm=[Run(0.001, 0.001)])
+    assert by_hand.features == FEATURES and CudaTimeResult.from_dict(through_json(by_hand.to_dict())) == by_hand
+    full = full_result()
+    assert CudaTimeResult.from_dict(through_json(full.to_dict())) == full
+    assert Results.from_dict(through_json(Results([Point(full.task, full)]).to_dict())).points[0].result == full
+    bare = CudaTimeResult.from_dict(through_json(full.to_dict()), ())  # no feature reads its record back
+    assert bare.records == {} and bare != full
 
 
 def test_a_live_result_with_a_profile_and_a_roofline_round_trips(ip):
@@ -144,11 +159,12 @@ def test_loaded_results_sit_beside_live_ones_named_by_their_machine(ip, tmp_path
     run(ip, f"%cudatime -q -n 2 -l local2 --save {path} 2 + 2")
     cell = run(ip, f"%cudatime_compare local local2 --load {path}")
     [text] = cell.displayed
-    rows = [line for line in text.splitlines()[1:] if " against " not in line]  # the table, not the sentences
-    assert len(rows) == 3  # local2, saved by this kernel, is shown once
-    assert rows[0].startswith(f"local @ {Env.here('cpu').host}")
-    assert rows[2].startswith("mm[shape=(2, 3), opts={'k': [1, 2]}, kind='1', n=1, x=0.1] @ colab-vm")
-    assert "NVIDIA T4" in rows[2]
+    header, rows = table(text)  # the rows, not the sentences under them (a busy machine adds a noise cause)
+    here = Env.here("cpu").host
+    names = [row[0] for row in rows]  # local2, saved by this kernel, is shown once
+    assert names == [f"local @ {here}", f"local2 @ {here}",
+                     "mm[shape=(2, 3), opts={'k': [1, 2]}, kind='1', n=1, x=0.1] @ colab-vm"]
+    assert rows[2][header.index("device")] == "cuda:0 NVIDIA T4"
 
 
 def test_bad_and_foreign_lines_are_named_and_the_rest_still_load(ip, tmp_path):
@@ -166,7 +182,7 @@ def test_bad_and_foreign_lines_are_named_and_the_rest_still_load(ip, tmp_path):
     assert "bad field: warmup is missing" in problems[2]
     run(ip, "%cudatime_compare --clear")
     cell = run(ip, f"%cudatime_compare --load {path}")
-    assert f"{path}, line 2: not JSON" in cell.stderr and len(cell.displayed[0].splitlines()) == 3
+    assert f"{path}, line 2: not JSON" in cell.stderr and len(table(cell.displayed[0])[1]) == 2
 
 
 def test_a_file_from_a_newer_schema_is_refused_with_a_message(ip, tmp_path):
@@ -274,8 +290,12 @@ def test_each_bad_field_is_one_problem_by_line_and_the_good_lines_load(ip, tmp_p
     run(ip, "%cudatime_compare --clear")
     cell = run(ip, f"%cudatime_compare --load {path}")
     assert cell.error is None and cell.stderr.count("cudatime: ") == len(expected)
-    rows = len(loaded.points)
-    assert len(cell.displayed[0].splitlines()) == 1 + rows + 8 + 1  # header, rows, 8 sentences, "... and 12 more"
+    text = cell.displayed[0]
+    rows = table(text)[1]
+    assert len(rows) == len(loaded.points)
+    sentences = text.splitlines()[1 + len(rows):]  # 8 rows against the first in words, then "... and 12 more"
+    assert [" against " in line for line in sentences[:9]] == [True] * 8 + [False]
+    assert sentences[8].startswith(f"... and {len(rows) - 9} more rows")
 
 
 def test_a_line_beyond_the_size_limit_is_skipped_unread(tmp_path, monkeypatch):

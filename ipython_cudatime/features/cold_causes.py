@@ -74,11 +74,12 @@ class ColdCauses(Feature):
     def watch(self, settings: bool, call: Call) -> Watch:
         return CausesWatch(ColdWatch.detect(call.probes, call.source))
 
-    def to_json(self, record: list[Cause] | None) -> list[dict[str, Any]]:
-        return [dataclasses.asdict(cause) for cause in record or []]
+    def to_json(self, record: list[Cause] | None) -> list[dict[str, Any]] | None:
+        """Its causes, or None where it left no record (a result made by hand): read back as it was."""
+        return None if record is None else [dataclasses.asdict(cause) for cause in record]
 
-    def from_json(self, data: list[dict[str, Any]] | None) -> list[Cause]:
-        return [Cause(**cause) for cause in data or []]
+    def from_json(self, data: list[dict[str, Any]] | None) -> list[Cause] | None:
+        return None if data is None else [Cause(**cause) for cause in data]
 
     def text_lines(self, result: CudaTimeResult, record: list[Cause] | None) -> list[str]:
         return [f"why      : {cause.name}{f' ({fmt(cause.seconds)})' if cause.seconds else ''}: {cause.detail}"

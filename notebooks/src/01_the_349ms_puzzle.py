@@ -17,7 +17,7 @@
 #
 # This notebook goes in four steps. You **predict**, we **observe** the question's own code, we **explain** it with a timeline, and you **practise**. How to drive the tool comes last, in a short section.
 #
-# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+# *The next cell loads the `%cudatime` magic of `ipython_cudatime`; where the package is missing (on Colab, for instance), it says in one line how to install it.*
 
 # %% [markdown]
 # ## Setup

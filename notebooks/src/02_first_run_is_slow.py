@@ -38,7 +38,7 @@
 #
 # This notebook goes in four steps. You **predict**, we **observe** the question's own code, we **explain** what a first run pays for, and you **practise**. How to drive the tool comes in a short section at the end, and `torch.compile`, the largest first-run cost you control in PyTorch, comes in an appendix.
 #
-# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+# *The next cell loads the `%cudatime` magic of `ipython_cudatime`; where the package is missing (on Colab, for instance), it says in one line how to install it.*
 
 # %% [markdown] tags=["predict"]
 # ## 1. Predict

@@ -36,7 +36,7 @@
 #
 # *"The CPU is faster than the GPU! Are GPUs bad at ordinary `for` loops?"*
 #
-# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+# *The next cell loads the `%cudatime` magic of `ipython_cudatime`; where the package is missing (on Colab, for instance), it says in one line how to install it.*
 
 # %% [markdown] tags=["predict"]
 # ## Predict

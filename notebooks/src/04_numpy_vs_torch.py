@@ -15,7 +15,7 @@
 #
 # This notebook measures the claims with `%cudatime`, whose defaults are the method the article describes. You **predict** each result, we **observe** it, each table ends with a **verdict** on the article's claim, and you **practise** at the end.
 #
-# *The next cell installs `ipython_cudatime` where it is missing (on Colab, for instance) and loads its `%cudatime` magic.*
+# *The next cell loads the `%cudatime` magic of `ipython_cudatime`; where the package is missing (on Colab, for instance), it says in one line how to install it.*
 
 # %% [markdown]
 # ## Setup
