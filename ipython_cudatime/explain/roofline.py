@@ -124,8 +124,9 @@ def _table_peaks(device_name: str, dtype: str, op_name: str, tf32: Mapping[str, 
     column = dtype
     if dtype == "fp32" and tf32.get(family) and "tf32" in entry.flops:
         column = "tf32"
-        setting = ("torch.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision('high')"
-                   if family == "matmul" else "torch.backends.cudnn.allow_tf32")
+        setting = ("torch.backends.cuda.matmul.fp32_precision = 'tf32', allow_tf32 or "
+                   "set_float32_matmul_precision('high')" if family == "matmul"
+                   else "torch.backends.cudnn.allow_tf32 or cudnn.conv.fp32_precision = 'tf32'")
         notes.append(f"TF32 is on for float32 {'matrix products' if family == 'matmul' else 'convolutions'} "
                      f"({setting}): compared with the TF32 peak")
     flops = entry.flops.get(column)
