@@ -96,7 +96,7 @@ def new_tf32_api():
 
 def test_after_the_new_tf32_switch_cudatime_and_roofline_report_normally(ip, new_tf32_api):
     with pytest.raises(RuntimeError):  # what torch itself does: the legacy read is refused
-        new_tf32_api.backends.cuda.matmul.allow_tf32
+        new_tf32_api.get_float32_matmul_precision()
     ip.run_cell("import torch\na = torch.randn(64, 64)")
     plain = ip.run_line_magic("cudatime", "-o -q -n 3 a @ a")
     counted = ip.run_line_magic("cudatime", "-o -q -n 3 --roofline a @ a")
