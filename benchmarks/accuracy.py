@@ -44,7 +44,8 @@ with ``num_threads=torch.get_num_threads()``. The goals: each within 10% of Time
 
     .venv/bin/python benchmarks/accuracy.py [--quick] [--json PATH] [--markdown PATH]
 
-Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band.
+Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band or a harness
+could not be imported (the GPU machine has triton and CuPy: an absent one is a broken install).
 """
 
 import statistics
@@ -345,11 +346,14 @@ def markdown(figures):
 
 def failed(figures):
     """Whether a harness raised, %cudatime read no warm median (it ran the cell once only: the check
-    must say so on any machine, not only where the bands apply), or a row fell outside its band."""
+    must say so on any machine, not only where the bands apply), a row fell outside its band, or, on
+    a GPU, a harness could not be imported: the GPU machine's image has triton and CuPy, so an
+    absent one is a broken install, never a pass (on the CPU they are absent by design)."""
     rows = figures["rows"]
     return (any("error" in got for row in rows for got in row["times"].values())
             or any(row["times"].get("%cudatime", {}).get("seconds") is None for row in rows)
-            or any(row["band"].startswith("FAIL") for row in rows))
+            or any(row["band"].startswith("FAIL") for row in rows)
+            or (figures.get("cuda") and any("absent" in got for row in rows for got in row["times"].values())))
 
 
 def main(argv=None, extra_harnesses=None):

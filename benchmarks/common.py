@@ -54,3 +54,40 @@ def write_outputs(args, figures, markdown=None):
     if getattr(args, "markdown", None) and markdown is not None:
         with open(args.markdown, "w") as out:
             out.write(markdown)
+
+
+class Check:
+    """One expectation a check states with what it saw: ``what``, the ``band`` it allows, the figure
+    it ``saw``, and whether that passed. A check that can pass only on the truth: every line names
+    its band and its figure, so that gpu-results.md shows why a step passed, not only that it did."""
+
+    def __init__(self, what, band, saw, ok):
+        self.what, self.band, self.saw, self.ok = what, band, saw, bool(ok)
+
+    def line(self):
+        return check_line(self.to_dict())
+
+    def to_dict(self):
+        return {"what": self.what, "band": self.band, "saw": self.saw, "ok": self.ok}
+
+
+def check_line(check):
+    """A check (``Check.to_dict``, as a JSON file holds it) in one line: its verdict, band and figure."""
+    return f"{'pass' if check['ok'] else 'FAIL'}: {check['what']}: expected {check['band']}, saw {check['saw']}"
+
+
+def within(what, value, low, high):
+    """``low <= value <= high``; a missing value (None) fails."""
+    return Check(what, f"{low:g} to {high:g}", "nothing" if value is None else f"{value:.3g}",
+                 value is not None and low <= value <= high)
+
+
+def equal(what, expected, saw):
+    return Check(what, repr(expected), repr(saw), saw == expected)
+
+
+def fraction_of_peak(roofline, floor):
+    """A fraction of a peak is at most 1 (above it, the clock saw only part of the work, or the
+    count or the table is wrong) and at least ``floor`` (a real kernel on a datacenter GPU)."""
+    fraction = None if roofline is None else roofline.fraction_of_peak
+    return within("fraction of the peak", fraction, floor, 1.0)

@@ -278,3 +278,34 @@ def test_the_notebooks_import_only_what_the_gpu_machine_has_or_guard_it():
         missing = {name for name in unguarded_imports(path.read_text())
                    if name not in sys.stdlib_module_names and requirement(name)[0] not in there}
         assert not missing, f"{path.name} imports {sorted(missing)} unguarded; the GPU machine has none"
+
+
+def test_the_roofline_check_fails_a_fraction_above_the_peak():
+    """A clock that saw only the launch gives fractions far above 1: the check must fail them. The
+    record here is a stand-in holding only the figure the check reads."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from types import SimpleNamespace
+
+    from common import fraction_of_peak
+
+    above = fraction_of_peak(SimpleNamespace(fraction_of_peak=3.0), floor=0.5)
+    assert not above.ok and above.line() == "FAIL: fraction of the peak: expected 0.5 to 1, saw 3"
+    assert fraction_of_peak(SimpleNamespace(fraction_of_peak=0.8), floor=0.5).ok
+    assert not fraction_of_peak(None, floor=0.5).ok  # no roofline at all is no pass either
+
+
+@needs_torch
+def test_an_absent_harness_fails_the_accuracy_step_in_device_mode(monkeypatch):
+    """triton not importable on the GPU machine is a broken install: the step fails; on the CPU,
+    where both GPU harnesses are absent by design, it does not."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import accuracy
+
+    monkeypatch.setitem(sys.modules, "triton", None)  # import triton raises ImportError
+    monkeypatch.setattr(accuracy, "CUDA", True)
+    harnesses = accuracy.import_harnesses()
+    assert harnesses["triton do_bench"][1].startswith("absent: ModuleNotFoundError")
+    times = {"%cudatime": {"seconds": 1e-3}, "triton do_bench": {"absent": harnesses["triton do_bench"][1]}}
+    figures = {"cuda": True, "rows": [{"workload": "GEMM", "times": times, "band": "pass (±5%)"}]}
+    assert accuracy.failed(figures)
+    assert not accuracy.failed({**figures, "cuda": False})
