@@ -309,3 +309,11 @@ def test_an_absent_harness_fails_the_accuracy_step_in_device_mode(monkeypatch):
     figures = {"cuda": True, "rows": [{"workload": "GEMM", "times": times, "band": "pass (±5%)"}]}
     assert accuracy.failed(figures)
     assert not accuracy.failed({**figures, "cuda": False})
+
+
+def test_nvidia_smi_is_limited_within_the_env_steps_minimum():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import environment
+
+    env = next(step for step in check_module()["STEPS"] if step.name == "env")
+    assert environment.NVIDIA_SMI_SECONDS <= env.timeout / 2  # half the step left for torch and the device

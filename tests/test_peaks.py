@@ -45,7 +45,7 @@ def test_variants_with_other_clocks_are_not_guessed(torch_name):
 
 def test_h200_figures_are_the_datasheet_halves_of_the_sparse_rates():
     h200 = lookup("NVIDIA H200")
-    assert h200.flops == {"fp32": 67 * T, "tf32": 494.5 * T, "fp16": 989.5 * T, "bf16": 989.5 * T,
+    assert h200.flops == {"fp64": 67 * T, "fp32": 67 * T, "tf32": 494.5 * T, "fp16": 989.5 * T, "bf16": 989.5 * T,
                           "fp8": 1979 * T}
 
 
@@ -145,3 +145,10 @@ def test_roofline_is_plain_data():
     data = json.loads(json.dumps(r.to_dict()))
     assert data["ridge"] == pytest.approx(989.5 / 4.8) and data["bound"] == "compute"
     assert isinstance(r, Roofline)
+
+
+@pytest.mark.parametrize("device_name, fp64", [("NVIDIA A100-SXM4-80GB", 19.5e12), ("NVIDIA H100 80GB HBM3", 67e12),
+                                               ("NVIDIA H200", 67e12), ("NVIDIA H100 PCIe", 51e12)])
+def test_a_double_precision_product_is_rated_against_the_fp64_tensor_core_peak(device_name, fp64):
+    r = roofline_of([gemm(dtype="fp64", n=4096)], median=1e-2, device_name=device_name)
+    assert r.peak_flops == fp64 and r.peak_source.endswith("fp64 dense peak") and not r.notes
