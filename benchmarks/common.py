@@ -91,3 +91,41 @@ def fraction_of_peak(roofline, floor):
     count or the table is wrong) and at least ``floor`` (a real kernel on a datacenter GPU)."""
     fraction = None if roofline is None else roofline.fraction_of_peak
     return within("fraction of the peak", fraction, floor, 1.0)
+
+
+# An SM clock that moved more than this within a timing band (idle 345 MHz, 1980 MHz under load on
+# an H200): the band's figures were taken at different speeds and are not compared as they are.
+CLOCK_DRIFT = 0.05
+
+
+def sm_clock_mhz(index=0):
+    """The SM clock of GPU ``index`` now, through NVML (nvidia-ml-py, read only), in MHz; None where
+    NVML cannot be read (not installed, no driver)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetClockInfo(pynvml.nvmlDeviceGetHandleByIndex(index), pynvml.NVML_CLOCK_SM)
+    except Exception:
+        return None
+
+
+def clock_moved(before, after, drift=CLOCK_DRIFT):
+    """Whether the SM clock moved more than ``drift`` between two readings; unknown readings: False."""
+    return bool(before and after) and abs(after - before) / before > drift
+
+
+def mean_clock(clocks):
+    """The mean of the known readings in ``clocks``, or None."""
+    known = [clock for clock in clocks if clock]
+    return sum(known) / len(known) if known else None
+
+
+def clock_scaled(seconds, at, now):
+    """A clock-bound length (``torch.cuda._sleep``'s spin counts SM cycles) measured at the SM clock
+    readings ``at``, as it would last at the readings ``now``: None where the clock moved within
+    either band (the figure is then not comparable), unchanged where the clocks are unknown."""
+    if clock_moved(*at) or clock_moved(*now):
+        return None
+    then, current = mean_clock(at), mean_clock(now)
+    return seconds * then / current if then and current else seconds

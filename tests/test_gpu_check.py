@@ -317,3 +317,15 @@ def test_nvidia_smi_is_limited_within_the_env_steps_minimum():
 
     env = next(step for step in check_module()["STEPS"] if step.name == "env")
     assert environment.NVIDIA_SMI_SECONDS <= env.timeout / 2  # half the step left for torch and the device
+
+
+def test_a_clock_bound_reference_is_scaled_to_the_clock_or_set_aside():
+    """torch.cuda._sleep spins a number of SM cycles: timed at 1980 MHz and compared at 1755 MHz it
+    lasts 1980/1755 times longer; where the clock moved within a band, there is no fair figure."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from common import clock_moved, clock_scaled
+
+    assert clock_scaled(1e-3, (1980, 1980), (1755, 1755)) == pytest.approx(1e-3 * 1980 / 1755)
+    assert clock_scaled(1e-3, (345, 1980), (1980, 1980)) is None  # the reference band saw the clock ramp
+    assert clock_scaled(1e-3, (None, None), (1980, 1980)) == 1e-3  # no NVML: as measured
+    assert clock_moved(1980, 1800) and not clock_moved(1980, 1950) and not clock_moved(None, 1980)
