@@ -22,6 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+import ceilings
 import torch
 from common import arguments, check_line, equal, fraction_of_peak, write_outputs
 from IPython.testing.globalipapp import start_ipython
@@ -112,6 +113,19 @@ def run_feature(ip, feature):
             **({"error": "; ".join(c.line() for c in checks if not c.ok)} if not all(c.ok for c in checks) else {})}
 
 
+def ceilings_row(quick):
+    """This card's achievable ceilings (benchmarks/ceilings.py), once, as a row of its own."""
+    row = {"name": "Achievable ceilings: an 8192³ bf16 torch.mm and a 2 GiB device copy",
+           "command": "benchmarks/ceilings.py", "expect": "within [0.5, 1] of the datasheet's peaks"}
+    try:
+        figures = ceilings.measure(quick)
+    except Exception as exc:
+        return {**row, "error": f"{type(exc).__name__}: {exc}"}
+    failed = [check_line(check) for check in figures["checks"] if not check["ok"]]
+    return {**row, "report": ceilings.markdown(figures).strip(), "figures": figures, "checks": figures["checks"],
+            **({"error": "; ".join(failed)} if failed else {})}
+
+
 def roofline_cost(quick):
     """benchmarks/roofline.py's printout (the cost of --roofline and of the peak-memory reading),
     run in a process of its own so that its first --roofline call pays the lazy imports;
@@ -143,6 +157,7 @@ def main():
     ip.run_line_magic("load_ext", "ipython_cudatime")
     ip.run_cell("import torch")
     rows = [run_feature(ip, feature) for feature in features(args.quick, traces)]
+    rows.append(ceilings_row(args.quick))
     rows.append({"name": "The cost of --roofline and of the peak-memory reading", "command": "benchmarks/roofline.py",
                  "expect": "the peak-memory reading under 50 µs per call", **roofline_cost(args.quick or args.quick_cost)})
     device = torch.cuda.get_device_name(0) if CUDA else "cpu"

@@ -138,3 +138,28 @@ def lookup(device_name: str) -> DevicePeaks | None:
         if key in entry.names:
             return entry
     return None
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What a card of this kind was measured to reach (``benchmarks/ceilings.py``, run by
+    ``scripts/gpu-check``): an 8192³ bf16 ``torch.mm`` (``flops``, by dtype) and a 2 GiB device copy
+    (``bandwidth``, bytes read and written per second). The achievable roof: the datasheet's peak
+    is never reached, so a cell is also set against what this kind of card did reach. ``source``
+    says where and when (the committed ``docs/gpu-results.md``)."""
+
+    names: tuple[str, ...]  # normalized torch names, as in TABLE
+    flops: dict[str, float]
+    bandwidth: float
+    source: str
+
+
+# Measured ceilings, committed from a device run's gpu-results.md ("Achievable ceilings"); none
+# yet: no GPU run has been made (docs/gpu.md).
+CEILINGS: tuple[Ceiling, ...] = ()
+
+
+def ceiling(device_name: str) -> Ceiling | None:
+    """The measured ceiling for a device name as torch reports it, or None."""
+    key = normalize(device_name)
+    return next((found for found in CEILINGS if key in found.names), None)

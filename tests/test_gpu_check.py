@@ -329,3 +329,21 @@ def test_a_clock_bound_reference_is_scaled_to_the_clock_or_set_aside():
     assert clock_scaled(1e-3, (345, 1980), (1980, 1980)) is None  # the reference band saw the clock ramp
     assert clock_scaled(1e-3, (None, None), (1980, 1980)) == 1e-3  # no NVML: as measured
     assert clock_moved(1980, 1800) and not clock_moved(1980, 1950) and not clock_moved(None, 1980)
+
+
+@needs_torch
+def test_the_ceilings_are_checked_against_the_datasheet_and_ready_for_the_peak_table():
+    """Figures written here (as a device run would record them) for an H200: a ceiling above the
+    datasheet's peak fails, one within [0.5, 1] passes, and the line for peaks.CEILINGS is code."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import ceilings
+
+    from ipython_cudatime.peaks import Ceiling
+
+    figures = {"device": "NVIDIA H200", "dtype": "bf16", "flops": 790e12, "bandwidth": 4.3e12, "date": "2026-12-02"}
+    assert all(check.ok for check in ceilings.checks(figures))
+    above = ceilings.checks({**figures, "flops": 3 * 989.5e12})
+    assert not above[0].ok and above[0].line().startswith("FAIL: bf16 GEMM ceiling / the datasheet's peak: "
+                                                          "expected 0.5 to 1, saw 3")
+    entry = eval(ceilings.peaks_line(figures).rstrip(","), {"Ceiling": Ceiling})
+    assert entry == Ceiling(("h200",), {"bf16": 7.9e14}, 4.3e12, "docs/gpu-results.md, 2026-12-02")
