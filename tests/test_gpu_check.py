@@ -347,3 +347,15 @@ def test_the_ceilings_are_checked_against_the_datasheet_and_ready_for_the_peak_t
                                                           "expected 0.5 to 1, saw 3")
     entry = eval(ceilings.peaks_line(figures).rstrip(","), {"Ceiling": Ceiling})
     assert entry == Ceiling(("h200",), {"bf16": 7.9e14}, 4.3e12, "docs/gpu-results.md, 2026-12-02")
+
+
+def test_a_step_over_its_share_of_the_limit_fails_the_dry_run(tmp_path):
+    """The dry run passes --max-share 0.7: a step that took more than 70% of its limit here would
+    leave too little room on the device. Outcomes written here, with their seconds."""
+    check = check_module()
+    step = check["Step"]("notebooks", "notebooks", 100, ())
+    rerun = check["Outcome"](step, "passed", 20.0, 100, first=check["Outcome"](step, "FAILED (exit 1)", 80.0, 100))
+    assert check["over_share"]([rerun], {"notebooks": 100}, 0.7) == [
+        "notebooks used 80 s, over 70% of its 100 s limit"]
+    assert check["over_share"]([check["Outcome"](step, "passed", 69.0, 100)], {"notebooks": 100}, 0.7) == []
+    assert "--max-share 0.7" in (ROOT / "scripts" / "gpu-dry-run").read_text()
