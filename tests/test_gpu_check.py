@@ -301,7 +301,8 @@ def test_an_absent_harness_fails_the_accuracy_step_in_device_mode(monkeypatch):
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import accuracy
 
-    monkeypatch.setitem(sys.modules, "triton", None)  # import triton raises ImportError
+    for name in ("triton", "triton.testing"):  # importing them raises ImportError, loaded or not
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setattr(accuracy, "CUDA", True)
     harnesses = accuracy.import_harnesses()
     assert harnesses["triton do_bench"][1].startswith("absent: ModuleNotFoundError")
