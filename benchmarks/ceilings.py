@@ -20,7 +20,7 @@ import sys
 import time
 
 import torch
-from common import Check, arguments, check_line, sm_clock_mhz, within, write_outputs
+from common import Check, arguments, check_line, finish, sm_clock_mhz, within
 
 from ipython_cudatime.peaks import lookup, normalize
 from ipython_cudatime.units import format_bytes, format_si
@@ -105,10 +105,7 @@ def markdown(figures):
 def main():
     args = arguments(__doc__, ("--markdown", "also write the figures as Markdown here"))
     figures = measure(args.quick)
-    text = markdown(figures)
-    print(text)
-    write_outputs(args, figures, text)
-    return 0 if all(check["ok"] for check in figures["checks"]) else 1
+    return finish(args, figures, markdown(figures))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,14 @@ def write_outputs(args, figures, markdown=None):
             out.write(markdown)
 
 
+def finish(args, figures, text):
+    """Print ``text``, write the outputs asked for, and return the exit status: 1 when one of
+    ``figures["checks"]`` (``Check.to_dict``) failed."""
+    print(text)
+    write_outputs(args, figures, text)
+    return 0 if all(check["ok"] for check in figures["checks"]) else 1
+
+
 class Check:
     """One expectation a check states with what it saw: ``what``, the ``band`` it allows, the figure
     it ``saw``, and whether that passed. A check that can pass only on the truth: every line names

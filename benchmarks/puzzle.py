@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from common import arguments, check_line, equal, within, write_outputs
+from common import arguments, check_line, equal, finish, within
 
 HALVES = ("time", "cudatime")
 COLD_RATIO = 3.0  # features/cold_causes.py's: a cold run this many times a warm one paid one-time setup
@@ -103,10 +103,7 @@ def main():
     args = arguments(__doc__, ("--markdown", "also write a Markdown report here"))
     figures = {half: run_half(half, args.quick) for half in HALVES}
     figures["checks"] = checks(figures["cudatime"])
-    text = markdown(figures)
-    print(text)
-    write_outputs(args, figures, text)
-    return 0 if all(check["ok"] for check in figures["checks"]) else 1
+    return finish(args, figures, markdown(figures))
 
 
 if __name__ == "__main__":
