@@ -343,6 +343,17 @@ class Watch:
         return None
 
 
+class Unmade(Watch):
+    """A feature's watch that could not be made (``Feature.watch`` raised): it raises that error
+    at its first part, where ``Guarded`` keeps it as the report's one line; the runs stand."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def before(self) -> None:
+        raise self.error
+
+
 class Guarded(Watch):
     """A feature's watch that cannot sink the measurement: the first exception from any of its parts
     (a reading, its context's enter or exit, its mark, its record) turns it off and is kept as one

@@ -83,6 +83,18 @@ class RaisingFeature(Feature):
         raise ValueError("cannot draw this")
 
 
+class UnmakeableFeature(Feature):
+    """A test double of a feature whose watch cannot be made (a framework version it does not know)."""
+
+    name = "unmakeable"
+
+    def settings(self, values):
+        return True
+
+    def watch(self, settings, call):
+        raise RuntimeError("FlopCounterMode changed")
+
+
 @pytest.fixture
 def new_tf32_api():
     """torch 2.9+'s TF32 switch, put back after the test (the shell and torch are shared)."""
@@ -146,6 +158,15 @@ def test_a_watch_and_words_that_raise_are_lines_and_the_numbers_stand(ip, fake_g
     assert "raising not shown: KeyError: 'no such field'" in text.splitlines()
     assert "raising not shown: ValueError: cannot word this" in text
     assert "raising not shown: ValueError: cannot draw this" in bundle(r)["text/html"]
+
+
+def test_a_watch_that_cannot_be_made_is_one_line_and_the_numbers_stand(ip, fake_gpu, seams):
+    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock,
+          features=FEATURES + (UnmakeableFeature(),))
+    ip.user_ns.update(gpu=fake_gpu)
+    r = ip.run_line_magic("cudatime", "-o -q -n 3 gpu.launch(1 / 64)")
+    assert r.median == 1 / 64 and r.records["unmakeable"] is None
+    assert "unmakeable not recorded: RuntimeError: FlopCounterMode changed" in ipython_cudatime.report(r).splitlines()
 
 
 def test_the_cells_own_exception_in_a_guarded_run_is_still_the_users(ip, fake_gpu, seams):
