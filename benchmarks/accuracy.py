@@ -44,7 +44,8 @@ with ``num_threads=torch.get_num_threads()``. The goals: each within 10% of Time
 
     .venv/bin/python benchmarks/accuracy.py [--quick] [--json PATH] [--markdown PATH]
 
-Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band.
+Exits 1 when a harness failed, or, on a GPU, when a row falls outside its band or a harness
+could not be imported (the GPU machine has triton and CuPy: an absent one is a broken install).
 """
 
 import statistics
@@ -52,7 +53,7 @@ import sys
 from dataclasses import dataclass
 
 import torch
-from common import arguments, write_outputs
+from common import arguments, clock_moved, clock_scaled, sm_clock_mhz, write_outputs
 from IPython.testing.globalipapp import start_ipython
 from seeds import SEED_002
 
@@ -68,6 +69,9 @@ KINDS = {"torch Timer": THROUGHPUT, "triton do_bench": PER_CALL, "cupyx benchmar
 # One launch: on an idle GPU, the span from the start event to the kernel's start (a few µs of
 # driver and launch latency); a per-call reading includes it, back-to-back calls hide it.
 LAUNCH = 10e-6
+# On a GPU, %cudatime and the harnesses take turns, twice (A B A B ...), each column the median of its
+# rounds: a drift of the card's clock or temperature lands on every column, not on the last one.
+ROUNDS = 2 if CUDA else 1
 
 
 @dataclass(frozen=True)
@@ -242,23 +246,56 @@ def band_verdict(workload, row, reference):
     return f"FAIL ({label}): {', '.join(outside)}" if outside else f"pass ({label})"
 
 
-def measure_rows(ip, harnesses, quick):
-    """Time every workload with %cudatime and every harness present; one dict per row."""
+def _median_reading(readings):
+    """A column's readings over the rounds: the first, with the median of their seconds and each
+    round's; a reading without seconds (an error, an absence, no warm median) as it came."""
+    failed = [got for got in readings if got.get("seconds") is None]
+    if failed:
+        return failed[0]
+    seconds = [got["seconds"] for got in readings]
+    return {**readings[0], "seconds": statistics.median(seconds), "rounds": seconds}
+
+
+def readings(subject, harnesses, fn):
+    """Every column's reading of ``fn``: %cudatime, then each harness, in turn, ROUNDS times."""
+    rounds = []
+    for _ in range(ROUNDS):
+        times = {"%cudatime": cell(subject, fn)}
+        for name, (_, measure) in harnesses.items():
+            times[name] = cell(measure, fn) if callable(measure) else {"absent": measure}
+        rounds.append(times)
+    return {name: _median_reading([times[name] for times in rounds]) for name in rounds[0]}
+
+
+def row_band(workload, times, reference, clocks):
+    """The band's verdict, or why it is not applied: the SM clock moved during the row (``clocks``:
+    NVML's readings before and after it), or the clock-bound reference could not be scaled."""
+    if CUDA and clock_moved(*clocks):
+        return f"not applied: the SM clock moved from {clocks[0]} to {clocks[1]} MHz during the row"
+    if reference is None and workload.against == "known length":
+        return "not applied: the SM clock moved while the reference kernel was calibrated"
+    return band_verdict(workload, times, reference)
+
+
+def measure_rows(ip, harnesses, quick, calibrated_at=(None, None)):
+    """Time every workload with %cudatime and every harness present; one dict per row, with the SM
+    clock read before and after it. ``calibrated_at``: the SM clock around the reference kernel's
+    calibration, to which its known length is scaled."""
     subject = cudatime(ip, 0.3 if quick else 1.0)
     rows = []
     for workload in workloads(quick):
         ip.run_cell(workload.setup)
         fn = compiled(ip.user_ns, workload.stmt)
-        times = {"%cudatime": cell(subject, fn)}
-        for name, (_, measure) in harnesses.items():
-            times[name] = cell(measure, fn) if callable(measure) else {"absent": measure}
-        reference = (SLEEP_SECONDS if workload.against == "known length"
-                     else times["%cudatime"].get("seconds"))
+        before = sm_clock_mhz() if CUDA else None
+        times = readings(subject, harnesses, fn)
+        clocks = (before, sm_clock_mhz() if CUDA else None)
+        expected = clock_scaled(SLEEP_SECONDS, calibrated_at, clocks) if workload.against == "known length" else None
+        reference = expected if workload.against == "known length" else times["%cudatime"].get("seconds")
         kind = times["%cudatime"].get("kind")
         clock = f"{subject.clock}, {kind}" if kind else subject.clock
         rows.append({"workload": workload.name, "stmt": workload.stmt, "clock": clock, "times": times,
-                     "expected": SLEEP_SECONDS if workload.against == "known length" else None,
-                     "band": band_verdict(workload, times, reference)})
+                     "expected": expected, "sm_clock_mhz": clocks,
+                     "band": row_band(workload, times, reference, clocks)})
     return rows
 
 
@@ -268,15 +305,18 @@ def run(quick=False, extra_harnesses=None):
     ip = start_ipython()
     ip.run_line_magic("load_ext", "ipython_cudatime")
     ip.run_cell(SETUP)
+    calibrated_at = (None, None)
     if CUDA:
+        before = sm_clock_mhz()
         rate = sleep_cycles_per_second()
+        calibrated_at = (before, sm_clock_mhz())
         ip.user_ns["SLEEP_CYCLES"] = int(rate * SLEEP_SECONDS)
     device = torch.cuda.get_device_name(0) if CUDA else "cpu (no GPU: sizes shrunk)"
     return {"cuda": CUDA, "device": device, "torch": torch.__version__,
             "clocks": {"%cudatime": "its own choice per row (column clock)",
                        **{name: f"{clock} ({KINDS.get(name, 'kind unknown: not compared')})"
                           for name, (clock, _) in harnesses.items()}},
-            "rows": measure_rows(ip, harnesses, quick), "tiny": [] if CUDA else tiny_rows(ip, quick)}
+            "rows": measure_rows(ip, harnesses, quick, calibrated_at), "tiny": [] if CUDA else tiny_rows(ip, quick)}
 
 
 TINY = ("pass", "sum(range(40))", "[i*i for i in range(300)]", "m @ m")
@@ -325,6 +365,12 @@ def text_cell(got, reference):
     return f"{fmt(got['seconds'])}{ratio}"
 
 
+def clock_text(row):
+    """The row's clock, with the SM clock NVML read before and after it where it could."""
+    before, after = row.get("sm_clock_mhz") or (None, None)
+    return row["clock"] + (f"; SM clock {before}→{after} MHz" if before and after else "")
+
+
 def markdown(figures):
     """The table, in Markdown: time (ratio = reference / harness, where a band applies)."""
     names = list(figures["clocks"])
@@ -336,7 +382,7 @@ def markdown(figures):
     for row in figures["rows"]:
         reference = row["expected"] or row["times"]["%cudatime"].get("seconds")
         cells = [text_cell(row["times"].get(name, {"absent": "—"}), reference) for name in names]
-        lines.append(f"| {row['workload']} | {row['clock']} | " + " | ".join(cells) + f" | {row['band']} |")
+        lines.append(f"| {row['workload']} | {clock_text(row)} | " + " | ".join(cells) + f" | {row['band']} |")
     lines += ["", "Harness clocks: " + "; ".join(f"{name}: {clock}" for name, clock in figures["clocks"].items()) + "."]
     if figures.get("tiny"):
         lines += tiny_markdown(figures["tiny"])
@@ -345,11 +391,14 @@ def markdown(figures):
 
 def failed(figures):
     """Whether a harness raised, %cudatime read no warm median (it ran the cell once only: the check
-    must say so on any machine, not only where the bands apply), or a row fell outside its band."""
+    must say so on any machine, not only where the bands apply), a row fell outside its band, or, on
+    a GPU, a harness could not be imported: the GPU machine's image has triton and CuPy, so an
+    absent one is a broken install, never a pass (on the CPU they are absent by design)."""
     rows = figures["rows"]
     return (any("error" in got for row in rows for got in row["times"].values())
             or any(row["times"].get("%cudatime", {}).get("seconds") is None for row in rows)
-            or any(row["band"].startswith("FAIL") for row in rows))
+            or any(row["band"].startswith("FAIL") for row in rows)
+            or (figures.get("cuda") and any("absent" in got for row in rows for got in row["times"].values())))
 
 
 def main(argv=None, extra_harnesses=None):

@@ -34,14 +34,19 @@ def versions():
     return found
 
 
+# nvidia-smi answers in about a second; it can hang on a wedged driver. Its limit stays inside the env
+# step's 10 s minimum (scripts/gpu-check), with time left for importing torch and reading the device.
+NVIDIA_SMI_SECONDS = 5
+
+
 def nvidia_smi():
     """``nvidia-smi``'s own summary, or why there is none."""
     if shutil.which("nvidia-smi") is None:
         return "nvidia-smi: not found"
     try:
-        done = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=20)
+        done = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=NVIDIA_SMI_SECONDS)
     except subprocess.TimeoutExpired:
-        return "nvidia-smi: timed out after 20 s"
+        return f"nvidia-smi: timed out after {NVIDIA_SMI_SECONDS} s"
     return (done.stdout + done.stderr).strip()
 
 

@@ -11,6 +11,11 @@ the other runs `%cudatime` as its first product, so its cold run is the seed's f
 
 Without a GPU the product is 1024×1024 on the CPU: nothing is asynchronous there, so
 `%time` is already right and the puzzle does not appear.
+
+On a GPU the answer is asserted, each check printing its band and the figure it saw (exit 1 when
+one fails): the first product's cold run names the cuBLAS handle and workspace as a cause, and
+is at least COLD_RATIO times a warm run (the report's "one-time setup" verdict). The CUDA context
+is not among the causes: the prologue's ``.to(device)`` made it, as the seed's own cell did.
 """
 
 import json
@@ -18,9 +23,11 @@ import os
 import subprocess
 import sys
 
-from common import arguments, write_outputs
+from common import arguments, check_line, equal, finish, within
 
 HALVES = ("time", "cudatime")
+COLD_RATIO = 3.0  # features/cold_causes.py's: a cold run this many times a warm one paid one-time setup
+CUBLAS = "cuBLAS handle and workspace created"
 
 PROLOGUE = """\
 import json, sys
@@ -49,7 +56,8 @@ print(json.dumps({"n": ns["n"], "time": walls, "median": r.median, "clock": r.cl
 
 CUDATIME_HALF = """\
 r = ip.run_line_magic("cudatime", "-o -q -n 5 c = torch.matmul(a, b)")
-print(json.dumps({"n": ns["n"], "cold_host": r.cold.host, "cold_wall": r.cold.wall, "median": r.median,
+print(json.dumps({"n": ns["n"], "cuda": ns["device"] == "cuda", "cold_host": r.cold.host, "cold_wall": r.cold.wall,
+                  "median": r.median,
                   "clock": r.clock, "device": r.device, "causes": [c.name for c in r.cold_causes],
                   "report": ipython_cudatime.report(r)}))
 """
@@ -66,6 +74,15 @@ def run_half(half, quick):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def checks(first):
+    """The seed's answer, asserted on a GPU (``first``: the half whose first product %cudatime timed)."""
+    if not first["cuda"]:
+        return []
+    ratio = first["cold_wall"] / first["median"] if first["median"] else None
+    return [equal(f"'{CUBLAS}' among the cold causes", True, CUBLAS in first["causes"]).to_dict(),
+            within("cold run / warm median", ratio, COLD_RATIO, float("inf")).to_dict()]
+
+
 def markdown(figures):
     from ipython_cudatime.units import format_seconds as fmt
 
@@ -77,6 +94,7 @@ def markdown(figures):
               f"- `%cudatime` as the first product: its cold run returned to Python after {fmt(first['cold_host'])}, "
               f"synchronized it took {fmt(first['cold_wall'])}; warm median {fmt(first['median'])}; "
               f"cold causes named: {', '.join(first['causes']) or 'none'}",
+              *(f"- {check_line(check)}" for check in figures["checks"]),
               "", "```", first["report"], "```"]
     return "\n".join(lines) + "\n"
 
@@ -84,9 +102,8 @@ def markdown(figures):
 def main():
     args = arguments(__doc__, ("--markdown", "also write a Markdown report here"))
     figures = {half: run_half(half, args.quick) for half in HALVES}
-    text = markdown(figures)
-    print(text)
-    write_outputs(args, figures, text)
+    figures["checks"] = checks(figures["cudatime"])
+    return finish(args, figures, markdown(figures))
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
 from .result import Env, Task, format_params
-from .runner import Cell, Clock, Watch, measure
+from .runner import Cell, Clock, Unmade, Watch, measure
 from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
@@ -289,11 +289,16 @@ class CudaTimeMagics(Magics):
     @staticmethod
     def _watches(spec: Spec, call: Call) -> dict[str, Watch]:
         """Each chosen feature's part in this measurement, by the feature's name (its record's key); a
-        feature that cannot run here says why, as a one-line UsageError."""
-        try:
-            watches = {feature.name: feature.watch(settings, call) for feature, settings in spec.features}
-        except Unavailable as exc:
-            raise UsageError(f"{exc}; {HELP}") from None
+        feature that cannot run here says why, as a one-line UsageError; one whose watch could not be
+        made for another reason (a framework version it does not know) is one line in the report."""
+        watches = {}
+        for feature, settings in spec.features:
+            try:
+                watches[feature.name] = feature.watch(settings, call)
+            except Unavailable as exc:
+                raise UsageError(f"{exc}; {HELP}") from None
+            except Exception as error:
+                watches[feature.name] = Unmade(error)
         return {name: watch for name, watch in watches.items() if watch is not None}
 
     def _time(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,

@@ -27,7 +27,7 @@ Figures = tuple[dict[str, float], float]  # (FLOP/s per dtype, bytes/s)
 
 @dataclass(frozen=True)
 class DevicePeaks:
-    """One GPU's datasheet figures. ``flops`` maps "fp32", "tf32", "fp16", "bf16", "fp8" to dense
+    """One GPU's datasheet figures. ``flops`` maps "fp64", "fp32", "tf32", "fp16", "bf16", "fp8" to dense
     FLOP/s; a dtype the part has no tensor-core rate for is absent. ``note`` qualifies the source."""
 
     name: str
@@ -48,9 +48,11 @@ def _ada_blackwell_geforce(fp32: float, bandwidth: float) -> Figures:
     return {"fp32": fp32, "tf32": fp32, "fp16": 2 * fp32, "bf16": 2 * fp32, "fp8": 4 * fp32}, bandwidth
 
 
-def _sparse_halved(fp32: float, tf32: float, bf16: float, fp8: float, bandwidth: float) -> Figures:
-    """H100/H200: the datasheets list TF32, BF16/FP16 and FP8 "with sparsity"; dense is half."""
-    return {"fp32": fp32, "tf32": tf32 / 2, "fp16": bf16 / 2, "bf16": bf16 / 2, "fp8": fp8 / 2}, bandwidth
+def _sparse_halved(fp64: float, fp32: float, tf32: float, bf16: float, fp8: float, bandwidth: float) -> Figures:
+    """H100/H200: the datasheets list TF32, BF16/FP16 and FP8 "with sparsity"; dense is half. FP64 is
+    the FP64 Tensor Core figure (dense), which cuBLAS's double-precision products use."""
+    return ({"fp64": fp64, "fp32": fp32, "tf32": tf32 / 2, "fp16": bf16 / 2, "bf16": bf16 / 2, "fp8": fp8 / 2},
+            bandwidth)
 
 
 def _entry(name: str, names: Iterable[str], figures: Figures, note: str = "") -> DevicePeaks:
@@ -65,25 +67,27 @@ TABLE = (
     # NVIDIA L4 datasheet: FP32 30.3 TFLOPS; TF32 120*, FP16/BF16 242*, FP8 485* (*sparse); 300 GB/s.
     _entry("L4", ["l4"], ({"fp32": 30.3 * T, "tf32": 60 * T, "fp16": 121 * T, "bf16": 121 * T, "fp8": 242.5 * T},
                           300 * GB)),
-    # NVIDIA A100 datasheet: FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS (dense); bandwidth
+    # NVIDIA A100 datasheet: FP64 Tensor Core 19.5 (FP64 9.7 without), FP32 19.5, TF32 156, BF16/FP16
+    # 312 TFLOPS (dense); bandwidth
     # 1,555 GB/s (40GB), 1,935 GB/s (80GB PCIe), 2,039 GB/s (80GB SXM).
     _entry("A100 40GB", ["a100 sxm4 40gb", "a100 pcie 40gb"],
-           ({"fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 1555 * GB)),
+           ({"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 1555 * GB)),
     _entry("A100 80GB PCIe", ["a100 80gb pcie", "a100 pcie 80gb"],
-           ({"fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 1935 * GB)),
+           ({"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 1935 * GB)),
     _entry("A100 80GB SXM", ["a100 sxm4 80gb"],
-           ({"fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 2039 * GB)),
-    # NVIDIA H100 datasheet (*with sparsity): SXM FP32 67 TFLOPS, TF32 989*, BF16/FP16 1,979*, FP8 3,958*,
-    # 3.35 TB/s; PCIe FP32 51, TF32 756*, BF16 1,513*, FP8 3,026*, 2 TB/s; NVL FP32 60, TF32 835*,
-    # BF16 1,671*, FP8 3,341*, 3.9 TB/s.
+           ({"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 2039 * GB)),
+    # NVIDIA H100 datasheet (*with sparsity): SXM FP64 Tensor Core 67 TFLOPS, FP32 67, TF32 989*,
+    # BF16/FP16 1,979*, FP8 3,958*, 3.35 TB/s; PCIe FP64 Tensor Core 51, FP32 51, TF32 756*, BF16 1,513*,
+    # FP8 3,026*, 2 TB/s; NVL FP64 Tensor Core 60, FP32 60, TF32 835*, BF16 1,671*, FP8 3,341*, 3.9 TB/s.
     _entry("H100 SXM", ["h100 80gb hbm3", "h100 sxm5 80gb", "h100"],
-           _sparse_halved(67 * T, 989 * T, 1979 * T, 3958 * T, 3.35 * TB)),
-    _entry("H100 PCIe", ["h100 pcie"], _sparse_halved(51 * T, 756 * T, 1513 * T, 3026 * T, 2.0 * TB)),
-    _entry("H100 NVL", ["h100 nvl"], _sparse_halved(60 * T, 835 * T, 1671 * T, 3341 * T, 3.9 * TB)),
-    # NVIDIA H200 datasheet (*with sparsity): SXM FP32 67 TFLOPS, TF32 989*, BF16/FP16 1,979*, FP8 3,958*,
-    # 4.8 TB/s; NVL FP32 60, TF32 835*, BF16 1,671*, FP8 3,341*, 4.8 TB/s.
-    _entry("H200", ["h200"], _sparse_halved(67 * T, 989 * T, 1979 * T, 3958 * T, 4.8 * TB)),
-    _entry("H200 NVL", ["h200 nvl"], _sparse_halved(60 * T, 835 * T, 1671 * T, 3341 * T, 4.8 * TB)),
+           _sparse_halved(67 * T, 67 * T, 989 * T, 1979 * T, 3958 * T, 3.35 * TB)),
+    _entry("H100 PCIe", ["h100 pcie"], _sparse_halved(51 * T, 51 * T, 756 * T, 1513 * T, 3026 * T, 2.0 * TB)),
+    _entry("H100 NVL", ["h100 nvl"], _sparse_halved(60 * T, 60 * T, 835 * T, 1671 * T, 3341 * T, 3.9 * TB)),
+    # NVIDIA H200 datasheet (*with sparsity): SXM FP64 Tensor Core 67 TFLOPS, FP32 67, TF32 989*,
+    # BF16/FP16 1,979*, FP8 3,958*, 4.8 TB/s; NVL FP64 Tensor Core 60, FP32 60, TF32 835*, BF16 1,671*,
+    # FP8 3,341*, 4.8 TB/s.
+    _entry("H200", ["h200"], _sparse_halved(67 * T, 67 * T, 989 * T, 1979 * T, 3958 * T, 4.8 * TB)),
+    _entry("H200 NVL", ["h200 nvl"], _sparse_halved(60 * T, 60 * T, 835 * T, 1671 * T, 3341 * T, 4.8 * TB)),
     # NVIDIA HGX B200 specifications (8 GPUs): FP32 600 TFLOPS, TF32 18 PF*, FP16/BF16 36 PF*,
     # FP8 72 PF* (*sparse), 64 TB/s: per GPU a 1:2:4 ratio from 1.125 PF dense TF32, and 8 TB/s.
     _entry("B200", ["b200"], ({"fp32": 75 * T, "tf32": 1125 * T, "fp16": 2250 * T, "bf16": 2250 * T,
@@ -134,3 +138,28 @@ def lookup(device_name: str) -> DevicePeaks | None:
         if key in entry.names:
             return entry
     return None
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What a card of this kind was measured to reach (``benchmarks/ceilings.py``, run by
+    ``scripts/gpu-check``): an 8192³ bf16 ``torch.mm`` (``flops``, by dtype) and a 2 GiB device copy
+    (``bandwidth``, bytes read and written per second). The achievable roof: the datasheet's peak
+    is never reached, so a cell is also set against what this kind of card did reach. ``source``
+    says where and when (the committed ``docs/gpu-results.md``)."""
+
+    names: tuple[str, ...]  # normalized torch names, as in TABLE
+    flops: dict[str, float]
+    bandwidth: float
+    source: str
+
+
+# Measured ceilings, committed from a device run's gpu-results.md ("Achievable ceilings"); none
+# yet: no GPU run has been made (docs/gpu.md).
+CEILINGS: tuple[Ceiling, ...] = ()
+
+
+def ceiling(device_name: str) -> Ceiling | None:
+    """The measured ceiling for a device name as torch reports it, or None."""
+    key = normalize(device_name)
+    return next((found for found in CEILINGS if key in found.names), None)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from .cpu_context import CpuWatch, NoCpuWatch
+from .guard import failure_line
 from .result import CudaTimeResult, Env, Harness, Run, Task, statistics_clock
 
 if TYPE_CHECKING:
@@ -358,6 +359,96 @@ class Watch:
         return None
 
 
+class Unmade(Watch):
+    """A feature's watch that could not be made (``Feature.watch`` raised): it raises that error
+    at its first part, where ``Guarded`` keeps it as the report's one line; the runs stand."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def before(self) -> None:
+        raise self.error
+
+
+class Guarded(Watch):
+    """A feature's watch that cannot sink the measurement: the first exception from any of its parts
+    (a reading, its context's enter or exit, its mark, its record) turns it off and is kept as one
+    line, ``failure``, which the result's notes show; the runs and the other features stand. The
+    cell's own exceptions pass through it untouched: they are the user's."""
+
+    def __init__(self, name: str, watch: Watch) -> None:
+        self.name, self._watch = name, watch
+        self.extra, self.batching = watch.extra, watch.batching
+        self.failure: str | None = None
+
+    def _fail(self, error: Exception) -> None:
+        if self.failure is None:
+            self.failure = failure_line(f"{self.name} not recorded", error)
+
+    def _call(self, part: str, *args: Any) -> Any:
+        """``part`` of the watch with ``args``; None once the watch has failed."""
+        if self.failure is not None:
+            return None
+        try:
+            return getattr(self._watch, part)(*args)
+        except Exception as error:
+            self._fail(error)
+            return None
+
+    def before(self) -> None:
+        self._call("before")
+
+    def after_cold(self) -> None:
+        self._call("after_cold")
+
+    def after_warm(self) -> None:
+        self._call("after_warm")
+
+    def before_run(self) -> None:
+        self._call("before_run")
+
+    def after_run(self, run: Run) -> None:
+        self._call("after_run", run)
+
+    def hears_each_run(self) -> bool:
+        return self._watch.hears_each_run()
+
+    def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
+        around = self._call("around", run)
+        return None if around is None else self._guarded(around)
+
+    @contextlib.contextmanager
+    def _guarded(self, around: contextlib.AbstractContextManager[Any]) -> Iterator[None]:
+        """``around``, its failures kept: one entering it leaves the run unwatched (the runner then
+        skips an extra run); the cell's exception reaches its exit and goes on."""
+        try:
+            around.__enter__()
+        except Exception as error:
+            self._fail(error)
+            yield
+            return
+        try:
+            yield
+        except BaseException as exc:
+            try:
+                around.__exit__(type(exc), exc, exc.__traceback__)
+            except Exception as error:
+                if error is not exc:
+                    self._fail(error)
+            raise
+        try:
+            around.__exit__(None, None, None)
+        except Exception as error:
+            self._fail(error)
+
+    def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+        marked = self._call("mark", run, fn)
+        return fn if marked is None else marked
+
+    def record(self, outcome: Outcome) -> Any:
+        return self._call("record", outcome)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a watch's record is made from once every run is done: the cold run, the watch's own
@@ -434,7 +525,7 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     one, for the result's ``cpu_context``; None reads nothing.
     """
     repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
-    named = dict(watches or {})
+    named = {name: Guarded(name, watch) for name, watch in (watches or {}).items()}
     parts = list(named.values())
     batch = cell.batch if all(watch.batching for watch in parts) else None
     sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, parts)
@@ -538,7 +629,7 @@ class _Later:
         self.stopped = f"{cause} in {self.phase} run {number}".rstrip()
 
 
-def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: Sequence[Watch], cold: Run,
+def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: Sequence[Guarded], cold: Run,
                 harness: Harness, progress: Progress, cpu: CpuWatch | NoCpuWatch) -> _Later:
     """The warm loop (with ``cpu`` read around it), the watches' ``after_warm``, then the extra
     runs that ``extras`` ask for, in order; an error stops them."""
@@ -555,7 +646,9 @@ def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: 
             for watch in extras:
                 later.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
                 with contextlib.ExitStack() as stack:
-                    later.extra[watch] = sampler.run(before="synchronize", mark=_entered(stack, [watch], "extra"))
+                    mark = _entered(stack, [watch], "extra")
+                    if watch.failure is None:  # a watch that failed (or failed to enter) gets no run
+                        later.extra[watch] = sampler.run(before="synchronize", mark=mark)
     except Unrepeatable:
         pass  # not an early stop: the repeat note says why the runs ended
     except StopRepeats as stop:
@@ -596,12 +689,13 @@ def _median(later: _Later, harness: Harness) -> float | None:
     return statistics.median(getattr(run, clock) for run in later.warm)
 
 
-def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watches: Mapping[str, Watch], later: _Later,
-              harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
+def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watches: Mapping[str, Guarded],
+              later: _Later, harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
     median = _median(later, harness)
     records = {name: watch.record(Outcome(later.cold, later.extra.get(watch), median, harness))
                for name, watch in watches.items()}
+    notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
     device = devices.describe()
     return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
                           synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,

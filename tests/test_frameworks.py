@@ -234,3 +234,20 @@ def test_a_torch_compile_cell_beside_tensorflow_is_not_attributed_to_tensorflow(
         "print(r.synchronized, r.device.split()[0], [n for n in r.notes if 'tensorflow' in n], tf_cell.synchronized)"
     )
     assert out == "[] cpu [] ['tensorflow']"
+
+
+def test_the_jax_drain_is_a_computation_with_no_transfer_per_sample(monkeypatch):
+    """On a GPU the drain must queue behind the compute stream: a tiny computation, not a
+    ``device_put`` (the transfer stream waits for nothing queued there). Exercised here on the CPU
+    device, which the backend itself never drains (nothing is queued there): its input is put on
+    the device once, and each drain computes on it and waits."""
+    jax = pytest.importorskip("jax", reason="jax not installed (the Colab-like test environment has none)")
+    puts = []
+    real_put = jax.device_put
+    monkeypatch.setattr(jax, "device_put", lambda *args: puts.append(args) or real_put(*args))
+    monkeypatch.setattr(JaxBackend, "_tokens", {})
+    backend, device = JaxBackend(jax), jax.devices()[0]
+    for _ in range(3):
+        backend._drain(device)
+    assert len(puts) == 1 and puts[0][1] is device
+    assert JaxBackend._tokens[device].devices() == {device}

@@ -1,8 +1,15 @@
 """--roofline and peak device memory on a real CUDA device, against the datasheet and torch's own counter.
 
-Skipped without a GPU. The thresholds are loose on purpose (half the bf16 peak, 60% of the
-bandwidth): a wrong count, a wrong table entry or a wrong dtype column misses them by far.
+Skipped without a GPU. The floors are loose on purpose (half the bf16 peak, 60% of the
+bandwidth): a wrong count, a wrong table entry or a wrong dtype column misses them by far. Every
+fraction must also be at most 1: above it, the clock saw only part of the work (the launch), or
+the count or the table is wrong (benchmarks/common.py's ``fraction_of_peak``, which
+tests/test_gpu_check.py feeds a 3.0). The fraction tests are marked ``timing``: the suite retries
+them once (a clock that ramped late, a neighbour on the card).
 """
+
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +22,9 @@ pytestmark = [
 from ipython_cudatime import report
 from ipython_cudatime.peaks import lookup  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from common import fraction_of_peak  # noqa: E402
+
 N = 8192
 
 
@@ -26,6 +36,7 @@ def datacenter_entry():
     return entry
 
 
+@pytest.mark.timing
 def test_bf16_gemm_reaches_half_the_tables_peak(ip):
     entry = datacenter_entry()
     if "bf16" not in entry.flops:
@@ -34,25 +45,30 @@ def test_bf16_gemm_reaches_half_the_tables_peak(ip):
     r = ip.run_line_magic("cudatime", "-o -q -n 20 --roofline a @ b").roofline
     assert r.flops == 2 * N**3 and r.dtype == "bf16" and r.device == torch.cuda.get_device_name()
     assert r.peak_flops == entry.flops["bf16"] and r.bound == "compute"
-    assert r.fraction_of_peak >= 0.5, r.verdict
+    check = fraction_of_peak(r, 0.5)
+    assert check.ok, f"{check.line()}; {r.verdict}"
 
 
+@pytest.mark.timing
 def test_large_copy_reaches_sixty_percent_of_the_bandwidth(ip):
     entry = datacenter_entry()
     ip.run_cell("import torch\nsrc = torch.empty(1 << 28, device='cuda')\ndst = torch.empty_like(src)")  # 1 GiB each
     r = ip.run_line_magic("cudatime", "-o -q -n 20 --roofline dst.copy_(src)").roofline
     assert r.bytes == 2 * (1 << 30) and r.flops == 0
     assert r.peak_bandwidth == entry.bandwidth and r.bound == "memory"
-    assert r.fraction_of_peak >= 0.6, r.verdict
+    check = fraction_of_peak(r, 0.6)
+    assert check.ok, f"{check.line()}; {r.verdict}"
 
 
+@pytest.mark.timing
 def test_a_uint8_copy_is_memory_bound_without_a_uint8_peak(ip):
     """The table has no uint8 FLOP peak; a copy computes nothing and is rated against bandwidth."""
     entry = datacenter_entry()
     ip.run_cell("import torch\nsrc = torch.empty(1 << 30, dtype=torch.uint8, device='cuda')\ndst = torch.empty_like(src)")
     r = ip.run_line_magic("cudatime", "-o -q -n 20 --roofline dst.copy_(src)").roofline
     assert r.dtype == "uint8" and r.peak_flops is None and r.bytes == 2 * (1 << 30)
-    assert r.bound == "memory" and r.fraction_of_peak >= 0.6 and "memory-bound" in r.verdict, r.verdict
+    check = fraction_of_peak(r, 0.6)
+    assert r.bound == "memory" and check.ok and "memory-bound" in r.verdict, f"{check.line()}; {r.verdict}"
     assert r.peak_bandwidth == entry.bandwidth
 
 

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from ipython_cudatime.explain.roofline import OpStat, PeakOverride, Roofline, build, resolve_peaks
+from ipython_cudatime import peaks
 from ipython_cudatime.peaks import TABLE, lookup, normalize
 from ipython_cudatime.result import Run
 
@@ -45,7 +46,7 @@ def test_variants_with_other_clocks_are_not_guessed(torch_name):
 
 def test_h200_figures_are_the_datasheet_halves_of_the_sparse_rates():
     h200 = lookup("NVIDIA H200")
-    assert h200.flops == {"fp32": 67 * T, "tf32": 494.5 * T, "fp16": 989.5 * T, "bf16": 989.5 * T,
+    assert h200.flops == {"fp64": 67 * T, "fp32": 67 * T, "tf32": 494.5 * T, "fp16": 989.5 * T, "bf16": 989.5 * T,
                           "fp8": 1979 * T}
 
 
@@ -145,3 +146,36 @@ def test_roofline_is_plain_data():
     data = json.loads(json.dumps(r.to_dict()))
     assert data["ridge"] == pytest.approx(989.5 / 4.8) and data["bound"] == "compute"
     assert isinstance(r, Roofline)
+
+
+@pytest.mark.parametrize("device_name, fp64", [("NVIDIA A100-SXM4-80GB", 19.5e12), ("NVIDIA H100 80GB HBM3", 67e12),
+                                               ("NVIDIA H200", 67e12), ("NVIDIA H100 PCIe", 51e12)])
+def test_a_double_precision_product_is_rated_against_the_fp64_tensor_core_peak(device_name, fp64):
+    r = roofline_of([gemm(dtype="fp64", n=4096)], median=1e-2, device_name=device_name)
+    assert r.peak_flops == fp64 and r.peak_source.endswith("fp64 dense peak") and not r.notes
+
+
+# A stand-in ceiling, named as such: the figures an H200 of this kind has been reported to reach
+# (issue #32: 769-798 TFLOP/s bf16, about 4.3 TB/s), not a measurement of this project's.
+STAND_IN_CEILING = peaks.Ceiling(("h200",), {"bf16": 790 * T}, 4.3e12, "test stand-in figures")
+
+
+def test_a_cell_is_set_against_the_datasheet_and_what_this_kind_of_card_reached(monkeypatch):
+    monkeypatch.setattr(peaks, "CEILINGS", (STAND_IN_CEILING,))
+    n = 8192
+    r = roofline_of([gemm(n=n)], median=2 * n**3 / 395e12)
+    assert r.fraction_of_peak == pytest.approx(395 / 989.5) and "of the H200's bf16 dense peak" in r.verdict
+    assert r.notes == ["50% of what this kind of card reached on a bf16 matrix product "
+                       "(790 TFLOP/s, test stand-in figures)"]
+    copy = OpStat("aten::copy_", "data", "uint8", "cuda:0", calls=1, bytes=2 * 2**30, seconds=1e-3)
+    memory = roofline_of([copy], median=2 * 2**30 / 2.15e12)
+    assert memory.bound == "memory" and memory.notes[-1].startswith("50% of what this kind of card reached on a "
+                                                                    "device copy (4.3 TB/s")
+
+
+def test_no_ceiling_is_claimed_where_none_was_measured_or_a_peak_was_passed(monkeypatch):
+    monkeypatch.setattr(peaks, "CEILINGS", (STAND_IN_CEILING,))
+    assert peaks.CEILINGS and not roofline_of([gemm()], median=1e-2, device_name="NVIDIA H100 80GB HBM3").notes
+    assert not roofline_of([gemm()], median=1e-2, override=PeakOverride(1e15, 5e12)).notes
+    monkeypatch.setattr(peaks, "CEILINGS", ())
+    assert not roofline_of([gemm()], median=1e-2).notes

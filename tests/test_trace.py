@@ -180,7 +180,7 @@ def test_launch_bound_and_host_bound_differ_by_the_gap_per_kernel(tmp_path):
     tight += [event("cudaLaunchKernel", 10 * i - 6, 5, "cuda_runtime", 1) for i in range(200)]
     launch = profile_trace(write(tmp_path, tight, "tight.json"))
     assert launch.kind == "launch-bound"
-    assert launch.verdict == ("launch-bound: 200 launches of ~2 µs, 5 µs of host time each, GPU idle 80% of the "
+    assert launch.verdict == ("launch-bound: 200 launches of ~2 µs, 5 µs of host time each as profiled, GPU idle 80% of the "
                               "time; batch the loop into one tensor op")
     sparse = [event("vectorized_elementwise_kernel", 1000 * i, 2) for i in range(200)]
     assert profile_trace(write(tmp_path, sparse, "sparse.json")).kind == "host-bound"

@@ -1,8 +1,11 @@
 """JAX: dispatch is asynchronous on every platform, the CPU included, and there is no public
 global synchronize (jax#4335). So this backend waits on what the run produced: every JAX
 array in the cell's value and in the names it bound, pytrees included; then, on GPUs and
-TPUs, it puts a tiny array on each device and waits for it, which drains their in-order
-queues. (On the CPU that drain waits for nothing, so it is skipped.)
+TPUs, it runs a tiny computation on each device and waits for it, which drains the device's
+in-order compute stream. A transfer would not: ``jax.device_put(0, device)`` goes on the
+transfer stream and waits for nothing queued on the compute stream. The computation's input is
+put on each device once per process (``_tokens``), so no transfer happens inside a sample.
+(On the CPU that drain waits for nothing, so it is skipped.)
 
 Before every run it also waits on every live JAX array (``jax.live_arrays()``): work an
 earlier cell queued, or that the last run left outside its outputs, would otherwise still
@@ -14,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from .base import Backend, made_by
 from .objects import Kind, Leaf, present
@@ -22,6 +25,9 @@ from .objects import Kind, Leaf, present
 
 class JaxBackend(Backend):
     packages = ("jax", "jaxlib")
+    # device -> a scalar already on it, the drain's input: made once per process, as the backends are
+    # made once per call
+    _tokens: ClassVar[dict[Any, Any]] = {}
 
     def __init__(self, jax: Any) -> None:
         self._jax = jax
@@ -98,7 +104,14 @@ class JaxBackend(Backend):
             jax.block_until_ready(arrays)
             self.blocked = len(arrays)
         for device in self._queued_devices():
-            jax.device_put(0, device).block_until_ready()
+            self._drain(device)
+
+    def _drain(self, device: Any) -> None:
+        """A computation on ``device``'s compute stream, waited for: it runs after everything queued there."""
+        token = self._tokens.get(device)
+        if token is None:
+            token = self._tokens[device] = self._jax.device_put(0, device)
+        (token + 0).block_until_ready()
 
     def describe(self) -> str:
         device = self._all_devices()[0]

@@ -2,26 +2,81 @@
 
 Like the backends, a probe is used only when its framework is already imported.
 A probe (``probe.Probe``) reads a small dict in microseconds; its
-``causes(before, after_cold, after_warm)`` names what changed as ``Cause`` records.
+``causes(before, after_cold, after_warm)`` names what changed as ``Cause`` records. A probe that
+raises (when made, read or asked for its causes) is one cause saying what was not read and why
+(``Unread``): the measurement stands.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from ..guard import failure_text
 from .jax_probe import JaxProbe
 from .nvml_probe import NvmlProbe
 from .probe import Cause, Probe
 from .torch_probe import TorchProbe
 
-__all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "remainder"]
+__all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "Unread", "remainder"]
 
 # (module the user must have imported, probe class whose detect(module) returns a probe or None).
 Entry = tuple[str, type[Probe[Any]]]
 # The default registry of ``ProbeSet``; a tuple, so that nobody patches it in place.
 PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe))
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A probe's reading that raised, in place of its state: ``text`` says why (``failure_text``)."""
+
+    text: str
+
+    def cause(self, label: str) -> Cause:
+        """The one line for the probe of ``label`` (``Probe.label``): "PyTorch state not read: ..."."""
+        return Cause(f"{label} not read", None, self.text, explains=False)
+
+
+class Unmade(Probe[None]):
+    """A probe whose ``detect`` raised: it reads nothing, and each report says why once."""
+
+    def __init__(self, probe_class: type[Probe[Any]], error: Exception) -> None:
+        self._cause = Unread(failure_text(error)).cause(probe_class.label)
+
+    def state(self, moment: str) -> None:
+        return None
+
+    def causes(self, before: None, after_cold: None, after_warm: None, source: str | None = None) -> list[Cause]:
+        return [self._cause]
+
+
+def _made(probe_class: type[Probe[Any]], framework: Any) -> Probe[Any] | None:
+    try:
+        return probe_class.detect(framework)
+    except Exception as error:  # a framework version the probe does not know: say so, never fail the cell
+        return Unmade(probe_class, error)
+
+
+def _reading(read: Callable[[], Any]) -> Any:
+    """What ``read`` (a probe's ``state`` or ``initial``) returns, or an ``Unread`` where it raised."""
+    try:
+        return read()
+    except Exception as error:
+        return Unread(failure_text(error))
+
+
+def _probe_causes(probe: Probe[Any], states: tuple[Any, Any, Any], source: str | None) -> list[Cause]:
+    """The probe's causes; where a reading or the causes themselves raised, one cause saying so."""
+    unread = [state for state in states if isinstance(state, Unread)]
+    if unread:
+        return [unread[0].cause(probe.label)]
+    try:
+        return probe.causes(*states, source=source)
+    except Exception as error:
+        return [Unread(failure_text(error)).cause(probe.label)]
 
 
 class ProbeSet:
@@ -42,7 +97,7 @@ class ProbeSet:
             if framework is None:
                 continue
             if self._made.get(entry) is None:
-                self._made[entry] = probe_class.detect(framework)
+                self._made[entry] = _made(probe_class, framework)
             probe = self._made[entry]
             if probe is not None:
                 found.append(probe)
@@ -70,14 +125,14 @@ class ColdWatch:
         if self._probe_set is None or "before" not in self.states:
             return
         for probe in self._probe_set.active():
-            initial = None if probe in self.probes else probe.initial()
+            initial = None if probe in self.probes else _reading(probe.initial)
             if initial is not None:
                 self.probes.append(probe)
                 self.states["before"].append(initial)
 
     def snapshot(self, moment: str) -> None:
         """``moment`` is "before", "after_cold" or "after_warm"."""
-        self.states[moment] = [probe.state(moment) for probe in self.probes]
+        self.states[moment] = [_reading(functools.partial(probe.state, moment)) for probe in self.probes]
 
     def _per_probe(self) -> list[tuple[Probe[Any], Any, Any, Any]]:
         """(probe, before, after_cold, after_warm) for each probe, or nothing before the cold run was read."""
@@ -88,8 +143,8 @@ class ColdWatch:
         return list(zip(self.probes, before, after_cold, after_warm))
 
     def causes(self) -> list[Cause]:
-        return [cause for probe, before, after_cold, after_warm in self._per_probe()
-                for cause in probe.causes(before, after_cold, after_warm, source=self.source)]
+        return [cause for probe, *states in self._per_probe()
+                for cause in _probe_causes(probe, (states[0], states[1], states[2]), self.source)]
 
 
 def remainder(causes: Iterable[Cause], cold_seconds: float, warm_seconds: float | None) -> float:

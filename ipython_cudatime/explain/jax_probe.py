@@ -19,6 +19,8 @@ class JaxProbe(Probe[dict[str, float]]):
     """Adds up compile and trace durations as JAX reports them. JAX listeners cannot be
     removed, so one probe is made per owner (``ProbeSet``) and listens from then on."""
 
+    label = "JAX compile events"
+
     def __init__(self, jax: Any) -> None:
         self.compile_seconds = 0.0
         jax.monitoring.register_event_duration_secs_listener(self._listen)

@@ -21,6 +21,8 @@ def _reasons(mask: int) -> list[str]:
 
 
 class NvmlProbe(Probe[dict[str, int] | None]):
+    label = "GPU clock state"
+
     def __init__(self, torch: Any, pynvml: Any) -> None:
         self._torch, self._nvml, self._handle = torch, pynvml, None
 

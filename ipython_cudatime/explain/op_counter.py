@@ -24,6 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 from .roofline import OpStat, PeakOverride, Roofline, build
+from .torch_probe import tf32_allowed
 
 if TYPE_CHECKING:
     from ..result import Run
@@ -169,7 +170,7 @@ class OpCounter:
         self.tf32: dict[str, bool] = {}  # "matmul", "conv" -> whether TF32 was allowed for the counting run
 
     def __enter__(self) -> OpCounter:
-        self.tf32 = {"matmul": torch.backends.cuda.matmul.allow_tf32, "conv": torch.backends.cudnn.allow_tf32}
+        self.tf32 = tf32_allowed(torch)
         self._flop_counter.__enter__()
         self._recorder.__enter__()
         # The first op under these modes pays seconds of lazy imports, once per process: pay them

@@ -8,7 +8,7 @@ backend, it is made only for a framework the user already imported.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 if TYPE_CHECKING:
     from .memory import DeviceMemory
@@ -34,6 +34,8 @@ class Cause:
 class Probe(Generic[State]):
     """Cheap state read around the cold run: ``state()`` must take microseconds and must
     never initialize a device (the cold run pays for that, and shows it)."""
+
+    label: ClassVar[str] = "probe"  # what it reads, as a report names it when reading failed ("... not read")
 
     @classmethod
     def detect(cls, module: Any) -> Probe[Any] | None:

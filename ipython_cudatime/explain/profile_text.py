@@ -23,7 +23,8 @@ def _device_lines(profile: Profile) -> list[str]:
     lines = []
     if profile.launch_count:
         lines.append(f"           launches: {profile.launch_count:,}, {fmt(profile.launch_mean)} of host time each "
-                     f"(mean); host blocked in synchronize calls: {fmt(profile.sync_time)}")
+                     "(mean, as profiled: the profiler's bookkeeping inflates each launch call); host blocked in "
+                     f"synchronize calls: {fmt(profile.sync_time)}")
     if profile.kernel_count + profile.copy_count:
         lines.append("           device time: " + ", ".join(f"{kind} {fmt(seconds)}"
                                                         for kind, seconds in profile.breakdown.items()))

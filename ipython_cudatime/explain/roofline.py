@@ -124,8 +124,9 @@ def _table_peaks(device_name: str, dtype: str, op_name: str, tf32: Mapping[str, 
     column = dtype
     if dtype == "fp32" and tf32.get(family) and "tf32" in entry.flops:
         column = "tf32"
-        setting = ("torch.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision('high')"
-                   if family == "matmul" else "torch.backends.cudnn.allow_tf32")
+        setting = ("torch.backends.cuda.matmul.fp32_precision = 'tf32', allow_tf32 or "
+                   "set_float32_matmul_precision('high')" if family == "matmul"
+                   else "torch.backends.cudnn.allow_tf32 or cudnn.conv.fp32_precision = 'tf32'")
         notes.append(f"TF32 is on for float32 {'matrix products' if family == 'matmul' else 'convolutions'} "
                      f"({setting}): compared with the TF32 peak")
     flops = entry.flops.get(column)
@@ -214,9 +215,28 @@ def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: 
         roofline.notes.extend(notes)
         roofline.bound, roofline.fraction_of_peak = _roof((peak_flops, peak_bandwidth), roofline.intensity,
                                                           *rates)
+        if override is None and device != "cpu":
+            roofline.notes.extend(_reached(roofline))
     pointwise_seconds = sum(s.seconds for s in stats if s.kind == "pointwise")
     roofline.verdict = verdict(roofline, pointwise_seconds / op_seconds if op_seconds else 0.0)
     return roofline
+
+
+def _reached(r: Roofline) -> list[str]:
+    """The cell against what this kind of card was measured to reach (``peaks.CEILINGS``), on the
+    roof that binds, where a ceiling for it was measured: the datasheet's peak is never reached."""
+    found = peak_table.ceiling(r.device)
+    if found is None:
+        return []
+    if r.bound == "compute" and r.flop_rate is not None and r.dtype in found.flops:
+        rate, reached, what = r.flop_rate, found.flops[r.dtype], f"a {r.dtype} matrix product"
+    elif r.bound == "memory" and r.byte_rate is not None:
+        rate, reached, what = r.byte_rate, found.bandwidth, "a device copy"
+    else:
+        return []
+    unit = "FLOP/s" if r.bound == "compute" else "B/s"
+    return [f"{100 * rate / reached:.0f}% of what this kind of card reached on {what} "
+            f"({format_si(reached, unit)}, {found.source})"]
 
 
 def _memory_hint(pointwise_share: float) -> str:

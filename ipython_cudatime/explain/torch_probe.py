@@ -6,10 +6,11 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..backends.torch_cuda import TorchCudaBackend
+from ..guard import failure_text
 from ..units import format_bytes, format_seconds
 from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 from .probe import Cause, Probe
@@ -75,6 +76,7 @@ def _workspace_causes(before: dict[str, Any], after: dict[str, Any], source: str
 
 
 class TorchProbe(Probe[dict[str, Any]]):
+    label = "PyTorch state"
     MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
 
     def __init__(self, torch: Any) -> None:
@@ -170,16 +172,51 @@ class TorchProbe(Probe[dict[str, Any]]):
         return found
 
     def _settings(self) -> list[Cause]:
-        """cuDNN autotuning (a cost) and the precision settings (context, not a cost)."""
-        torch = self._torch
-        backends = torch.backends
+        """cuDNN autotuning (a cost) and the precision settings (context, not a cost); settings that
+        cannot be read are one line saying so, and the other causes stand."""
         found = []
-        if backends.cudnn.benchmark:
-            found.append(Cause("cuDNN autotuning enabled", None,
-                               "torch.backends.cudnn.benchmark = True: the first run of each convolution shape "
-                               "tries several algorithms"))
-        found.append(Cause(SETTINGS, None,
-                           f"float32 matmul precision '{torch.get_float32_matmul_precision()}', "
-                           f"TF32 for matmul {'on' if backends.cuda.matmul.allow_tf32 else 'off'}, "
-                           f"for cuDNN {'on' if backends.cudnn.allow_tf32 else 'off'}", explains=False))
+        try:
+            if self._torch.backends.cudnn.benchmark:
+                found.append(Cause("cuDNN autotuning enabled", None,
+                                   "torch.backends.cudnn.benchmark = True: the first run of each convolution "
+                                   "shape tries several algorithms"))
+            found.append(Cause(SETTINGS, None, precision_words(self._torch), explains=False))
+        except Exception as error:  # a torch whose settings read differently: context, never fatal
+            found.append(Cause(f"{SETTINGS} not read", None, failure_text(error), explains=False))
         return found
+
+
+def _on(allowed: bool) -> str:
+    return "on" if allowed else "off"
+
+
+def _tf32(precision_owner: Any, legacy: Callable[[], bool]) -> bool:
+    """Whether TF32 is allowed: ``precision_owner.fp32_precision`` where it exists and was set
+    ("tf32", "ieee"; torch resolves "none" from the parent setting, and answers "none" only when
+    nothing was set through this API), else the legacy switch ``legacy()``."""
+    precision = getattr(precision_owner, "fp32_precision", None)
+    if precision is not None and precision != "none":
+        return bool(precision == "tf32")
+    return bool(legacy())
+
+
+def tf32_allowed(torch: Any) -> dict[str, bool]:
+    """Whether TF32 is allowed for float32 matrix products ("matmul") and cuDNN convolutions ("conv").
+    torch 2.9+ sets them through ``fp32_precision`` (``torch.backends.fp32_precision``,
+    ``torch.backends.cuda.matmul.fp32_precision``, ``torch.backends.cudnn.conv.fp32_precision``);
+    once it was used, torch refuses the legacy reads (``allow_tf32``, ``get_float32_matmul_precision``
+    raise RuntimeError: "...mix of the legacy and new APIs"), so the new one is read where it exists."""
+    backends = torch.backends
+    return {"matmul": _tf32(backends.cuda.matmul, lambda: backends.cuda.matmul.allow_tf32),
+            "conv": _tf32(getattr(backends.cudnn, "conv", None), lambda: backends.cudnn.allow_tf32)}
+
+
+def precision_words(torch: Any) -> str:
+    """The precision settings in force, as the report names them: the ``fp32_precision`` values
+    where torch has that API, else the float32 matmul precision."""
+    tf32 = tf32_allowed(torch)
+    switches = f"TF32 for matmul {_on(tf32['matmul'])}, for cuDNN {_on(tf32['conv'])}"
+    matmul = getattr(torch.backends.cuda.matmul, "fp32_precision", None)
+    if matmul is not None:
+        return f"fp32_precision for matmul '{matmul}': {switches}"
+    return f"float32 matmul precision '{torch.get_float32_matmul_precision()}', {switches}"

@@ -103,7 +103,8 @@ def _idle_verdict(p: Profile, window: str) -> Verdict:
     idle = (1 - p.busy_fraction) * p.window
     if p.busy_fraction < IDLE_BUSY and count >= LAUNCH_BOUND_COUNT and idle / count <= LAUNCH_GAP:
         mean = sum(p.breakdown.values()) / count
-        host = f", {fmt(p.launch_mean)} of host time each" if p.launch_mean is not None else ""
+        # the launch calls' own time under the profiler, which adds its bookkeeping to each call
+        host = f", {fmt(p.launch_mean)} of host time each as profiled" if p.launch_mean is not None else ""
         return "launch-bound", (f"launch-bound: {count:,} launches of ~{fmt(mean)}{host}, GPU idle "
                                 f"{_percent(1 - p.busy_fraction)} of the time; batch the loop into one tensor op")
     if p.busy_fraction < IDLE_BUSY:

@@ -12,17 +12,25 @@ The runner, the result, the store and the renderers loop over the features they 
 (``features.FEATURES`` by default, as ``backends.REGISTRY`` is for devices) and name none of
 them: a new feature is its own module and one line in that list. A feature object holds no
 state of its own; what lasts across cells (the probes) comes in through ``Call``.
+
+A feature's words cannot sink a report: where one of its word methods raises, the view gets what
+it shows for no record and one line saying what was not shown and why (``Feature.__init_subclass__``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from html import escape
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..findings import Finding
+from ..guard import failure_line
 
 if TYPE_CHECKING:
     from ..explain import ProbeSet
-    from ..findings import Finding
     from ..options import Flag, Values
     from ..result import CudaTimeResult
     from ..runner import Watch
@@ -56,6 +64,14 @@ class Feature:
     section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
     section_class: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each word method a feature defines is guarded (``_shown``): every view and table calls
+        them, and none of those call sites needs to know."""
+        super().__init_subclass__(**kwargs)
+        for name, instead in INSTEAD.items():
+            if name in cls.__dict__:
+                setattr(cls, name, _shown(cls.__dict__[name], instead))
 
     def settings(self, values: Values) -> Any:
         """What this call asks of the feature, from the parsed flags; None: it is off."""
@@ -100,6 +116,30 @@ class Feature:
     def extra_runs(self, record: Any) -> list[str]:
         """The runs it added out of the statistics, as the run counts name them ("1 profiled")."""
         return []
+
+
+# What a view gets from a word method that raised, given the feature and the one line saying so.
+INSTEAD: dict[str, Callable[[Feature, str], Any]] = {
+    "text_lines": lambda feature, line: [line],
+    "findings": lambda feature, line: [Finding("note", line)],
+    "section_html": lambda feature, line: escape(line),
+    "detail_rows": lambda feature, line: [(feature.name, line)],
+    "cells": lambda feature, line: ("",) * len(feature.columns),
+    "table_fields": lambda feature, line: {},
+    "extra_runs": lambda feature, line: [],
+}
+
+
+def _shown(words: Callable[..., Any], instead: Callable[[Feature, str], Any]) -> Callable[..., Any]:
+    """``words`` (a feature's word method), or where it raises, ``instead(feature, line)``."""
+    @functools.wraps(words)
+    def shown(feature: Feature, *args: Any) -> Any:
+        try:
+            return words(feature, *args)
+        except Exception as error:  # a record this version cannot word: say so, keep the report
+            return instead(feature, failure_line(f"{feature.name} not shown", error))
+
+    return shown
 
 
 def plain_record(kind: type, data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Any:
