@@ -44,7 +44,7 @@ from .progress import live_progress
 from .repeat_rule import top_level_names
 from .result import Env, Task, format_params
 from .runner import Cell, Clock, Watch, measure
-from .state import CellRepeats, InterruptHold, NameSnapshot
+from .state import InterruptHold, NameSnapshot, QuietRepeats
 
 if TYPE_CHECKING:
     from .backends import Entry
@@ -270,7 +270,7 @@ class CudaTimeMagics(Magics):
         shell = self.shell
         scope = shell.user_ns if where is None else where
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
-        repeats = CellRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
+        repeats = QuietRepeats(shell, scope, compiled.tree, compiled.bound, frameworks, hold)
         watches = self._watches(spec, Call(compiled.source, self.probes))
         task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
         with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards

@@ -117,6 +117,11 @@ class Repeats:
         """Why the cell must not run again, as ``after_cold`` found it: one phrase each."""
         return []
 
+    def notes(self) -> list[str]:
+        """What the later runs' ``quiet()`` has to say once they ended (output it dropped that it
+        cannot tell was the cell's): sentences for the result's notes."""
+        return []
+
 
 class Clock:
     """Where the runner reads time; a seam: tests pass a fake clock, exact and never sleeping."""
@@ -453,6 +458,7 @@ def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> 
     note = _repeat_note(asked.runs, total, repeats.why_once())
     if note:
         notes.append(note)
+    notes += repeats.notes()
     if later.error is not None and _is_out_of_memory(later.error):
         notes.append(OOM_HINT)
     return notes
