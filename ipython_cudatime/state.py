@@ -125,23 +125,28 @@ def _generators() -> Iterator[tuple[Callable[[], Any], Callable[[Any], object]]]
 class _Sink(io.TextIOBase):
     """``sys.stdout``/``sys.stderr`` during later runs: what the thread that made it (the one running
     the cell) writes is dropped as it is written (nothing is kept); what other threads write (a
-    training loop's log, a progress thread) goes on to ``through``, once, as under ``%timeit``."""
+    training loop's log, a progress thread) goes on to ``through``, once, as under ``%timeit``
+    (or to ``after``, the stream it stood in for, once ``through`` is closed)."""
 
-    def __init__(self, through: TextIO) -> None:
+    def __init__(self, through: TextIO, after: TextIO | None = None) -> None:
         super().__init__()
-        self.through, self.owner = through, threading.get_ident()
+        self.through, self.after, self.owner = through, after or through, threading.get_ident()
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
         if threading.get_ident() != self.owner:
-            self.through.write(text)
+            try:
+                self.through.write(text)
+            except ValueError:  # ``through`` closed with the later runs: a thread still holding us
+                self.after.write(text)
         return len(text)
 
     def flush(self) -> None:
         if threading.get_ident() != self.owner:
-            self.through.flush()
+            with contextlib.suppress(ValueError):
+                self.through.flush()
 
 
 class _Around:
@@ -220,7 +225,7 @@ class _DiscardOutput(_Around):
         self.saved = sys.stdout, sys.stderr, self.shell.display_pub
         publisher = _discarding_publisher()(shell=None)
         publisher.shell = self.shell
-        sys.stdout, sys.stderr = (_Sink(self._around_fds(stream)) for stream in self.saved[:2])
+        sys.stdout, sys.stderr = (_Sink(self._around_fds(stream), stream) for stream in self.saved[:2])
         self.shell.display_pub = publisher
 
     def _around_fds(self, stream: TextIO) -> TextIO:
@@ -284,12 +289,13 @@ class _DiscardFileDescriptors(_Around):
 
     def leave(self) -> None:
         _flush_streams()
-        while self.streams:
+        copies, self.saved = self.saved, {}
+        for fd, copy in copies.items():
+            os.dup2(copy, fd)
+        while self.streams:  # after the fds are back: a write racing the close still reaches them
             with contextlib.suppress(Exception):
                 self.streams.pop().close()
-        while self.saved:
-            fd, copy = self.saved.popitem()
-            os.dup2(copy, fd)
+        for copy in copies.values():
             os.close(copy)
         self.dropped = os.fstat(self.file).st_size
         os.close(self.file)
