@@ -294,13 +294,26 @@ def _others(point: Point) -> tuple[tuple[str, str], ...]:
     return tuple((k, repr(v)) for k, v in point.params.items() if k != "device")
 
 
+def error_text(error: BaseException) -> str:
+    """``"Name: message"`` for a failed point's row; an exception whose ``__str__`` raises is
+    ``"<unprintable Name>"`` (as the traceback module writes it), never a second error."""
+    name = type(error).__name__
+    try:
+        return f"{name}: {error}"
+    except Exception:
+        return f"<unprintable {name}>"
+
+
 def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any]], tuple[CudaTimeResult, Any]],
-              stop_on_error: bool = False, task: Task | None = None) -> tuple[Results, list[Any]]:
+              stop_on_error: bool = False, task: Task | None = None,
+              finished: Callable[[Point], None] = lambda point: None) -> tuple[Results, list[Any]]:
     """Time every point with ``time_point(params) -> (result, value)``; return (Results, values).
 
     An Exception at a point is recorded there, under ``task`` with the point's params; the
     sweep goes on unless ``stop_on_error``. KeyboardInterrupt and SystemExit stop the sweep,
     keeping the points done. What stopped it is kept in ``Results.error`` for the caller to raise.
+    ``finished(point)`` hears of each point as it is done (the caller records and saves it then:
+    what a later point does cannot lose it).
     """
     task = task or Task()
     done: list[Point] = []
@@ -315,14 +328,16 @@ def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, 
             stopped, interrupted, error = f"{type(exc).__name__} at {format_params(params)}", True, exc
             break
         except Exception as exc:
-            done.append(Point(dataclasses.replace(task, params=params), None, f"{type(exc).__name__}: {exc}"))
+            done.append(Point(dataclasses.replace(task, params=params), None, error_text(exc)))
             values.append(None)
+            finished(done[-1])
             if stop_on_error:
                 stopped, error = f"--stop-on-error after the error at {format_params(params)}", exc
                 break
             continue
         done.append(Point(result.task or dataclasses.replace(task, params=params), result))
         values.append(value)
+        finished(done[-1])
     return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
 
 

@@ -86,3 +86,60 @@ def test_another_threads_prints_all_appear_in_a_real_kernel(tmp_path):
     nb = browser.execute_notebook(new_notebook(cells=[new_code_cell(cell) for cell in cells]), tmp_path)
     printed = "".join(out.text for out in nb.cells[1].outputs if out.output_type == "stream")
     assert _ticks(printed) == list(range(30))
+
+
+OURS = ("magics.py", "compare.py", "display.py", "store.py")
+
+
+def test_a_point_with_an_unprintable_error_keeps_every_other_point(ip, tmp_path):
+    path = tmp_path / "sweep.jsonl"
+    ip.run_cell("class Bad(Exception):\n    def __str__(self):\n        raise RuntimeError('no words')\n"
+                "def at(v):\n    if v == 2:\n        raise Bad()\n    return v")
+    cell = run(ip, f"%%cudatime -n 1 -w 0 -l s --save {path} -v sweep --sweep v=1,2,3\nat(v)")
+    sweep = ip.user_ns["sweep"]
+    assert [point.error for point in sweep.points] == [None, "<unprintable Bad>", None]
+    assert "<unprintable Bad>" in "\n".join(cell.displayed) and "RuntimeError" not in cell.stdout + cell.stderr
+    assert len(path.read_text().splitlines()) == 3
+    assert len(ip.magics_manager.registry["CudaTimeMagics"].history.points) == 2  # the two timed points
+
+
+def test_each_sweep_point_is_saved_as_it_finishes(ip, tmp_path):
+    path = tmp_path / "sweep.jsonl"
+    ip.run_cell(f"import os\nseen = []\ndef lines():\n    return len(open({str(path)!r}).read().splitlines()) "
+                f"if os.path.exists({str(path)!r}) else 0")
+    run(ip, f"%%cudatime -n 1 -w 0 --save {path} --sweep v=1,2,3\nif not seen or seen[-1][0] != v:\n"
+            "    seen.append((v, lines()))")
+    assert ip.user_ns["seen"] == [(1, 0), (2, 1), (3, 2)]
+
+
+def test_an_interrupt_while_a_sweeps_report_is_assembled_still_shows_and_saves_it(ip, tmp_path):
+    import signal
+
+    path = tmp_path / "sweep.jsonl"
+    ip.run_cell("import os, signal, numpy\nclass Stop:\n    def __array__(self, *args, **kwargs):\n"
+                "        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as a user presses it: --check reads us\n"
+                "        return numpy.zeros(2)")
+    cell = run(ip, f"%%cudatime -n 1 -w 0 --check --save {path} --sweep v=1,2\nStop()")
+    assert isinstance(cell.error, KeyboardInterrupt)
+    assert not any(name in cell.stdout + cell.stderr for name in OURS)
+    assert sum("v=2" in text for text in cell.displayed) == 1
+    assert len(path.read_text().splitlines()) == 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.timing
+def test_an_interrupt_during_compare_is_one_line_without_our_frames(ip, tmp_path):
+    import os
+    import signal
+    import threading
+
+    path = tmp_path / "many.jsonl"
+    run(ip, f"%cudatime -q -n 1 -w 0 --save {path} x = 1")
+    path.write_text(path.read_text() * 3000)  # loading takes a while: Ctrl-C lands while it loads
+    timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    cell = run(ip, f"%cudatime_compare --load {path}")
+    timer.join()
+    assert isinstance(cell.error, KeyboardInterrupt)
+    assert not any(name in cell.stdout + cell.stderr for name in OURS)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
