@@ -71,7 +71,8 @@ def report(obj: CudaTimeResult | Results) -> str:
     return text(obj)
 
 
-def load(paths: Iterable[str | PathLike[str]], features: Collection[Feature] = FEATURES) -> tuple[Results, list[str]]:
-    """Read the results ``--save`` wrote to ``paths`` (one JSON line each): (``Results``, a list of
+def load(paths: str | PathLike[str] | Iterable[str | PathLike[str]],
+         features: Collection[Feature] = FEATURES) -> tuple[Results, list[str]]:
+    """Read the results ``--save`` wrote to ``paths`` (a path, or a list; one JSON line each): (``Results``, a list of
     messages for the lines or files that did not load). Each of ``features`` reads its own record."""
     return store.load(paths, features)

@@ -34,7 +34,7 @@ from . import store
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet
 from .batching import compile_batch
-from .compare import Point, Results, check_values, grid, run_sweep
+from .compare import Point, Results, check_values, grid, grid_size, run_sweep
 from .cpu_context import Machine
 from .display import Display
 from .explain import PROBES, ProbeSet
@@ -196,6 +196,9 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
     files = words[at + 1:]
     if not files or any(word.startswith("--") for word in files):
         raise UsageError("--load expects one or more files: %cudatime_compare [labels...] --load FILE [FILE...]")
+    for file in files:
+        if "\0" in file:  # open() would raise ValueError
+            raise UsageError(f"--load expects file names without a NUL byte, got {file!r}")
     return words[:at], files
 
 
@@ -243,7 +246,7 @@ class CudaTimeMagics(Magics):
         except SyntaxError as exc:  # the user's, shown as IPython shows one in a cell
             _show_syntax_error_plainly(self.shell, exc)
             raise exc.with_traceback(None)  # noqa: B904  # the user's error itself, raised again: no new one to chain
-        points = len(grid(spec.sweeps)) if spec.sweeps else 1
+        points = grid_size(spec.sweeps) if spec.sweeps else 1
         with live_progress(self.shell, spec.show.quiet, spec.plan, self.display.notebook, points, self.clock) as live:
             if spec.sweeps:
                 value, error = self._sweep(spec, compiled, where, run_setup, live)

@@ -143,3 +143,134 @@ def test_an_interrupt_during_compare_is_one_line_without_our_frames(ip, tmp_path
     assert isinstance(cell.error, KeyboardInterrupt)
     assert not any(name in cell.stdout + cell.stderr for name in OURS)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def usage_error(ip, line):
+    """The one-line message a bad command line gets in the shell (IPython prints UsageError's alone)."""
+    from IPython.core.error import UsageError
+
+    cell = run(ip, line)
+    assert isinstance(cell.error, UsageError), cell.stdout + cell.stderr
+    assert not any(name in cell.stdout + cell.stderr for name in OURS)
+    return str(cell.error)
+
+
+def test_threads_are_capped_at_a_few_per_usable_core(ip):
+    from ipython_cudatime.cpu_context import usable_cores
+
+    message = usage_error(ip, "%cudatime --threads 100000 pass")
+    assert f"at most {4 * usable_cores():,} threads" in message and "per core" in message
+    assert ip.user_ns.get("_cudatime_never_ran") is None
+
+
+@pytest.mark.parametrize("points", [24, 50])
+def test_a_grid_too_large_for_memory_is_refused_whatever_the_flag(ip, points):
+    sweeps = " ".join(f"--sweep a{i}=0,1" for i in range(points))
+    for flag in ("", "--yes-large-grid "):
+        message = usage_error(ip, f"%cudatime {flag}{sweeps} pass")
+        assert f"{2 ** points:,} points" in message and "--yes-large-grid" not in message  # it would not help
+    assert "--yes-large-grid" in usage_error(ip, "%cudatime --sweep a=0,1,2,3,4,5,6,7,8,9,10 "
+                                                 "--sweep b=0,1,2,3,4,5,6,7,8,9 pass")  # where it would
+
+
+@pytest.mark.parametrize("line", ["%cudatime --save {path}\\0x pass", "%cudatime_compare --load {path}\\0x",
+                                  "%cudatime --trace {path}\\0x pass"])
+def test_a_nul_byte_in_a_path_is_a_one_line_usage_error(ip, tmp_path, line):
+    ip.user_ns["line"] = line.format(path=tmp_path / "f")
+    ip.run_cell("line = line.replace('\\\\0', chr(0))")
+    message = usage_error(ip, "get_ipython().run_line_magic(*line[1:].split(' ', 1))")
+    assert "NUL" in message
+
+
+def _saved(ip, tmp_path, name="kept.jsonl"):
+    path = tmp_path / name
+    run(ip, f"%cudatime -q -n 2 -w 0 --save {path} x = 1")
+    return path
+
+
+def test_load_refuses_what_is_not_a_regular_file_at_once(tmp_path):
+    """In a fresh process with a time limit: reading a FIFO or /dev/zero waited for ever."""
+    import os
+
+    from conftest import in_fresh_shell
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code = ("from IPython.utils.capture import capture_output\nrefused = []\n"
+            f"for path in ('/dev/zero', {str(fifo)!r}):\n"
+            "    with capture_output() as out:\n"
+            "        done = ip.run_cell(f'%cudatime_compare --load {path}')\n"
+            "    refused.append('not a regular file' in out.stderr and 'nothing loaded' in str(done.error_in_exec))\n"
+            "print(refused)")
+    assert in_fresh_shell(code, timeout=60) == "[True, True]"
+
+
+def test_a_leading_bom_is_read(ip, tmp_path):
+    path = _saved(ip, tmp_path)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    cell = run(ip, f"%cudatime_compare --load {path}")
+    assert cell.error is None and cell.stderr == ""
+
+
+def test_load_takes_one_path_as_well_as_a_list(tmp_path, ip):
+    import ipython_cudatime
+
+    path = _saved(ip, tmp_path)
+    for paths in (str(path), path, [path]):
+        results, problems = ipython_cudatime.load(paths)
+        assert len(results.points) == 1 and problems == []
+
+
+@pytest.mark.parametrize("field", ["device", "synchronized", "stopped", "notes"])
+def test_a_newline_in_a_loaded_field_forges_no_line_of_the_single_result_report(ip, tmp_path, field):
+    import json
+
+    path = _saved(ip, tmp_path)
+    data = json.loads(path.read_text())
+    forged = "x\nFORGED: line"
+    data[field] = [forged] if isinstance(data[field], list) else forged
+    path.write_text(json.dumps(data) + "\n")
+    ip.user_ns["path"] = str(path)
+    cell = run(ip, "import ipython_cudatime\nresults, problems = ipython_cudatime.load(path)\n"
+                   "assert problems == [], problems\nresults.points[0].result")
+    shown = cell.displayed + [cell.stdout]
+    assert cell.error is None and "FORGED" in "".join(shown)
+    assert not any(line.startswith("FORGED") for text in shown for line in text.splitlines())
+
+
+def test_a_save_that_cannot_complete_leaves_the_file_as_it_was(ip, tmp_path):
+    import resource
+    import signal
+
+    path = _saved(ip, tmp_path)
+    before = path.read_bytes()
+    limits, handler = resource.getrlimit(resource.RLIMIT_FSIZE), signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 200, limits[1]))  # the disk fills up mid-line
+    try:
+        cell = run(ip, f"%cudatime -n 20 -w 0 --save {path} x = 1")
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+        signal.signal(signal.SIGXFSZ, handler)
+    assert "not saved" in cell.stderr and "CPU times" in "".join(cell.displayed)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["print", "len", "__builtins__", "get_ipython", "Out", "_i2", "_"])
+def test_v_refuses_names_that_are_not_the_users(ip, name):
+    ip.run_cell("import builtins\nsaved = (builtins.print, builtins.len)")
+    message = usage_error(ip, f"%cudatime -q -v {name} x = 1")
+    assert name in message and "of your own" in message
+    assert run(ip, "print(len('ok'))").stdout == "2\n"
+
+
+def test_sweep_refuses_ipythons_names_too(ip):
+    assert "of your own" in usage_error(ip, "%cudatime --sweep __builtins__=1,2 pass")
+    assert "of your own" in usage_error(ip, "%cudatime --sweep In=1,2 pass")
+
+
+def test_a_megabyte_error_message_is_cut_in_the_table_and_kept_in_the_result(ip):
+    ip.run_cell("def at(v):\n    if v == 2:\n        raise ValueError('m' * 1_000_000)\n    return v")
+    cell = run(ip, "%%cudatime -n 1 -w 0 -v sweep --sweep v=1,2\nat(v)")
+    shown = "\n".join(cell.displayed) + cell.stdout
+    assert len(shown) < 20_000 and "1,000,012 characters in all" in shown
+    assert ip.user_ns["sweep"].points[1].error == "ValueError: " + "m" * 1_000_000
