@@ -274,3 +274,20 @@ def test_a_megabyte_error_message_is_cut_in_the_table_and_kept_in_the_result(ip)
     shown = "\n".join(cell.displayed) + cell.stdout
     assert len(shown) < 20_000 and "1,000,012 characters in all" in shown
     assert ip.user_ns["sweep"].points[1].error == "ValueError: " + "m" * 1_000_000
+
+
+def test_a_swept_value_nested_past_the_limit_is_a_bad_line_not_a_crash(ip, tmp_path):
+    import json
+
+    import ipython_cudatime
+
+    path = tmp_path / "deep.jsonl"
+    run(ip, f"%cudatime -q -n 1 -w 0 --save {path} x = 1")
+    data = json.loads(path.read_text())
+    deep = 1
+    for _ in range(40):
+        deep = [deep]
+    data["task"]["params"] = {"x": deep}
+    path.write_text(path.read_text() + json.dumps(data) + "\n")
+    results, problems = ipython_cudatime.load(path)
+    assert len(results.points) == 1 and len(problems) == 1 and "nested more than 32 levels deep" in problems[0]
