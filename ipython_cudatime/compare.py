@@ -140,12 +140,24 @@ def grid_size(sweeps: Sweeps) -> int:
 
 def largest_grid(runs: int) -> int:
     """The most sweep points whose results, at up to ``runs`` runs each (RUN_BYTES a run), half the
-    memory free now can hold: a larger grid would exhaust the kernel's memory, whatever the flag."""
+    memory available now can hold: a larger grid would exhaust the kernel's memory, whatever the flag."""
+    return max(MAX_GRID, _available_memory() // 2 // (RUN_BYTES * max(runs, 1)))
+
+
+def _available_memory() -> int:
+    """Bytes the system could give now: Linux's MemAvailable (free memory and the caches it can
+    drop), else the free pages, else FREE_MEMORY_UNKNOWN."""
     try:
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024  # in kB
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, OSError, ValueError):  # no such sysconf name here (macOS, Windows)
-        free = FREE_MEMORY_UNKNOWN
-    return max(MAX_GRID, free // 2 // (RUN_BYTES * max(runs, 1)))
+        return FREE_MEMORY_UNKNOWN
 
 
 def grid(sweeps: Sweeps) -> list[dict[str, Any]]:

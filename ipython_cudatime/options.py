@@ -236,7 +236,7 @@ def _grid_size(values: Values) -> None:
     size, largest = grid_size(values.sweeps), largest_grid(kept)
     if size > largest:  # whatever the flag: the results alone would exhaust memory
         raise OptionError(f"the sweep grid has {size:,} points: the results of more than {largest:,} would not "
-                          "fit in half the memory free now; sweep fewer values")
+                          "fit in half the memory available now; sweep fewer values")
     if size > MAX_GRID and not values.large_grid:
         raise OptionError(f"the sweep grid has {size:,} points (more than {MAX_GRID}): "
                           "add --yes-large-grid to time them all")
