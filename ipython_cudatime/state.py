@@ -270,9 +270,11 @@ class _DiscardFileDescriptors(_Around):
 
     def enter(self) -> None:
         _flush_streams()
-        descriptor, path = tempfile.mkstemp(prefix="cudatime-quiet-")
-        os.unlink(path)  # gone from the directory; the space is freed when the fd closes
-        self.file = descriptor
+        try:
+            self.file, path = tempfile.mkstemp(prefix="cudatime-quiet-")
+            os.unlink(path)  # gone from the directory; the space is freed when the fd closes
+        except OSError:  # no writable temporary folder: dropped uncounted (the null device's size is 0)
+            self.file = os.open(os.devnull, os.O_WRONLY)
         for fd in (1, 2):
             with contextlib.suppress(OSError):  # an fd that is not open stays so
                 self.saved[fd] = os.dup(fd)
