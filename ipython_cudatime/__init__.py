@@ -7,21 +7,20 @@ file format below are plain data (``tests/test_package.py`` checks what an impor
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any
+import importlib
 
-from . import store
-from .compare import Results, contrast
-from .display import text
-from .explain.profile import profile_trace
-from .features import FEATURES
-from .result import CudaTimeResult, Env, Task
-from .store import save
-
+TYPE_CHECKING = False  # as typing's, without importing typing (6 ms) at the package's import
 if TYPE_CHECKING:
+    from collections.abc import Collection, Iterable
     from os import PathLike
+    from typing import Any
 
+    from .compare import Results, contrast
+    from .explain.profile import profile_trace
+    from .features import FEATURES
     from .features.feature import Feature
+    from .result import CudaTimeResult, Env, Task
+    from .store import save
 
 __version__ = "0.1.0"
 
@@ -39,6 +38,25 @@ __all__ = [
     "save",
     "unload_ipython_extension",
 ]
+
+
+# Each public name's module, imported when the name is first used: ``import ipython_cudatime``
+# then takes about a millisecond, not the 100 ms its modules (and numpy, json, statistics) take.
+_MODULES = {"FEATURES": "features", "CudaTimeResult": "result", "Env": "result", "Task": "result",
+            "Results": "compare", "contrast": "compare", "profile_trace": "explain.profile", "save": "store"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next use is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def load_ipython_extension(ipython: Any, notebook: bool | None = None) -> None:
@@ -68,10 +86,17 @@ def unload_ipython_extension(ipython: Any) -> None:
 def report(obj: CudaTimeResult | Results) -> str:
     """The text report of a result or of results side by side (a sweep, a comparison): what terminal
     IPython shows when you echo one. Results are plain data; this is how they read as text."""
+    from .display import text
+
     return text(obj)
 
 
-def load(paths: Iterable[str | PathLike[str]], features: Collection[Feature] = FEATURES) -> tuple[Results, list[str]]:
-    """Read the results ``--save`` wrote to ``paths`` (one JSON line each): (``Results``, a list of
-    messages for the lines or files that did not load). Each of ``features`` reads its own record."""
-    return store.load(paths, features)
+def load(paths: str | PathLike[str] | Iterable[str | PathLike[str]],
+         features: Collection[Feature] | None = None) -> tuple[Results, list[str]]:
+    """Read the results ``--save`` wrote to ``paths`` (a path, or a list; one JSON line each):
+    (``Results``, a list of messages for the lines or files that did not load). Each of
+    ``features`` (default: ``FEATURES``, all of them) reads its own record."""
+    from . import store
+    from .features import FEATURES
+
+    return store.load(paths, FEATURES if features is None else features)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .explain.noise import noise
 from .units import format_seconds as fmt
+from .units import inert
 
 if TYPE_CHECKING:
     from .result import CudaTimeResult
@@ -94,7 +95,8 @@ def findings(result: CudaTimeResult) -> list[Finding]:
     """The sentences worth printing under the numbers, most important first."""
     found = _async_findings(result) + _feature_findings(result) + _clock_findings(result)
     found.extend(_noise_findings(result))
-    if result.stopped:
-        found.append(Finding("stopped", f"Stopped early by {result.stopped}; the statistics cover the runs done."))
-    found.extend(Finding("note", note) for note in result.notes)
+    if result.stopped:  # these two may come from a file: one line each, whatever they hold
+        found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
+                                        "the statistics cover the runs done."))
+    found.extend(Finding("note", inert(note, newlines=False)) for note in result.notes)
     return found

@@ -34,7 +34,7 @@ from . import store
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
-from .compare import Point, Results, check_values, grid, run_sweep
+from .compare import Point, Results, check_values, grid, grid_size, run_sweep
 from .cpu_context import Machine
 from .display import Display
 from .explain import PROBES, ProbeSet
@@ -203,6 +203,9 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
     files = words[at + 1:]
     if not files or any(word.startswith("--") for word in files):
         raise UsageError("--load expects one or more files: %cudatime_compare [labels...] --load FILE [FILE...]")
+    for file in files:
+        if "\0" in file:  # open() would raise ValueError
+            raise UsageError(f"--load expects file names without a NUL byte, got {file!r}")
     return words[:at], files
 
 
@@ -250,7 +253,7 @@ class CudaTimeMagics(Magics):
         except SyntaxError as exc:  # the user's, shown as IPython shows one in a cell
             _show_syntax_error_plainly(self.shell, exc)
             raise exc.with_traceback(None)  # noqa: B904  # the user's error itself, raised again: no new one to chain
-        points = len(grid(spec.sweeps)) if spec.sweeps else 1
+        points = grid_size(spec.sweeps) if spec.sweeps else 1
         with live_progress(self.shell, spec.show.quiet, spec.plan, self.display.notebook, points, self.clock) as live:
             if spec.sweeps:
                 value, error = self._sweep(spec, compiled, where, run_setup, live)
@@ -321,15 +324,22 @@ class CudaTimeMagics(Magics):
         if show.var:
             self.shell.user_ns[show.var] = result
         assert result.task is not None  # measure() gives its result the task it timed
-        self._keep(spec, [Point(result.task, result)])
+        point = Point(result.task, result)
+        self._record(spec, [point])
+        self._save(spec, [point])
         if not show.quiet:
             self.display.show(result, show.text, live)
         return (result if show.output else measurement.value), measurement.error
 
-    def _keep(self, spec: Spec, points: list[Point]) -> None:
-        """-l records the points for %cudatime_compare; --save appends them to its file."""
+    def _record(self, spec: Spec, points: list[Point]) -> None:
+        """-l records the points of this call (those timed so far) for %cudatime_compare, in place
+        of what was recorded under the label before."""
         if spec.label:
             self.history.record([point for point in points if point.result is not None])
+
+    @staticmethod
+    def _save(spec: Spec, points: list[Point]) -> None:
+        """--save appends ``points`` to its file."""
         if spec.save:
             try:
                 store.save(points, spec.save)
@@ -359,20 +369,29 @@ class CudaTimeMagics(Magics):
                 raise measurement.error
             return measurement.result, measurement.value
 
+        done: list[Point] = []
+
+        def finished(point: Point) -> None:  # recorded and saved as it finishes: LABEL[n=256, device='cpu']
+            done.append(point)
+            self._record(spec, done)
+            self._save(spec, [point])
+
         failed = Task(compiled.source, spec.label, env=Env.here("not timed"), threads=spec.threads)  # a failed point
-        try:
-            sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed)
-        finally:
-            swept.restore()
-        if spec.check:
-            check_values(sweep, values)
-        show = spec.show
-        if show.var:
-            self.shell.user_ns[show.var] = sweep
-        self._keep(spec, sweep.points)  # each point is recorded: LABEL[n=256, device='cpu']
-        if not show.quiet:
-            self.display.show(sweep, show.text, live)
-        return (sweep if show.output else None), sweep.error
+        with InterruptHold() as hold:
+            try:
+                sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed, finished)
+            finally:
+                swept.restore()
+            hold.start()  # from here a Ctrl-C waits for the report of the points done
+            if spec.check:
+                check_values(sweep, values)
+            show = spec.show
+            if show.var:
+                self.shell.user_ns[show.var] = sweep
+            if not show.quiet:
+                self.display.show(sweep, show.text, live)
+        error = KeyboardInterrupt() if hold.caught and sweep.error is None else sweep.error
+        return (sweep if show.output else None), error
 
     cudatime.__doc__ = cli.usage(FEATURES)
 
@@ -380,13 +399,25 @@ class CudaTimeMagics(Magics):
     def cudatime_compare(self, line: str = "") -> None:
         """Show results side by side, recorded with -l or saved with --save:
         %cudatime_compare [labels...] [--load FILE [FILE...]] | --clear"""
+        with InterruptHold() as hold:
+            try:
+                self._compare(line, hold)
+            except KeyboardInterrupt:  # while the files loaded: nothing to show
+                hold.caught = True
+        if hold.caught:  # no code of the user's ran: the interrupt is one line, without our frames
+            interrupt = KeyboardInterrupt()
+            _render_as_users(self.shell, interrupt, None)
+            raise interrupt
+
+    def _compare(self, line: str, hold: InterruptHold) -> None:
+        """%cudatime_compare's work; ``hold`` starts once the table is assembled from what loaded."""
         try:
             words = shlex.split(line)
         except ValueError as exc:
             raise UsageError(f"%cudatime_compare: {exc}") from None
         if words == ["--clear"]:
             self.history = Results()
-            return None
+            return
         labels, files = _compare_arguments(words)
         chosen, unknown = self.history.select(labels) if labels else (self.history, [])
         if unknown:
@@ -401,8 +432,8 @@ class CudaTimeMagics(Magics):
         if not shown.points:
             raise UsageError(f"nothing loaded from {', '.join(files)}" if files else
                              "nothing recorded yet: time cells with %cudatime -l NAME first, or --load FILE")
+        hold.start()
         self.display.show(shown)
-        return None
 
     @line_magic
     def cudatime_auto(self, line: str = "") -> None:

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .compare import MAX_GRID, grid_size, parse_sweep, top_level
+from .compare import MAX_GRID, grid_size, largest_grid, not_yours, parse_sweep, top_level
+from .cpu_context import usable_cores
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
 from .units import symbol
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from .features.feature import Feature
 
 HELP = "`%cudatime?` for help"  # the end of every UsageError
+THREADS_PER_CORE = 4  # --threads N: at most this many per usable core
 MAX_N = 100_000  # -n and -w: runs per call; more is a mistaken zero or a loop better timed in one cell
 
 
@@ -115,13 +117,18 @@ class Spec:
 
 # Readers of values: ``reader(name, text)`` returns the value or raises OptionError naming the flag.
 
-def count(name: str, text: str) -> int:
+def _whole(name: str, text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise OptionError(f"{name} expects a whole number, got {text!r}") from None
     if value < 0:
         raise OptionError(f"{name} expects a number {symbol('≥')} 0, got {value}")
+    return value
+
+
+def count(name: str, text: str) -> int:
+    value = _whole(name, text)
     if value > MAX_N:
         raise OptionError(f"{name} expects at most {MAX_N:,} runs per call, got {value:,}")
     return value
@@ -137,9 +144,13 @@ def _budget(name: str, text: str) -> float:
     return value
 
 
-def _identifier(name: str, text: str) -> str:
+def _variable(name: str, text: str) -> str:
+    """A name of the user's: not a keyword, a builtin or IPython's (as --sweep's)."""
     if not text.isidentifier() or keyword.iskeyword(text):
         raise OptionError(f"{name} expects a variable name, got {text!r}")
+    taken = not_yours(text)
+    if taken:
+        raise OptionError(f"{name} {text}: {text!r} is {taken}; store the result in a name of your own")
     return text
 
 
@@ -172,6 +183,8 @@ def file_name(name: str, text: str) -> str:
     text = _unquoted(text)
     if not text:
         raise OptionError(f"{name} expects a file name")
+    if "\0" in text:  # no system takes one: open() would raise ValueError
+        raise OptionError(f"{name} expects a file name without a NUL byte, got {text!r}")
     return text
 
 
@@ -191,9 +204,14 @@ def writable_file(example: str) -> Callable[[str, str], str]:
 
 
 def _threads(name: str, text: str) -> int:
-    value = count(name, text)
+    """At most THREADS_PER_CORE times the cores this process may use: more only oversubscribe, and
+    a pool asked for far more (libgomp) fails creating them by ending the process."""
+    value, cores = _whole(name, text), usable_cores()
     if value == 0:
         raise OptionError(f"{name} expects a number of threads {symbol('≥')} 1, got 0")
+    if value > THREADS_PER_CORE * cores:
+        raise OptionError(f"{name} expects at most {THREADS_PER_CORE * cores:,} threads ({THREADS_PER_CORE} "
+                          f"per core this process may use: {cores}), got {value:,}")
     return value
 
 
@@ -219,7 +237,11 @@ def _sweep_names_once(values: Values) -> None:
 
 
 def _grid_size(values: Values) -> None:
-    size = grid_size(values.sweeps)
+    kept = 1 + (values.warmup or 0) + (MAX_RUNS if values.runs is None else values.runs)  # runs a point keeps
+    size, largest = grid_size(values.sweeps), largest_grid(kept)
+    if size > largest:  # whatever the flag: the results alone would exhaust memory
+        raise OptionError(f"the sweep grid has {size:,} points: the results of more than {largest:,} would not "
+                          "fit in half the memory available now; sweep fewer values")
     if size > MAX_GRID and not values.large_grid:
         raise OptionError(f"the sweep grid has {size:,} points (more than {MAX_GRID}): "
                           "add --yes-large-grid to time them all")
@@ -236,7 +258,7 @@ CORE_FLAGS = (
          f"ended (default {DEFAULT_BUDGET:g})", "S", _budget, default=DEFAULT_BUDGET),
     Flag(("-o",), "output", "also return the result object (instead of the cell's value), as %timeit -o does: "
          "r = %cudatime -o stmt", default=False),
-    Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME", _identifier),
+    Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME", _variable),
     Flag(("-q", "--quiet"), "quiet", "show nothing (use with -o or -v)", default=False),
     Flag(("--text",), "text", "show the text report only, even in a notebook", default=False),
     Flag(("--threads",), "threads", "time with N intra-op threads in torch and in the BLAS pools threadpoolctl "

@@ -126,7 +126,8 @@ class Repeats:
         return []
 
     def notes(self) -> list[str]:
-        """Sentences for the report about the state after the runs (a change put back)."""
+        """Sentences for the report about the state and the output after the runs (a change put
+        back; output the later runs' ``quiet()`` dropped that it cannot tell was the cell's)."""
         return []
 
     def failed(self, error: BaseException) -> bool:

@@ -22,11 +22,13 @@ import ast
 import builtins
 import contextlib
 import ctypes
+import functools
 import io
 import os
 import random
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
@@ -127,13 +129,30 @@ def _generators() -> Iterator[tuple[Callable[[], Any], Callable[[Any], object]]]
 
 
 class _Sink(io.TextIOBase):
-    """A text stream that drops what is written to it, as it is written (nothing is kept)."""
+    """``sys.stdout``/``sys.stderr`` during later runs: what the thread that made it (the one running
+    the cell) writes is dropped as it is written (nothing is kept); what other threads write (a
+    training loop's log, a progress thread) goes on to ``through``, once, as under ``%timeit``
+    (or to ``after``, the stream it stood in for, once ``through`` is closed)."""
+
+    def __init__(self, through: TextIO, after: TextIO | None = None) -> None:
+        super().__init__()
+        self.through, self.after, self.owner = through, after or through, threading.get_ident()
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
+        if threading.get_ident() != self.owner:
+            try:
+                self.through.write(text)
+            except ValueError:  # ``through`` closed with the later runs: a thread still holding us
+                self.after.write(text)
         return len(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() != self.owner:
+            with contextlib.suppress(ValueError):
+                self.through.flush()
 
 
 class _Around:
@@ -181,27 +200,48 @@ class _Together(_Around):
                 self.leave()
 
 
+@functools.cache
+def _discarding_publisher() -> type:
+    """A display publisher that drops what is displayed (made once: it subclasses IPython's)."""
+    from IPython.core.displaypub import DisplayPublisher
+
+    class Discard(DisplayPublisher):
+        def publish(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def clear_output(self, wait: bool = False) -> None:
+            pass
+
+    return Discard
+
+
 class _DiscardOutput(_Around):
-    """Drop what runs print (sys.stdout/stderr) and display (the shell's display publisher)."""
+    """Drop what runs print (sys.stdout/stderr: the running thread's writes only, see ``_Sink``) and
+    display (the shell's display publisher). The publisher is made without the shell: IPython 9's
+    ``DisplayPublisher(shell=...)`` registers pre/post_execute callbacks that nothing removes, one
+    pair per call; it is told the shell afterwards. ``fds``, when fds 1 and 2 are discarded too,
+    gives other threads' writes to a stream on those fds a way around that."""
 
     saved: tuple[TextIO, TextIO, Any]  # by enter(): the streams and the display publisher to put back
 
-    def __init__(self, shell: Any) -> None:
-        self.shell = shell
+    def __init__(self, shell: Any, fds: _DiscardFileDescriptors | None = None) -> None:
+        self.shell, self.fds = shell, fds
 
     def enter(self) -> None:
-        from IPython.core.displaypub import DisplayPublisher
-
-        class Discard(DisplayPublisher):
-            def publish(self, *args: Any, **kwargs: Any) -> None:
-                pass
-
-            def clear_output(self, wait: bool = False) -> None:
-                pass
-
         self.saved = sys.stdout, sys.stderr, self.shell.display_pub
-        sys.stdout = sys.stderr = _Sink()
-        self.shell.display_pub = Discard(shell=self.shell)
+        publisher = _discarding_publisher()(shell=None)
+        publisher.shell = self.shell
+        sys.stdout, sys.stderr = (_Sink(self._around_fds(stream), stream) for stream in self.saved[:2])
+        self.shell.display_pub = publisher
+
+    def _around_fds(self, stream: TextIO) -> TextIO:
+        """Where other threads' writes to ``stream`` go: the fd it wrote to before fds 1 and 2
+        were discarded (a terminal's ``sys.stdout`` writes to fd 1), or ``stream`` itself."""
+        try:
+            fd = stream.fileno()
+        except Exception:  # a StringIO, a kernel's stream without an fd
+            return stream
+        return self.fds.stream(fd, stream) if self.fds is not None else stream
 
     def leave(self) -> None:
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
@@ -218,31 +258,55 @@ def _flush_streams() -> None:
 
 
 class _DiscardFileDescriptors(_Around):
-    """Point fds 1 and 2 at the null device, as pytest's ``capfd`` captures them: output from C
-    code, subprocesses (``!cmd``, ``os.system``) and handlers holding the process's own streams
-    is dropped too. Buffers are flushed before (the cold run's output is kept) and after (the
-    later runs' is not shown later); ``leave`` puts the fds back."""
+    """Point fds 1 and 2 at an unlinked temporary file, as pytest's ``capfd`` captures them:
+    output from C code, subprocesses (``!cmd``, ``os.system``) and handlers holding the
+    process's own streams is dropped too. Buffers are flushed before (the cold run's output is
+    kept) and after (the later runs' is not shown later); ``leave`` puts the fds back.
 
-    null: int  # by enter(): the null device's fd
+    At this level the cell's writes and other threads' cannot be told apart: ``dropped`` then
+    says how many bytes were dropped (the file's size), for the report to say so. ``stream``
+    gives Python-level writes of other threads a way to the real fds."""
+
+    file: int  # by enter(): the temporary file's fd
 
     def __init__(self) -> None:
         self.saved: dict[int, int] = {}
+        self.streams: list[TextIO] = []
+        self.dropped = 0
 
     def enter(self) -> None:
         _flush_streams()
-        self.null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            self.file, path = tempfile.mkstemp(prefix="cudatime-quiet-")
+            os.unlink(path)  # gone from the directory; the space is freed when the fd closes
+        except OSError:  # no writable temporary folder: dropped uncounted (the null device's size is 0)
+            self.file = os.open(os.devnull, os.O_WRONLY)
         for fd in (1, 2):
             with contextlib.suppress(OSError):  # an fd that is not open stays so
                 self.saved[fd] = os.dup(fd)
-                os.dup2(self.null, fd)
+                os.dup2(self.file, fd)
+
+    def stream(self, fd: int, like: TextIO) -> TextIO:
+        """A line-buffered text stream on the real ``fd`` (1 or 2) while it is discarded, else ``like``."""
+        if fd not in self.saved:
+            return like
+        real = open(self.saved[fd], "w", buffering=1, closefd=False,  # noqa: SIM115  # closed by leave()
+                    encoding=getattr(like, "encoding", None), errors=getattr(like, "errors", None))
+        self.streams.append(real)
+        return real
 
     def leave(self) -> None:
         _flush_streams()
-        while self.saved:
-            fd, copy = self.saved.popitem()
+        copies, self.saved = self.saved, {}
+        for fd, copy in copies.items():
             os.dup2(copy, fd)
+        while self.streams:  # after the fds are back: a write racing the close still reaches them
+            with contextlib.suppress(Exception):
+                self.streams.pop().close()
+        for copy in copies.values():
             os.close(copy)
-        os.close(self.null)
+        self.dropped = os.fstat(self.file).st_size
+        os.close(self.file)
 
 
 def _asks(what: str) -> Callable[..., NoReturn]:
@@ -326,6 +390,25 @@ class InterruptHold:
             self._previous = None
 
 
+class _Quiet(_Together):
+    """The later runs' quiet (see ``CellRepeats``): fds 1 and 2, the Python streams and display
+    discarded, no prompts, new figures and widgets closed, and ``more`` (the effects refused);
+    ``note()`` then says what was dropped at the fd level, where the cell's output and other
+    threads' cannot be told apart."""
+
+    def __init__(self, shell: Any, *more: _Around) -> None:
+        self.fds = _DiscardFileDescriptors()
+        super().__init__(self.fds, _DiscardOutput(shell, self.fds), _NoPrompts(), _CloseNewFiguresAndWidgets(), *more)
+
+    def note(self) -> str | None:
+        dropped = self.fds.dropped
+        if not dropped:
+            return None
+        return (f"Later runs wrote {dropped:,} bytes to the process's stdout/stderr file descriptors "
+                "(C code, subprocesses, handlers of sys.__stdout__/__stderr__), not shown: at that level "
+                "another thread's output cannot be told from the cell's, and any was dropped with it.")
+
+
 @dataclass(frozen=True)
 class CellCode:
     """What the repeat decision knows of a cell's code: its tree, the names it binds, the names and
@@ -383,6 +466,7 @@ class CellRepeats(Repeats):
         self._notes: list[str] = []
         self._later = 0  # later runs begun
         self._cold: NameSnapshot | None = None  # by after_cold(): the names as the cold run left them
+        self._quiet: _Quiet | None = None  # by quiet(): what the later runs ran under
         self.effects = EffectWatch(code.filename)
 
     def _now(self, name: str) -> Any:
@@ -421,7 +505,8 @@ class CellRepeats(Repeats):
         return self.reasons
 
     def notes(self) -> list[str]:
-        return self._notes
+        dropped = self._quiet.note() if self._quiet is not None else None
+        return self._notes + ([dropped] if dropped else [])
 
     def reset(self) -> None:
         self._snapshot.restore()
@@ -463,6 +548,6 @@ class CellRepeats(Repeats):
             if self.hold is not None:
                 self.hold.start()
 
-    def quiet(self) -> _Together:
-        return _Together(_DiscardFileDescriptors(), _DiscardOutput(self.shell), _NoPrompts(),
-                         _CloseNewFiguresAndWidgets(), _Listening(self.effects, refuse=not self.forced))
+    def quiet(self) -> _Quiet:
+        self._quiet = _Quiet(self.shell, _Listening(self.effects, refuse=not self.forced))
+        return self._quiet

@@ -18,8 +18,10 @@ mean something this version cannot tell. Nothing in a file can make ``load`` rai
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import stat
 from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -53,9 +55,14 @@ def save(points: Iterable[Point], path: str | os.PathLike[str]) -> None:
     with open(os.path.expanduser(path), "a+b", buffering=0) as file:
         if _cut_short(file):
             data = b"\n" + data
-        view = memoryview(data)
-        while view:  # an unbuffered write may take less than all; the rest follows at once
-            view = view[file.write(view):]
+        size = file.tell()
+        try:
+            view = memoryview(data)
+            while view:  # an unbuffered write may take less than all; the rest follows at once
+                view = view[file.write(view):]
+        except BaseException:  # a full disk, a quota, Ctrl-C: the file goes back to what it was
+            file.truncate(size)
+            raise
 
 
 def _object(raw: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
@@ -109,6 +116,8 @@ def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes |
     """The points of one file's ``lines``; bad lines are added to ``problems``, and a newer file's lines all are."""
     points, newest = [], 0
     for number, raw in lines:
+        if number == 1 and raw is not None and raw.startswith(codecs.BOM_UTF8):  # an editor's UTF-8 mark
+            raw = raw[len(codecs.BOM_UTF8):]
         if raw is not None and not raw.strip():
             continue
         data, why = _object(raw) if raw is not None else (None, f"longer than the {MAX_LINE:,} bytes a line may hold")
@@ -126,20 +135,26 @@ def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes |
 
 
 def _read(path: str | os.PathLike[str], problems: list[str], features: Collection[Feature]) -> list[Point]:
+    """The points of the file at ``path``: a regular file only (a device such as /dev/zero, a FIFO
+    or a socket could make reading wait, or grow memory, without end); opened without waiting."""
     try:
-        with open(os.path.expanduser(path), "rb") as file:
+        with open(os.open(os.path.expanduser(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                problems.append(f"{path}: not a regular file (a device, FIFO or socket); not read")
+                return []
             return _read_lines(path, _lines(file), problems, features)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         problems.append(f"{path}: cannot read it ({exc})")
         return []
 
 
-def load(paths: Iterable[str | os.PathLike[str]], features: Collection[Feature]) -> tuple[Results, list[str]]:
-    """(Results of every good line of ``paths``, in order; one message per line or file that did not
-    load: the lines around a bad one still do). Each of ``features`` (``features.FEATURES``) reads
-    its own record from a line; a record none of them knows is dropped."""
+def load(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+         features: Collection[Feature]) -> tuple[Results, list[str]]:
+    """(Results of every good line of ``paths`` (one path or several), in order; one message per
+    line or file that did not load: the lines around a bad one still do). Each of ``features``
+    (``features.FEATURES``) reads its own record from a line; a record none of them knows is dropped."""
     problems: list[str] = []
     points: list[Point] = []
-    for path in paths:
+    for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:  # one path, or several
         points += _read(path, problems, features)
     return Results(points), problems

@@ -55,6 +55,17 @@ def inert(text: str, newlines: bool = True) -> str:
     return "\n".join("".join(c if c.isprintable() else repr(c)[1:-1] for c in line) for line in lines)
 
 
+SHORT_TEXT = 200  # characters of a message (a failed point's error) a table shows; the result keeps it whole
+
+
+def shortened(text: str, limit: int = SHORT_TEXT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was: a megabyte of exception
+    message stays one readable cell."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} ... (cut: {len(text):,} characters in all)"
+
+
 def plain(text: str) -> str:
     """``text`` made inert (``inert``: a label or a loaded field never reaches the terminal as a
     control sequence), with each symbol that stdout cannot write replaced by its ASCII stand-in,

@@ -32,6 +32,10 @@ DEFERRED = {
     ("ipython_cudatime", "load_ipython_extension", "ipython_cudatime.magics"):
         "IPython's magic machinery loads with the extension, so that importing the package stays light",
     ("ipython_cudatime", "unload_ipython_extension", "ipython_cudatime.magics"): "as load_ipython_extension",
+    ("ipython_cudatime", "load", "ipython_cudatime.store"):
+        "the package's names load when first used (its __getattr__): import ipython_cudatime takes ~2 ms",
+    ("ipython_cudatime", "load", "ipython_cudatime.features"): "as load's store",
+    ("ipython_cudatime", "report", "ipython_cudatime.display"): "as load's store",
     ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.explain.op_counter"):
         "op_counter imports torch: only with --roofline, once the user has imported torch",
 }

@@ -30,6 +30,15 @@ def test_import_is_light():
     assert loaded == "[]"
 
 
+def test_import_loads_no_module_of_ours_until_a_name_is_used():
+    """``import ipython_cudatime`` takes a couple of milliseconds (benchmarks/display.py times it):
+    its modules, and numpy, json and statistics with them, load when a public name is first used."""
+    code = ("import sys, ipython_cudatime\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('ipython_cudatime.', 'numpy', 'typing'))))\n"
+            "print(ipython_cudatime.Results.__name__, ipython_cudatime.load.__name__)")
+    assert python(code).splitlines() == ["[]", "Results load"]
+
+
 def test_magic_never_imports_a_framework_the_user_did_not():
     last = in_fresh_shell(
         "ip.run_cell('%cudatime -n 2 sum(range(10))')\n"

@@ -60,7 +60,7 @@ class Feature:
     name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its field in a saved line
     flags: ClassVar[tuple[Flag, ...]] = ()  # the options it declares
     # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
-    schema: ClassVar[staticmethod[[Any, str], Any] | None] = None
+    schema: ClassVar[staticmethod[[Any], Any] | None] = None
     section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
     section_class: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables

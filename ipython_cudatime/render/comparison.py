@@ -18,7 +18,7 @@ from ..compare import contrast
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import inert, plain, ratio_text
+from ..units import inert, plain, ratio_text, shortened
 from .html import report_html, table_html
 from .image import (
     COLOURS,
@@ -102,7 +102,7 @@ def _sweep_rows(sweep: Results) -> Iterator[Row]:
     for index, point in enumerate(sweep.points):
         r = point.result
         if r is None:
-            yield point.name, "", "", "", "", "", "", point.error or ""
+            yield point.name, "", "", "", "", "", "", shortened(point.error or "")
             continue
         speedup = _speedup(references[index], r) if index in references else ""
         yield (point.name, fmt(r.median), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
@@ -292,7 +292,7 @@ def compare_rows(results: Results) -> Iterator[Row]:
     for name, point in zip(_names(results.points), results.points):
         r = point.result
         if r is None:
-            yield name, "", "", "", "", "", "", point.task.env.device, point.error or ""
+            yield name, "", "", "", "", "", "", point.task.env.device, shortened(point.error or "")
             continue
         yield (name, fmt(r.median), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
                noise_text(r), r.device, "")

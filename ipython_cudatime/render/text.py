@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..cpu_context import pools_text
 from ..findings import findings
 from ..units import format_seconds as fmt
-from ..units import plain, ratio_text
+from ..units import inert, plain, ratio_text
 
 if TYPE_CHECKING:
     from ..result import CudaTimeResult, Run
@@ -60,7 +60,7 @@ def render_text(result: CudaTimeResult) -> str:
     for feature, record in result.record_pairs():
         lines.extend(feature.text_lines(result, record))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
-    lines.append(f"device   : {result.device}; synchronized: {synced}")
+    lines.append(inert(f"device   : {result.device}; synchronized: {synced}", newlines=False))  # a loaded field's
     if result.task is not None and result.task.threads is not None:
         lines.append(f"threads  : {threads_text(result)}")
     lines.extend(finding.text for finding in findings(result))
