@@ -94,7 +94,7 @@ def workloads(quick):
                  "g @ g", 0.05),
         Workload(f"{format_bytes(copy_bytes)} copy", f"src = torch.empty({copy_bytes}, dtype=torch.uint8, device=device)\n"
                  "dst = torch.empty_like(src)", "dst.copy_(src)", 0.05),
-        Workload("tiny elementwise", "t = torch.ones(16, device=device)", "t.add_(1)", 0.15,
+        Workload("tiny elementwise", "t = torch.ones(16, device=device)", "t.mul_(1.0)", 0.15,
                  outlasts_launch=False),
         Workload("seed 002 loop", f"X = torch.randn({loop}, {loop}, device=device)\nK = torch.randn(1, 1, device=device)",
                  "corr2d(X, K)", 0.10),

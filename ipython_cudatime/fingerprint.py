@@ -304,9 +304,12 @@ class NamesView:
     prefix: str = ""  # "sys." for a module's names
 
     def bound(self) -> tuple[str, ...]:
+        """The names read: ``names``, or every name but ``exclude`` and those with two leading
+        underscores, which are the interpreter's and the frameworks' own (``__builtins__``, the
+        ``__builtins_dict___0`` that ``torch.compile`` adds and removes itself)."""
         if self.names is not None:
             return self.names
-        return tuple(name for name in self.namespace if name not in self.exclude)
+        return tuple(name for name in self.namespace if name not in self.exclude and not name.startswith("__"))
 
     def label(self, name: str) -> str:
         """How a report names one of them: "n" (the cell's), "n (a global of bump())"."""
@@ -481,10 +484,14 @@ LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE = (
     Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque())
 
 
-def _global_generators() -> set[int]:
-    """random's and NumPy's global generators: the runs put their states back (``state.RandomStates``)."""
+def _not_the_users() -> set[int]:
+    """random's and NumPy's global generators (the runs put their states back: ``state.RandomStates``)
+    and the process's standard streams (what is written there is output, which later runs discard,
+    not state: a log handler's stream moves on a file, not on a terminal)."""
     mtrand = sys.modules.get("numpy.random.mtrand")
-    return {id(getattr(random, "_inst", None)), id(getattr(mtrand, "_rand", None))}
+    found = [getattr(random, "_inst", None), getattr(mtrand, "_rand", None)]
+    found += [sys.stdout, sys.stderr, sys.stdin, sys.__stdout__, sys.__stderr__, sys.__stdin__]
+    return {id(obj) for obj in found if obj is not None}
 
 
 class Fingerprint:
@@ -502,7 +509,7 @@ class Fingerprint:
         self.deep, self.budget = deep, budget or Budget()
         self.entries: dict[int, Entry] = {}
         self.unseen: list[str] = []
-        self._skip = _global_generators() | {id(obj) for obj in skip}
+        self._skip = _not_the_users() | {id(obj) for obj in skip}
         self._bytes = 0
         self._cache: dict[type, Kind] = {}
 

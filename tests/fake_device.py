@@ -36,6 +36,13 @@ class FakeClock:
     def __init__(self):
         self.seconds = 0.0
         self.user = 0.0
+        self.ticks = 0
+
+    def tick(self):
+        """How many times this was called before: a count of runs that a cell can read, kept here,
+        in the stand-ins' machinery, so that counting is not a change of the user's state."""
+        self.ticks += 1
+        return self.ticks - 1
 
     def now(self):
         return self.seconds

@@ -35,7 +35,7 @@ def cudatime(seconds, batch, clock="device", sync=20 * US):
 
 
 def test_the_tiny_op_compares_throughput_with_throughput_only(on_gpu):
-    """t.add_(1): %cudatime batched reads the 6 µs launch interval, as Timer does; the per-call
+    """t.mul_(1.0): %cudatime batched reads the 6 µs launch interval, as Timer does; the per-call
     harnesses read an isolated launch (14 µs) and are shown, not compared (no offset is known)."""
     tiny = workload("tiny elementwise")
     row = {"%cudatime": cudatime(6 * US, 1000), "torch Timer": {"seconds": 6.3 * US, "calls_per_sync": 10_000},

@@ -91,9 +91,11 @@ def test_later_runs_in_a_kernel_leave_one_run_and_never_prompt(tmp_path, capfd):
              "print(len(hist['loss']), name, open('f.txt').read().count('x'))"]
     nb, error = run_all(cells, tmp_path)
     assert error is None
-    assert "Ran once only: hist['loss'].append() changes hist['loss'] in place" in _text(nb.cells[2])
+    assert ("Stopped repeating after 2 runs: the first run changed hist['loss'], and a second run changed "
+            "hist['loss'] again (put back as the first run left it)") in _text(nb.cells[2])
     out, err = capfd.readouterr()
-    assert sum(_text(cell).count("fd-shout") for cell in nb.cells) + out.count("fd-shout") == 1
+    assert sum(_text(cell, "stdout").count("fd-shout") for cell in nb.cells) + out.count("fd-shout") == 1
+    assert "each run would run `echo fd-shout`" in _text(nb.cells[3])  # forced: the report says what the runs did
     assert "3 warm" in _text(nb.cells[3])
     assert sum(_text(cell).count("hi-log") for cell in nb.cells) + err.count("hi-log") == 1
     assert "Stopped early by input() in warm-up run 1" in _text(nb.cells[5])
@@ -103,8 +105,54 @@ def test_later_runs_in_a_kernel_leave_one_run_and_never_prompt(tmp_path, capfd):
 def test_errors_in_a_kernel_show_the_users_lines_only(tmp_path):
     fails_later = "calls = 0\ndef g():\n    global calls\n    calls += 1\n    if calls == 30:\n        raise ValueError('30')\n    return 1"
     for cells, ename in (([LOAD, "%%cudatime -n 3\nx = 1\n1 +* 2"], "SyntaxError"),
-                         ([LOAD, fails_later, "%cudatime y = g() + 1"], "ValueError")):
+                         ([LOAD, fails_later, "%cudatime -n 40 y = g() + 1"], "ValueError")):  # forced: g counts
         nb, error = run_all(cells, tmp_path)
         assert error is not None and error.ename == ename
         shown = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(nb.cells[-1].outputs[-1].traceback))
         assert "ipython_cudatime" not in shown and "_cudatime_batch" not in shown and "interactiveshell" not in shown
+
+
+STATEFUL = """
+import numpy as np
+n = 0
+def bump():
+    global n
+    n += 1
+    return n
+rng, reference = np.random.default_rng(0), np.random.default_rng(0)
+class Acc:
+    def __init__(self):
+        self.total = 0
+    def record(self, k):
+        self.total += k
+        return self.total
+acc = Acc()
+"""
+TORCH_STATEFUL = """
+import torch
+torch.manual_seed(0)
+bn = torch.nn.BatchNorm1d(4)
+x = torch.randn(8, 4)
+g, g_reference = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+first = torch.rand(1, generator=g_reference)  # what one run draws
+"""
+
+
+def test_user_functions_modules_and_generators_leave_one_run_in_a_kernel(tmp_path):
+    """The issue's rows with a user function, a method writing ``self``, a private generator and a
+    stateful module, in a real kernel: each leaves one run's state, and says why it stopped."""
+    torch = pytest.importorskip("torch", reason="torch not installed") is not None
+    cells = [LOAD, STATEFUL, "%cudatime k = bump()", "%cudatime t = acc.record(3)", "%cudatime v = rng.standard_normal(2)",
+             "print(n, acc.total, (v == reference.standard_normal(2)).all(), "
+             "(rng.standard_normal(2) == reference.standard_normal(2)).all())"]
+    if torch:
+        cells += [TORCH_STATEFUL, "%cudatime y = bn(x)", "%cudatime u = torch.rand(1, generator=g)",
+                  "print(int(bn.num_batches_tracked), torch.equal(u, first), torch.equal(g.get_state(), g_reference.get_state()))"]
+    nb, error = run_all(cells, tmp_path)
+    assert error is None
+    for cell in nb.cells[2:5]:
+        assert "Stopped repeating after 2 runs" in _text(cell) and "put back as the first run left it" in _text(cell)
+    assert _text(nb.cells[5], "stdout").split() == ["1", "3", "True", "True"]
+    if torch:
+        assert "bn.num_batches_tracked" in _text(nb.cells[7]) and "changed g" in _text(nb.cells[8])
+        assert _text(nb.cells[9], "stdout").split() == ["1", "True", "True"]

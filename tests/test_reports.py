@@ -7,8 +7,8 @@ import platform
 from conftest import run
 from expected_text import assert_expected
 
-ONCE = ("seen = []\ndef once(first, later):\n    host.advance(later if seen else first)\n    seen.append(1)\n"
-        "    return len(seen)")  # a value: not a call made for its effect, which would run once
+ONCE = ("def once(first, later):\n    host.advance(later if host.tick() else first)\n"
+        "    return host.ticks")  # a value: not a call made for its effect
 
 
 def shown(ip, source):
@@ -26,14 +26,14 @@ def test_a_slow_cold_run_with_no_cause_is_said_plainly(ip, fake_cpu):
 
 
 def test_warm_runs_that_disagree_are_called_noisy(ip, fake_gpu):
-    ip.run_cell("sizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
-    report = shown(ip, "%cudatime -n 12 -w 0 gpu.launch(next(sizes) / 256)")
+    ip.run_cell("sizes = [1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1]")
+    report = shown(ip, "%cudatime -n 12 -w 0 gpu.launch(sizes[host.tick()] / 256)")
     assert_expected(report, "noisy_warm_runs")
 
 
 def test_runs_stopped_by_an_error_are_reported(ip, fake_gpu):
-    ip.run_cell("calls = []\ndef flaky():\n    calls.append(1)\n    gpu.launch(1 / 128)\n"
-                "    if len(calls) == 4:\n        raise ValueError('fourth call')")
+    ip.run_cell("def flaky():\n    gpu.launch(1 / 128)\n"
+                "    if host.tick() == 3:\n        raise ValueError('fourth call')")
     cell = run(ip, "%cudatime -n 5 --no-raise-error flaky()")
     assert cell.error is None  # --no-raise-error: the traceback is shown, the cell goes on
     assert_expected(cell.displayed[0], "stopped_by_an_error")
@@ -83,7 +83,7 @@ def test_overlapping_results_compare_as_inconclusive(ip, fake_gpu):
 
 def test_noise_from_oversubscription_is_named_with_its_numbers(ip, fake_cpu):
     ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
-                "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])")
-    report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(next(stalls) / 1024); host.advance(1 / 1024)")
+                "stalls = [0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0]")
+    report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024); host.advance(1 / 1024)")
     assert "Likely cause: oversubscription. torch runs 2 threads" in report
     assert_expected(report, "noise_oversubscribed")
