@@ -27,6 +27,7 @@ from .fingerprint import Budget, Entry, Fingerprint
 
 Roots = Callable[[], list[tuple[str, Any]]]
 SHOWN = 4  # changed objects named in one sentence, at most
+UNVERSIONED_BYTES = 64 << 20  # unchanged tensors copied in case their version counter missed a write
 
 
 def _listed(phrases: list[str]) -> str:
@@ -88,6 +89,7 @@ class Evidence:
                  if id(entry.obj) in touched or id(entry.obj) not in first.entries]
         self._saved, lost = base.copies(fresh)
         if lost:
+            self._saved = {}  # copies that would only hold memory
             paths = [base.path(entry) for entry in lost]
             return [f"the first run changed {_listed(paths)}, which cannot be put back"]
         self._saved.update(base.copies(self._unversioned(base, fresh))[0])
@@ -96,16 +98,18 @@ class Evidence:
 
     def _unversioned(self, base: Fingerprint, fresh: list[Entry]) -> list[Entry]:
         """The other objects whose token may miss a write (a tensor's version counter misses what a
-        kernel writes into its own arguments: BatchNorm's running mean): copied too, up to
-        ``Budget.checksum_bytes``, so that a change the token misses is still seen and undone."""
-        found, size, budget = [], 0, (self.budget or Budget()).checksum_bytes
+        kernel writes into its own arguments: BatchNorm's running mean), smallest first, up to
+        ``UNVERSIONED_BYTES``: copied too, so that such a change is still seen and undone."""
         seen = {id(entry.obj) for entry in fresh}
-        for entry in base.entries.values():
-            if entry.kind.holds_state or entry.kind.costly or id(entry.obj) in seen:
-                continue
+        others = sorted((entry for entry in base.entries.values()
+                         if not (entry.kind.holds_state or entry.kind.costly or id(entry.obj) in seen)),
+                        key=lambda entry: int(getattr(entry.obj, "nbytes", 0) or 0))
+        found, size = [], 0
+        for entry in others:
             size += int(getattr(entry.obj, "nbytes", 0) or 0)
-            if size <= budget:
-                found.append(entry)
+            if size > UNVERSIONED_BYTES:
+                break
+            found.append(entry)
         return found
 
     def _state(self, entry: Entry) -> Any:

@@ -54,11 +54,13 @@ IMMUTABLE = (types.BuiltinFunctionType, types.MethodDescriptorType, types.Wrappe
 @dataclass(frozen=True)
 class Budget:
     """How much one fingerprint may read before the rest is ``unseen``: objects, seconds, and bytes
-    of array memory to checksum (about 5 GB/s: 4 GiB is under a second)."""
+    of array memory to checksum (about 5 GB/s: 4 GiB is under a second); and how much array and
+    tensor memory may be copied to put a change back (a copy on a GPU takes its memory)."""
 
     objects: int = 1_000_000
     seconds: float = 1.0
     checksum_bytes: int = 4 << 30
+    copy_bytes: int = 1 << 30  # arrays and tensors copied to be put back (device memory too), at most
 
 
 @dataclass(slots=True)
@@ -620,11 +622,14 @@ class Fingerprint:
     def copies(self, entries: Iterable[Entry]) -> tuple[dict[int, Any], list[Entry]]:
         """What puts each entry's object back as it is now ({id: state}), and the entries that
         nothing can put back (a generator, a file's position, a tensor too large to copy)."""
-        saved, lost = {}, []
+        saved, lost, size = {}, [], 0
         for entry in entries:
+            size += 0 if entry.kind.holds_state else int(getattr(entry.obj, "nbytes", 0) or 0)
             try:
+                if size > self.budget.copy_bytes:
+                    raise Unseen("too large to copy")
                 state = entry.kind.token(entry.obj) if entry.kind.holds_state else entry.kind.copy(entry.obj)
-            except Exception:
+            except Exception:  # past the budget, or the copy itself failed (out of memory): it cannot be put back
                 state = None
             if state is None:
                 lost.append(entry)

@@ -2,6 +2,8 @@
 
 import os
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import run
@@ -9,6 +11,9 @@ from IPython.core.error import UsageError
 
 from ipython_cudatime.repeat_rule import top_level_names
 from ipython_cudatime.state import NameSnapshot
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import seeds  # noqa: E402, I001  (seed 002's code, shared with the benchmarks)
 
 ONCE = "Ran once only"
 STOPPED = "Stopped repeating after 2 runs"
@@ -358,30 +363,11 @@ def test_safe_cells_still_get_warm_runs(ip, setup, cell):
     assert r.warm and not any(ONCE in note or STOPPED in note for note in r.notes), r.notes
 
 
-SEED_002 = """
-import torch
-def corr2d_multi_in_out_1x1(X, K):
-    c_i, h, w = X.shape
-    c_o = K.shape[0]
-    X = X.reshape((c_i, h * w))
-    K = K.reshape((c_o, c_i))
-    Y = torch.matmul(K, X)
-    return Y.reshape((c_o, h, w))
+SEED_002 = seeds.SEED_002 + """
 X = torch.normal(0, 1, (3, 19, 10))
 K = torch.normal(0, 1, (2, 3, 1, 1))
 batch = torch.rand(4, 8, 8)
 w = torch.ones(4, requires_grad=True)
-def corr2d(X, K):
-    h, w = K.shape
-    Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
-    for i in range(Y.shape[0]):
-        for j in range(Y.shape[1]):
-            Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
-    return Y
-def corr2d_multi_in(X, K):
-    return sum(corr2d(x, k) for x, k in zip(X, K))
-def corr2d_multi_in_out(X, K):
-    return torch.stack([corr2d_multi_in(X, k) for k in K], 0)
 X2, K2 = torch.normal(0, 1, (2, 6, 6)), torch.normal(0, 1, (2, 2, 2, 2))
 out_buffer = torch.empty(4, 8, 8)
 model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8), torch.nn.Dropout(0.5)).eval()
@@ -602,3 +588,27 @@ def test_snapshot_restores_and_deletes():
     import ast
 
     assert top_level_names(ast.parse("del x\nimport os.path\nfrom m import *\ny: int = 1")) == ["os", "x", "y"]
+
+
+def test_an_object_that_shows_no_state_is_never_taken_as_safe(ip):
+    """A C object with no ``__dict__`` (a hash under way) cannot be read: the cell runs once, and says what."""
+    text = assert_one_run(ip, "import hashlib\nh = hashlib.sha256()", "h.update(b'x')", "could not be checked",
+                          "h.hexdigest() == hashlib.sha256(b'x').hexdigest()")
+    assert ONCE in text and "h (a " in text
+
+
+def test_a_change_too_large_to_copy_runs_once():
+    """Unit view of ``evidence``: what cannot be copied within the budget cannot be put back after a
+    probe, so there is no probe: one run."""
+    import numpy as np
+
+    from ipython_cudatime.backends import object_kinds
+    from ipython_cudatime.evidence import Evidence
+    from ipython_cudatime.fingerprint import Budget
+
+    array = np.zeros(1024)
+    evidence = Evidence(lambda: [("array", array)], object_kinds(), budget=Budget(copy_bytes=1000))
+    evidence.before()
+    array += 1
+    assert evidence.after_cold() == ["the first run changed array, which cannot be put back"]
+    assert not evidence.probing
