@@ -97,7 +97,8 @@ class Repeats:
     """What must happen between runs of the same cell; the seam between the runner and
     the user's state (``state.CellRepeats`` is the real one). This default does nothing.
 
-    ``begin()`` is called before the cold run; ``after_cold(value)`` after it, with the cold
+    ``begin()`` is called before the cold run, and ``cold()`` is a context manager around it
+    (left even when it fails); ``after_cold(value)`` after it, with the cold
     run's value, says whether the cell may run again (when it may not, the plan is cut to
     the cold run, or with ``-n`` loses its default warm-up); ``reset()`` runs before every
     later run (warm-up, warm, extra); ``quiet()`` is a context manager around the later
@@ -107,6 +108,9 @@ class Repeats:
 
     def begin(self) -> None:
         pass
+
+    def cold(self) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
 
     def after_cold(self, value: Any = None) -> bool:
         return True
@@ -534,7 +538,8 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     cpu.read("before")
     repeats.begin()
     progress.starting("cold", 1)
-    cold, value = _cold_run(sampler, parts)
+    with repeats.cold():
+        cold, value = _cold_run(sampler, parts)
     progress.ran("cold", 1, [])
     asked, extras = plan, [watch for watch in parts if watch.extra]
     if not repeats.after_cold(value):

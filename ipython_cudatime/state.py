@@ -441,8 +441,8 @@ class CellRepeats(Repeats):
 
     ``begin`` (before the cold run) snapshots the names the cell binds and the process's state,
     fingerprints what the cell can reach (``evidence.Evidence``, through the frameworks'
-    ``kinds``; shallow when ``repeat_rule`` proves the code pure) and listens for its effects
-    (``audit``). ``after_cold`` reads what the cold run changed: the cell repeats, repeats with a
+    ``kinds``; shallow when ``repeat_rule`` proves the code pure); ``cold`` listens for the cold
+    run's effects (``audit``). ``after_cold`` reads what the cold run changed: the cell repeats, repeats with a
     probe, or runs once; it snapshots the names and the random generators again. ``reset``
     restores the first snapshot before each later run, and after the probe run reads what it
     changed again (undone, and the repeats end: ``runner.Unrepeatable``). ``quiet`` refuses the
@@ -490,11 +490,12 @@ class CellRepeats(Repeats):
         deep = not proven_pure(self.code.tree, self._now, self.frameworks)
         self.evidence = Evidence(self._roots, self.kinds, deep, skip=[self.shell])  # magics, !cmd: the shell
         self.evidence.before()
-        self._listening = _Listening(self.effects, refuse=False)
-        self._listening.enter()
+
+    def cold(self) -> contextlib.AbstractContextManager[EffectWatch]:
+        """The cold run's effects are written down, not refused: it is the run that counts."""
+        return self.effects.listening(refuse=False)
 
     def after_cold(self, value: Any = None) -> bool:
-        self._listening.leave()
         self.reasons = self.evidence.after_cold() + self._process.changes()
         if self.forced:
             self.reasons += [f"each run would {effect}" for effect in self.effects.seen]

@@ -612,3 +612,14 @@ def test_a_change_too_large_to_copy_runs_once():
     array += 1
     assert evidence.after_cold() == ["the first run changed array, which cannot be put back"]
     assert not evidence.probing
+
+
+def test_a_failing_cold_run_leaves_no_listener_behind(ip):
+    """The effects watch of a cold run that raised is gone with it: nothing accumulates across calls."""
+    from ipython_cudatime.audit import _Hook
+
+    before = len(_Hook.listeners)
+    for _ in range(3):
+        assert run(ip, "%cudatime 1 / 0").error is not None
+    run(ip, "%cudatime -n 2 x = 1")
+    assert len(_Hook.listeners) == before
