@@ -23,6 +23,8 @@ import _thread
 import array
 import collections
 import contextlib
+import datetime
+import decimal
 import functools
 import gc
 import io
@@ -48,7 +50,8 @@ SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None), type(Ell
 IMMUTABLE = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType, types.CodeType,
              types.MethodWrapperType, types.GetSetDescriptorType, types.MemberDescriptorType, types.ModuleType,
              types.MappingProxyType, property, memoryview, slice, type(sys.flags), _thread.LockType, _thread.RLock,
-             weakref.ref, re.Pattern, re.Match)  # a lock's state, a weak reference's target: not the user's data
+             weakref.ref, re.Pattern, re.Match,  # a lock's state, a weak reference's target: not the user's data
+             datetime.date, datetime.time, datetime.timedelta, datetime.tzinfo, decimal.Decimal)
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,23 @@ def _slots(kind: Any) -> tuple[tuple[str, Any], ...]:
             if isinstance(descriptor, types.MemberDescriptorType):
                 found.append((mangled, descriptor))
     return tuple(found)
+
+
+class _Plain:
+    """A class of Python's own making: its instances' size is what a ``__dict__`` costs here."""
+
+
+OPEN_BASES = (int, float, complex, str, bytes, tuple, frozenset, BaseException)  # C state, immutable or not data
+
+
+@functools.lru_cache(maxsize=1024)
+def _hides_state(kind: Any) -> bool:
+    """Whether instances of ``kind`` keep state in C fields that no ``__dict__`` or slot shows (a
+    class built on an extension type, as pandas' ``BlockManager`` is): they are larger than a
+    Python class with the same slots would be. Such an object is ``Opaque``: unknown, never safe."""
+    open_sizes = [base.__basicsize__ + _Plain.__basicsize__ - object.__basicsize__
+                  for base in kind.__mro__ if base in OPEN_BASES]
+    return bool(kind.__basicsize__ > max([_Plain.__basicsize__, *open_sizes]) + 8 * len(_slots(kind)))
 
 
 def _attributes(obj: Any) -> dict[str, Any] | None:
@@ -541,7 +561,7 @@ class Fingerprint:
             return FUNCTION if not _library_file(obj.__code__.co_filename) else LEAF
         if isinstance(obj, (io.IOBase, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
             return POSITION
-        if _attributes(obj) is not None or _slots(kind):
+        if (_attributes(obj) is not None or _slots(kind)) and not _hides_state(kind):
             return ATTRIBUTES
         return POSITION if hasattr(kind, "__next__") else OPAQUE
 

@@ -623,3 +623,11 @@ def test_a_failing_cold_run_leaves_no_listener_behind(ip):
         assert run(ip, "%cudatime 1 / 0").error is not None
     run(ip, "%cudatime -n 2 x = 1")
     assert len(_Hook.listeners) == before
+
+
+def test_a_dataframe_changed_in_place_runs_once(ip):
+    """A DataFrame keeps its values in an extension type's C fields, which no ``__dict__`` shows: a cell
+    that may change it is not taken as safe (it would double the column on every run)."""
+    pytest.importorskip("pandas", reason="pandas not installed")
+    assert_one_run(ip, "import pandas as pd\ndf = pd.DataFrame({'v': [1.0, 2.0]})", "df['v'] *= 2",
+                   "could not be checked", "df['v'].tolist() == [2.0, 4.0]")
