@@ -563,6 +563,8 @@ class Fingerprint:
             return POSITION
         if (_attributes(obj) is not None or _slots(kind)) and not _hides_state(kind):
             return ATTRIBUTES
+        if callable(obj) and _library_file(getattr(sys.modules.get(kind.__module__), "__file__", None) or "<frozen>"):
+            return LEAF  # a library's function object (NumPy's dispatchers, a jitted function): code
         return POSITION if hasattr(kind, "__next__") else OPAQUE
 
     def take(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:

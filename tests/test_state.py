@@ -626,8 +626,18 @@ def test_a_failing_cold_run_leaves_no_listener_behind(ip):
 
 
 def test_a_dataframe_changed_in_place_runs_once(ip):
-    """A DataFrame keeps its values in an extension type's C fields, which no ``__dict__`` shows: a cell
-    that may change it is not taken as safe (it would double the column on every run)."""
+    """A DataFrame keeps its values in an extension type's C fields, which no ``__dict__`` shows: read by
+    a hash of its rows, a change in place is seen (it would double the column on every run)."""
     pytest.importorskip("pandas", reason="pandas not installed")
     assert_one_run(ip, "import pandas as pd\ndf = pd.DataFrame({'v': [1.0, 2.0]})", "df['v'] *= 2",
-                   "could not be checked", "df['v'].tolist() == [2.0, 4.0]")
+                   "the first run changed df, which cannot be put back", "df['v'].tolist() == [2.0, 4.0]")
+
+
+def test_an_extension_types_hidden_state_is_never_read_as_an_empty_dict():
+    """Unit view of ``fingerprint``: an object whose class sits on an extension type's C fields (pandas'
+    ``BlockManager``) is opaque, not an object whose ``__dict__`` says nothing changed."""
+    pd = pytest.importorskip("pandas", reason="pandas not installed")
+    from ipython_cudatime.fingerprint import Fingerprint
+
+    manager = pd.DataFrame({"v": [1.0]})._mgr
+    assert Fingerprint().take([("manager", manager)]).unseen

@@ -18,6 +18,7 @@ from .cupy_backend import CupyBackend
 from .jax_backend import JaxBackend
 from .numba_backend import NumbaBackend
 from .objects import Kind
+from .pandas_tables import PandasTables
 from .tensorflow_backend import TensorflowBackend
 from .torch_accelerator import TorchAcceleratorBackend
 from .torch_cuda import TorchCudaBackend
@@ -55,12 +56,12 @@ def active_backends(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, 
 
 def object_kinds(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, Any] | None = None) -> list[Kind]:
     """How the repeat decision reads the objects of every framework imported now (``Backend.kinds``):
-    NumPy's first (the host's arrays, read by the CPU backend), then each framework's of
+    NumPy's and pandas' first (the host's arrays and tables, no device), then each framework's of
     ``registry``, once per framework module."""
     modules = sys.modules if modules is None else modules
     found: list[Kind] = []
     asked: set[str] = set()
-    entries: list[Entry] = [("numpy", CpuBackend), *registry]
+    entries: list[Entry] = [("numpy", CpuBackend), ("pandas", PandasTables), *registry]
     for module_name, backend_class in entries:
         framework = modules.get(module_name)
         kinds = getattr(backend_class, "kinds", None)  # an entry that declares none reads as Python objects
