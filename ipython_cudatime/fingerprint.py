@@ -39,7 +39,7 @@ import warnings
 import weakref
 from collections.abc import Collection, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from .backends.objects import Kind, Leaf, Unseen
 
@@ -244,21 +244,22 @@ class Attributes(Kind):
     holds_state = True
 
     def token(self, obj: Any) -> tuple[Any, ...]:
-        attributes = _attributes(obj) or {}
-        slots = tuple(_read_slot(descriptor, obj) for _, descriptor in _slots(cast(Any, type(obj))))
-        return type(obj), tuple(attributes), tuple(attributes.values()), slots
+        kind: Any = type(obj)
+        slots, attributes = _slots(kind), _attributes(obj)
+        read = tuple([_read_slot(descriptor, obj) for _, descriptor in slots]) if slots else ()
+        return (kind, tuple(attributes), tuple(attributes.values()), read) if attributes else (kind, (), (), read)
 
     def same(self, before: Any, after: Any) -> bool:
         return (before[0] is after[0] and before[1] == after[1] and all(map(operator.is_, before[2], after[2]))
                 and all(map(operator.is_, before[3], after[3])))
 
-    def children(self, obj: Any) -> Iterator[tuple[str, Any]]:
-        attributes = _attributes(obj) or {}
-        yield from ((f".{name}", value) for name, value in attributes.items() if type(value) not in SCALARS)
-        for name, descriptor in _slots(cast(Any, type(obj))):
-            value = _read_slot(descriptor, obj)
-            if type(value) not in SCALARS and value is not MISSING:
-                yield f".{name}", value
+    def children(self, obj: Any) -> list[tuple[str, Any]]:
+        kind, names, values, read = self.token(obj)
+        found = [(f".{name}", value) for name, value in zip(names, values) if type(value) not in SCALARS]
+        if read:
+            found += [(f".{name}", value) for (name, _), value in zip(_slots(kind), read)
+                      if type(value) not in SCALARS and value is not MISSING]
+        return found
 
     def restore(self, obj: Any, saved: Any) -> None:
         kind, names, values, slots = saved
@@ -597,7 +598,7 @@ class Fingerprint:
             entry = self._read(parent, suffix, obj)
             if entry is not None and deep:
                 try:
-                    pending.extend((entry, label, child) for label, child in entry.kind.children(obj))
+                    pending.extend([(entry, label, child) for label, child in entry.kind.children(obj)])
                 except Exception as exc:
                     self.unseen.append(f"{self.path(entry)} (its contents could not be read: {type(exc).__name__})")
         return self
@@ -607,7 +608,8 @@ class Fingerprint:
         if kind.costly and not self.deep:
             return None
         try:
-            self._count(kind, obj)
+            if kind.costly:
+                self._count(obj)
             entry = Entry(obj, parent, suffix, kind, kind.token(obj))
         except Unseen as why:
             self.unseen.append(f"{_name(self._joined(parent, suffix))} ({why})")
@@ -623,11 +625,11 @@ class Fingerprint:
         """The path of an object met under ``parent`` as ``suffix`` (see ``_join``)."""
         return suffix if parent is None else _join(self._joined(parent.parent, parent.suffix), suffix)
 
-    def _count(self, kind: Kind, obj: Any) -> None:
-        if kind.costly:
-            self._bytes += int(getattr(obj, "nbytes", 0) or 0)
-            if self._bytes > self.budget.checksum_bytes:
-                raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
+    def _count(self, obj: Any) -> None:
+        """A costly object's memory, against the checksum budget."""
+        self._bytes += int(getattr(obj, "nbytes", 0) or 0)
+        if self._bytes > self.budget.checksum_bytes:
+            raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
 
     def changed(self, entries: Iterable[Entry] | None = None) -> list[Entry]:
         """The entries (all by default) whose object's state differs from its token now."""
