@@ -95,7 +95,9 @@ def test_make_demo_says_what_it_installs_then_installs_only_that_with_pip_progre
     """From a fresh clone (``make -B``: as if nothing were installed), read without running it."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed here")
-    done = subprocess.run(["make", "-n", "-B", "demo"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    env = {key: value for key, value in os.environ.items() if key not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", "-B", "demo"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env=env)  # as typed in a shell, not under `make test`
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     [install] = [index for index, line in enumerate(lines) if "pip install" in line]
