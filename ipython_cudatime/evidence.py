@@ -143,9 +143,11 @@ class Evidence:
         if not again:
             return []
         paths = self._what(again)
+        kept = self._undo(again) if undo else []
+        put_back = ""
         if undo:
-            self._undo(again)
-        put_back = " (put back as the first run left it)" if undo else ""
+            but = f", except {_listed([self.baseline.path(entry) for entry in kept])}" if kept else ""
+            put_back = f" (put back as the first run left it{but})"
         return [f"the first run changed {_listed(self.cold)}, and a second run changed {_listed(paths)} again"
                 f"{put_back}{_grad_hint(paths)}"]
 

@@ -641,3 +641,12 @@ def test_an_extension_types_hidden_state_is_never_read_as_an_empty_dict():
 
     manager = pd.DataFrame({"v": [1.0]})._mgr
     assert Fingerprint().take([("manager", manager)]).unseen
+
+
+def test_what_a_probe_changed_and_cannot_put_back_is_said(ip):
+    """A second run that moves something the first did not (a generator, which nothing can put back)
+    leaves it moved, and the report says so plainly instead of claiming one run's state."""
+    ip.run_cell("calls = []\ngen = iter(range(5))\ndef step():\n    if calls:\n        next(gen)\n    calls.append(1)")
+    text = report(run(ip, "%cudatime step()"))
+    assert "put back as the first run left it, except gen" in text, text
+    assert ip.user_ns["calls"] == [1] and next(ip.user_ns["gen"]) == 1
