@@ -34,10 +34,10 @@ def _listed(phrases: list[str]) -> str:
     """"a, b and 2 more"; a name seen both as the cell's and as a function's global once, as the global."""
     readers = {phrase.partition(" (a global of ")[0] for phrase in phrases if " (a global of " in phrase}
     phrases = [phrase for phrase in dict.fromkeys(phrases) if phrase.partition(":")[0] not in readers]
-    shown = phrases[:SHOWN]
-    more = len(phrases) - len(shown)
-    text = ", ".join(shown[:-1]) + (" and " if len(shown) > 1 and not more else "") + shown[-1] if shown else ""
-    return text + (f" and {more} more" if more else "")
+    shown, more = phrases[:SHOWN], len(phrases) - SHOWN
+    if more > 0:
+        return ", ".join(shown) + f" and {more} more"
+    return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)
 
 
 def _grad_hint(paths: Iterable[str]) -> str:

@@ -92,6 +92,14 @@ def _library_file(filename: str) -> bool:
     return filename.startswith("<frozen") or filename.startswith(_library_roots())
 
 
+def _library_function(obj: Any, kind: type) -> bool:
+    """A library's callable that is a function (it has its own ``__qualname__``, as NumPy's dispatchers
+    and jitted functions do), not an object with state that happens to be callable (a database
+    connection)."""
+    filename = getattr(sys.modules.get(kind.__module__), "__file__", None) or "<frozen"
+    return callable(obj) and hasattr(obj, "__qualname__") and _library_file(filename)
+
+
 def _users_module(module: Any) -> bool:
     filename = getattr(module, "__file__", None)
     return module.__name__ == "__main__" or (isinstance(filename, str) and not _library_file(filename))
@@ -162,7 +170,8 @@ class Mapping(Kind):
 
     def restore(self, mapping: Any, saved: Any) -> None:
         mapping.clear()
-        mapping.update(zip(*saved))
+        for key, value in zip(*saved):  # item by item: a Counter's update() adds, it does not set
+            mapping[key] = value
 
 
 def _key(key: Any) -> str:
@@ -256,6 +265,7 @@ class Attributes(Kind):
     def children(self, obj: Any) -> list[tuple[str, Any]]:
         kind, names, values, read = self.token(obj)
         found = [(f".{name}", value) for name, value in zip(names, values) if type(value) not in SCALARS]
+        found.append((f"\x00{kind.__qualname__}", kind))  # class-level state (a registry, a counter)
         if read:
             found += [(f".{name}", value) for (name, _), value in zip(_slots(kind), read)
                       if type(value) not in SCALARS and value is not MISSING]
@@ -363,12 +373,21 @@ class Function(Kind):
     """A function of the user's: its code, defaults, closure cells and the globals its code names
     (a view of its module's namespace); a library's function is code, read as immutable."""
 
+    holds_state = True
+
     def token(self, function: Any) -> tuple[Any, ...]:
-        return function.__code__, function.__defaults__, function.__kwdefaults__, tuple(vars(function).values())
+        attributes = vars(function)
+        return (function.__code__, function.__defaults__, function.__kwdefaults__, tuple(attributes),
+                tuple(attributes.values()))
 
     def same(self, before: Any, after: Any) -> bool:
-        return (all(map(operator.is_, before[:3], after[:3])) and len(before[3]) == len(after[3])
-                and all(map(operator.is_, before[3], after[3])))
+        return (all(map(operator.is_, before[:3], after[:3])) and before[3] == after[3]
+                and all(map(operator.is_, before[4], after[4])))
+
+    def restore(self, function: Any, saved: Any) -> None:
+        function.__code__, function.__defaults__, function.__kwdefaults__, names, values = saved
+        vars(function).clear()
+        vars(function).update(zip(names, values))
 
     def children(self, function: Any) -> Iterator[tuple[str, Any]]:
         name = f"{function.__name__}()"
@@ -456,16 +475,21 @@ class Position(Kind):
     def token(self, obj: Any) -> Any:
         if isinstance(obj, io.IOBase):
             return obj.closed, (None if obj.closed or not obj.seekable() else obj.tell())
-        frame = getattr(obj, "gi_frame", getattr(obj, "cr_frame", getattr(obj, "ag_frame", MISSING)))
-        if frame is not MISSING:
-            return None if frame is None else getattr(frame, "f_lasti", None)
+        frame: Any = getattr(obj, "gi_frame", getattr(obj, "cr_frame", getattr(obj, "ag_frame", MISSING)))
+        if frame is not MISSING:  # where it stands, and what its locals hold (a counter in a loop)
+            return None if frame is None else (frame.f_lasti, _atoms(tuple(dict(frame.f_locals).values())))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # itertools' pickling, 3.12-3.13
             try:
                 state = obj.__reduce__()
             except Exception:
                 raise Unseen("an iterator whose position cannot be read") from None
-        return tuple(part if type(part) in SCALARS else id(part) for part in _flat(state))
+        return _atoms(tuple(_flat(state)))
+
+
+def _atoms(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Plain values as they are, others by identity: a token that compares without running ``__eq__``."""
+    return tuple(value if type(value) in SCALARS else id(value) for value in values)
 
 
 def _flat(state: Any) -> Iterator[Any]:
@@ -564,7 +588,7 @@ class Fingerprint:
             return POSITION
         if (_attributes(obj) is not None or _slots(kind)) and not _hides_state(kind):
             return ATTRIBUTES
-        if callable(obj) and _library_file(getattr(sys.modules.get(kind.__module__), "__file__", None) or "<frozen>"):
+        if _library_function(obj, kind):
             return LEAF  # a library's function object (NumPy's dispatchers, a jitted function): code
         return POSITION if hasattr(kind, "__next__") else OPAQUE
 
@@ -648,6 +672,8 @@ class Fingerprint:
         nothing can put back (a generator, a file's position, a tensor too large to copy)."""
         saved, lost, size = {}, [], 0
         for entry in entries:
+            if entry.token is None and not entry.kind.holds_state:
+                continue  # immutable (a tuple, a library's function): nothing to put back
             size += 0 if entry.kind.holds_state else int(getattr(entry.obj, "nbytes", 0) or 0)
             try:
                 if size > self.budget.copy_bytes:

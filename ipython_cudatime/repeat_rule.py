@@ -90,10 +90,15 @@ class Purity:
     """Whether a cell's code is proven pure (see the module's doc), given what its names held
     before the cold run (``lookup``) and the frameworks' module names."""
 
-    def __init__(self, tree: ast.Module, lookup: Lookup, frameworks: Iterable[str]) -> None:
+    def __init__(self, tree: ast.Module, lookup: Lookup, frameworks: Iterable[str],
+                 costly: Callable[[Any], bool] = lambda value: False) -> None:
         self.tree, self.lookup = tree, lookup
         self.modules = frozenset(frameworks) | ARRAY_LIBRARIES
         self.bound = set(top_level_names(tree))
+        used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - self.bound
+        # A value only a checksum can see (a NumPy array): a function may write into it, or into a
+        # view of it, where no version counter tells; operators never do.
+        self.holds_costly = any(costly(value) for value in map(self.lookup, used) if value is not MISSING)
 
     def proven(self) -> bool:
         statements = list(ast.walk(ast.Module(self.tree.body, [])))
@@ -143,9 +148,10 @@ class Purity:
         return isinstance(node, ast.Name) and self._known_name(node.id)
 
     def _pure_call(self, call: ast.Call) -> bool:
-        """A framework's function (not a method of an object, which may write into it) or a pure builtin,
-        with no ``out=``/``inplace=``."""
-        if any(keyword.arg in WRITES for keyword in call.keywords):
+        """A pure builtin, or a framework's function (not a method of an object, which may write into
+        it) where the cell reads no value a checksum alone can see; with no ``out=``/``inplace=``
+        and no function passed on (``map(f, xs)`` runs ``f``)."""
+        if any(keyword.arg in WRITES for keyword in call.keywords) or any(map(self._passes_code, _arguments(call))):
             return False
         func = call.func
         if isinstance(func, ast.Name):
@@ -154,19 +160,37 @@ class Purity:
                 return False
             if value is getattr(builtins, func.id, None):
                 return func.id in PURE_BUILTINS
-            return _framework_function(value) and _root(getattr(value, "__module__", None)) in self.modules
+            framework = _framework_function(value) and _root(getattr(value, "__module__", None)) in self.modules
+            return framework and not self.holds_costly
         if not isinstance(func, ast.Attribute):
             return False
         owner = func.value
         while isinstance(owner, ast.Attribute):
             owner = owner.value
         return isinstance(owner, ast.Name) and isinstance(self._value(owner.id), types.ModuleType) and (
-            _root(self._value(owner.id).__name__) in self.modules) and owner.id not in self.bound
+            _root(self._value(owner.id).__name__) in self.modules) and owner.id not in self.bound and (
+            not self.holds_costly)
+
+    def _passes_code(self, node: ast.expr) -> bool:
+        """Whether an argument is a function (a name or a module's attribute bound to one)."""
+        value: Any = MISSING
+        if isinstance(node, ast.Name):
+            value = self._value(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = self._value(node.value.id)
+            value = getattr(owner, node.attr, MISSING) if isinstance(owner, types.ModuleType) else MISSING
+        return value is not MISSING and callable(value) and not isinstance(value, type)
 
 
-def proven_pure(tree: ast.Module, lookup: Lookup, frameworks: Iterable[str]) -> bool:
-    """Whether the cell's code is proven pure (see ``Purity``); unproven is not impure, only unproven."""
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(keyword.value for keyword in call.keywords)]
+
+
+def proven_pure(tree: ast.Module, lookup: Lookup, frameworks: Iterable[str],
+                costly: Callable[[Any], bool] = lambda value: False) -> bool:
+    """Whether the cell's code is proven pure (see ``Purity``; ``costly(value)``: whether only a
+    checksum can see a change in ``value``); unproven is not impure, only unproven."""
     try:
-        return Purity(tree, lookup, frameworks).proven()
+        return Purity(tree, lookup, frameworks, costly).proven()
     except Exception:  # a value that cannot be inspected proves nothing
         return False

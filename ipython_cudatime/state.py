@@ -38,7 +38,7 @@ from typing import Any, Literal, NoReturn, TextIO
 from .audit import Watch as EffectWatch
 from .backends.objects import Kind
 from .evidence import Evidence
-from .fingerprint import MISSING, NamesView, module_views
+from .fingerprint import MISSING, Fingerprint, NamesView, module_views
 from .repeat_rule import proven_pure
 from .runner import Repeats, StopRepeats, Unrepeatable
 
@@ -487,7 +487,8 @@ class CellRepeats(Repeats):
     def begin(self) -> None:
         self._snapshot = NameSnapshot(self.namespace, self.code.bound)
         self._process = ProcessState()
-        deep = not proven_pure(self.code.tree, self._now, self.frameworks)
+        kind_of = Fingerprint(self.kinds).kind
+        deep = not proven_pure(self.code.tree, self._now, self.frameworks, lambda value: kind_of(value).costly)
         self.evidence = Evidence(self._roots, self.kinds, deep, skip=[self.shell])  # magics, !cmd: the shell
         self.evidence.before()
 

@@ -196,6 +196,17 @@ FORMS = [
      "q (a global of turn())", "list(q) == [3, 1, 2]"),
     ("import numpy as np\na = np.zeros(3)\ndef bump_all():\n    np.add(a, 1, out=a)\n    return a.sum()", "s = bump_all()",
      "a (a global of bump_all()) (written in place)", "a.tolist() == [1, 1, 1]"),  # an in-place ufunc in a function
+    ("def counter():\n    i = 0\n    while True:\n        i += 1\n        yield i\ng = counter()\nnext(g)",
+     "v = g.send(None)", "g, which cannot be put back", "next(g) == 3"),  # a generator at the same yield
+    ("class Registry:\n    entries = []\n    def add(self):\n        Registry.entries.append(1)\nreg = Registry()",
+     "reg.add()", "Registry.entries", "Registry.entries == [1]"),  # class-level state reached from an instance
+    ("import sqlite3\nconn = sqlite3.connect(':memory:')\nconn.execute('create table t (x)')",
+     "conn.execute('insert into t values (1)')", "conn (a sqlite3.Connection shows no state) could not be checked",
+     "conn.execute('select count(*) from t').fetchone()[0] == 1"),  # a C object with state: unknown
+    ("import collections\ncnt = collections.Counter()", "cnt.update('ab')", "cnt['a']: unbound → 1",
+     "cnt == {'a': 1, 'b': 1}"),  # a dict whose update() adds: put back item by item
+    ("import numpy as np\nnp.random.seed(0)\na = np.arange(10.0)", "np.random.shuffle(a)", "a (written in place)",
+     "sorted(a.tolist()) == list(range(10)) and a.tolist() != list(range(10))"),  # a framework function that writes
 ]
 
 

@@ -109,6 +109,7 @@ class TorchModule(Kind):
                 and all(a is b for (_, x), (_, y) in zip(before[2], after[2]) for (_, a), (_, b) in zip(x, y)))
 
     def children(self, module: Any) -> Iterator[tuple[str, Any]]:
+        yield f"\x00{type(module).__qualname__}", type(module)  # a user's subclass may keep class-level state
         for key, value in vars(module).items():
             if key in NAMED:
                 yield from ((f".{name}", item) for name, item in value.items() if item is not None)
