@@ -79,6 +79,7 @@ EFFECTS: dict[str, Callable[[tuple[Any, ...]], str | None]] = {
     "socket.bind": lambda args: "bind a network port",
     "sqlite3.connect": lambda args: f"connect to the database {_first(args)}",
     "_thread.start_new_thread": lambda args: "start a thread",
+    "_thread.start_joinable_thread": lambda args: "start a thread",  # threading's, from Python 3.13
     "webbrowser.open": lambda args: "open a web browser",
 }
 

@@ -661,3 +661,12 @@ def test_what_a_probe_changed_and_cannot_put_back_is_said(ip):
     text = report(run(ip, "%cudatime step()"))
     assert "put back as the first run left it, except gen" in text, text
     assert ip.user_ns["calls"] == [1] and next(ip.user_ns["gen"]) == 1
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="Python raises no audit event for a thread's start before 3.12")
+def test_a_thread_started_by_the_cell_is_not_started_again(ip):
+    """Starting a thread leaves no object of the user's changed, but a thread running: refused in later runs."""
+    ip.run_cell("import threading\nstarted = []\ndef work():\n    pass")
+    text = assert_one_run(ip, "", "t = threading.Thread(target=work)\nt.start()\nt.join()",
+                          "a second run would start a thread again", "True")
+    assert ONCE in text
