@@ -17,7 +17,7 @@ from ipython_cudatime import display
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
-from ipython_cudatime.render.image import CHART_PX, FONT_PX, REPORT_PX
+from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
@@ -71,11 +71,26 @@ def test_report_uses_only_what_an_untrusted_notebook_keeps():
     assert f"max-width:{REPORT_PX}px" in html.split(">")[0] and "line-height:1.4" in html.split(">")[0]
 
 
-def test_chart_is_svg_with_text_as_paths_on_a_transparent_background():
+def contrast(one, other):
+    """WCAG 2's contrast ratio of two #rrggbb colours."""
+    def luminance(colour):
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    low, high = sorted((luminance(one), luminance(other)))
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_chart_is_svg_with_text_as_paths_set_on_its_own_background():
+    """No grey reads at 4.5:1 on both a white and a #111 page: the chart's text comes with its
+    background, whatever the frontend's theme."""
     svg = chart_svg(sample()).decode()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     assert "<text" not in svg  # glyphs as paths: no font needed on the reader's machine
-    assert "fill: #ffffff" not in svg and "fill:#ffffff" not in svg  # transparent, not a white block
+    greys = ["#" + f"{level:02x}" * 3 for level in range(256)]
+    assert max(min(contrast(grey, "#ffffff"), contrast(grey, "#111111")) for grey in greys) < 4.5  # none serves both...
+    assert f"fill: {PANEL}" in svg and contrast(MUTED, PANEL) >= 4.5  # ...so the chart brings its own
     assert f'width="{CHART_PX * 0.75:g}pt"' in svg  # shows CHART_PX CSS pixels wide at natural size
     assert FONT_PX * 340 / CHART_PX >= 10  # text >= 10 px in a 340 px output area (a 360 px panel)
 
@@ -294,7 +309,7 @@ def test_every_time_axis_is_labelled_in_units_log_or_not():
 
 def test_minor_ticks_and_labels_are_mid_tone_not_black():
     [svg] = _charts(_report(chart_samples.log_sweep()))
-    assert "#000000" not in svg and "fill: #8c8c8c" in svg
+    assert "#000000" not in svg and f"fill: {MUTED}" in svg
 
 
 def test_a_sweep_has_its_values_as_x_ticks():
@@ -395,3 +410,9 @@ def test_stored_categorical_sweep():
 
 def test_stored_cpu_only_report():
     _stored("cpu_only", chart_samples.cpu_only())
+
+
+def test_a_cell_that_ran_once_gets_a_line_not_a_chart_of_one_bar():
+    html = display.bundle(sample(runs=0, warmup=[]))["text/html"]
+    assert "<img" not in html and "no chart: the cell ran once" in html
+    assert "<img" in display.bundle(sample(runs=1, warmup=[]))["text/html"]  # two runs: a chart

@@ -87,3 +87,17 @@ def test_noise_from_oversubscription_is_named_with_its_numbers(ip, fake_cpu):
     report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024); host.advance(1 / 1024)")
     assert "Likely cause: oversubscription. torch runs 2 threads" in report
     assert_expected(report, "noise_oversubscribed")
+
+
+def test_a_flag_and_its_value_never_break_across_lines_in_html(ip, fake_cpu, seams):
+    """A browser may break a line after a hyphen: "--threads 1" would read "--" / "threads 1"."""
+    import fake_device
+
+    clock = ip.user_ns["host"]
+    seams(registry=(("fake_device", fake_device.NoDevice),), probes=(), clock=clock, machine=ip.user_ns["cpu"],
+          notebook=True)
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
+                "stalls = [0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0]")
+    cell = run(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024); host.advance(1 / 1024)")
+    [html] = [out.data["text/html"] for out in cell.outputs]
+    assert "<span style='white-space:nowrap'>--threads 1</span>" in html

@@ -206,7 +206,10 @@ def chart_svg(result: CudaTimeResult) -> bytes:
 
 
 def chart_html(result: CudaTimeResult) -> str:
-    """The run chart as an ``<img>`` and its legend."""
+    """The run chart as an ``<img>`` and its legend; for a cell that ran once, a line: a chart of
+    one bar would take 230 px to say what the header says."""
+    if not result.warmup and not result.warm:
+        return "<div class='cudatime-chart-note'>no chart: the cell ran once (its time is above)</div>"
     return img_tag(chart_svg(result), "cudatime: every run, in order") + run_legend_html(result)
 
 

@@ -19,7 +19,7 @@ from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text, shortened
-from .html import report_html, table_html
+from .html import report_html, sentence_html, table_html
 from .image import (
     COLOURS,
     FONT_PT,
@@ -253,7 +253,7 @@ def _sweep_legend(series: Series, numeric: bool) -> list[str]:
 
 
 def sweep_html(sweep: Results) -> str:
-    extras = [f"<div>{escape(line)}</div>" for line in _sweep_notes(sweep)]
+    extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep)]
     return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
@@ -347,7 +347,7 @@ def compare_chart(results: Results) -> str:
 
 
 def compare_html(results: Results) -> str:
-    notes = [f"<div>{escape(line)}</div>" for line in compare_notes(results)]
+    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results)]
     return report_html([compare_chart(results), table_html(*_compare_table(results)), *notes], "cudatime-compare")
 
 

@@ -10,6 +10,7 @@ where an element sets both. A feature's section comes from the feature (``Featur
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
@@ -31,6 +32,15 @@ LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; 
 def cell_style(text: str) -> str:
     """A table cell's style: short cells on one line, long ones wrapped (so a table fits a narrow panel)."""
     return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:anywhere")
+
+
+# a command-line flag and its value ("--threads 1", "-n N"): a browser may break a line after a hyphen
+FLAG = re.compile(r"(?<![\w-])(--?[a-z][\w-]*(?: (?:\d+|[A-Z]+)\b)?)")
+
+
+def sentence_html(text: str) -> str:
+    """A sentence as HTML: escaped, each flag with its value kept on one line (never "--" / "threads 1")."""
+    return FLAG.sub(r"<span style='white-space:nowrap'>\1</span>", escape(text))
 
 
 def scrolling(html: str) -> str:
@@ -78,7 +88,7 @@ def breakdown_html(result: CudaTimeResult) -> str:
 
 
 def findings_html(result: CudaTimeResult) -> str:
-    items = "".join(f"<li>{escape(f.text)}</li>" for f in findings(result))
+    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in findings(result))
     return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
 
 
