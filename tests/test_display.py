@@ -17,6 +17,7 @@ from ipython_cudatime import display
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
+from ipython_cudatime.render.html import MANY_RUNS
 from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
@@ -122,10 +123,16 @@ def test_chart_is_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
     assert calls == ["linear", "log"]
 
 
-def test_thousand_runs_stay_a_small_image():
-    html = display.bundle(sample(1000))["text/html"]
-    [source] = re.findall(r"src='data:image/svg\+xml;base64,([^']+)'", html)
-    assert len(base64.b64decode(source)) < 80_000  # bars are one embedded raster, text stays vector
+def test_a_thousand_runs_show_the_cold_run_apart_and_the_median_in_a_small_report():
+    """Past MANY_RUNS, a bar per run would let the runs after the cold one cover it: the cold run is
+    its own marker beside the warm runs' histogram, and the median line is drawn over it."""
+    html = display.bundle(sample(1000, cold=Run(0.001, 3.5e-3, 3.5e-3)))["text/html"]
+    assert len(html.encode()) < 60_000
+    svg = svg_of(html)
+    groups = re.findall(r'<g id="(cold-run|warm-runs|warm-median)"', svg)
+    assert groups.index("warm-runs") < groups.index("warm-median") and "cold-run" in groups
+    assert "warm runs (1,000), as a histogram" in html and "warm median" in html
+    assert 'id="cold-run"' not in svg_of(display.bundle(sample(MANY_RUNS - 2))["text/html"])  # a bar each
 
 
 def test_no_figures_left_open_or_alive_after_a_hundred_charts():
@@ -250,22 +257,10 @@ def test_a_users_tex_setting_does_not_reach_our_charts():
 
 
 def test_a_report_stops_growing_past_what_the_chart_can_show():
-    from ipython_cudatime.render.html import LISTED_RUNS
-
-    sizes = {runs: len(display.bundle(sample(runs))["text/html"]) for runs in (LISTED_RUNS + 1, 20_000)}
-    assert abs(sizes[20_000] - sizes[LISTED_RUNS + 1]) < 5_000, sizes
+    sizes = {runs: len(display.bundle(sample(runs))["text/html"]) for runs in (MANY_RUNS + 1, 20_000)}
+    assert abs(sizes[20_000] - sizes[MANY_RUNS + 1]) < 5_000, sizes
     html = display.bundle(sample(20_000))["text/html"]
-    assert "20,000 warm (device) runs" in html and "p99" in html and "each bar: up to 11 runs" in html
-
-
-def test_merged_bars_span_their_runs_and_keep_their_kind():
-    from ipython_cudatime.render.chart import CHART_BARS, summarised
-
-    bars = [("cold", 0.1, 0.5)] + [("warm", 0.001 * i, 0.01 * i) for i in range(1, 3 * CHART_BARS + 1)]
-    merged, starts = summarised(bars)
-    assert len(merged) <= CHART_BARS + 1 and merged[0] == ("cold", 0.1, 0.5) and starts[:3] == [1, 2, 6]
-    assert merged[1] == ("warm", 0.001, 0.04)  # runs 2-5: the lowest host time, the highest total
-    assert summarised(bars[:CHART_BARS]) == (bars[:CHART_BARS], None)
+    assert "20,000 warm (device) runs" in html and "p99" in html
 
 
 def test_too_many_rows_for_a_chart_leave_the_table_alone():

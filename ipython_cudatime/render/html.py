@@ -126,12 +126,14 @@ def _clocks(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
 
 
 WARM_PER_ROW = 10  # warm runs per row of the per-run table
-LISTED_RUNS = 2_000  # runs of one kind listed one by one; beyond, their distribution (see ``spread_html``)
+# runs listed one by one and drawn a bar each; beyond, their distribution (``spread_html``, and a histogram
+# in the chart): a report of 1,000 runs stays under 60 KB, and one of 100,000 as large
+MANY_RUNS = 200
 PERCENTILES = (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100)
 
 
 def spread_html(kind: str, times: Sequence[float]) -> str:
-    """``times`` (of ``kind`` runs) as percentiles, for more runs than ``LISTED_RUNS``: the report
+    """``times`` (of ``kind`` runs) as percentiles, for more runs than ``MANY_RUNS``: the report
     stays the same size however many runs there were; every run is still in the result (``-o``)
     and in the file ``--save`` writes."""
     ordered = sorted(times)
@@ -143,16 +145,16 @@ def spread_html(kind: str, times: Sequence[float]) -> str:
 
 def runs_html(result: CudaTimeResult) -> str:
     """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
-    on the statistics clock, ten to a row (1,000 runs stay a compact block). Past ``LISTED_RUNS``
-    runs of a kind, their percentiles instead."""
+    on the statistics clock, ten to a row. Past ``MANY_RUNS`` runs of a kind, their percentiles
+    instead."""
     warmup = ([_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
-              if len(result.warmup) <= LISTED_RUNS else [])
+              if len(result.warmup) <= MANY_RUNS else [])
     html = table_html(("run", "#", "host", "wall", "device"), [_clocks("cold", 1, result.cold)] + warmup,
                       "cudatime-first-runs")
     if not warmup and result.warmup:
         html += spread_html("warm-up (wall)", [run.wall for run in result.warmup])
     samples = result.samples
-    if len(samples) > LISTED_RUNS:
+    if len(samples) > MANY_RUNS:
         return html + spread_html(f"warm ({result.clock})", samples)
     if samples:
         rows = [(f"{start + 1}–{min(start + WARM_PER_ROW, len(samples))}",

@@ -45,6 +45,7 @@ CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (Dej
 MARGINS_PX = (94, 14, 10, 44)
 PANEL = "#ffffff"  # the chart's own background, under its text
 MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
+MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
 COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
 LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
 SERIES = ("#3f8fd6", "#e8a030", "#4bab5a", "#e0504a", "#9a75c9", "#3fb3b3")  # sweep lines
