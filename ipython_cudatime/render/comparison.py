@@ -18,8 +18,8 @@ from ..compare import contrast
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import inert, plain, ratio_text, shortened
-from .html import report_html, sentence_html, table_html
+from ..units import inert, plain, ratio_text, shortened, time_unit
+from .html import report_html, section_html, sentence_html, table_html
 from .image import (
     COLOURS,
     FONT_PT,
@@ -130,6 +130,64 @@ def _sweep_table(sweep: Results) -> tuple[Row, list[Row]]:
     return _with_columns(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
 
 
+FASTEST = " *"  # marks the fastest in a grid's row
+GRID_KEY = "* the fastest in its row, where its spread is clear of the next one's"
+
+
+def _grid_names(sweep: Results) -> tuple[str, str] | None:
+    """(down, across) for a sweep of two names that every point has: the first numeric name goes
+    down the rows (sizes, as torch's ``Compare`` puts them), the other across; else None."""
+    names = sweep.names
+    if len(names) != 2 or not all(len(point.params) == 2 for point in sweep.points):
+        return None
+    done = [point for point in sweep.points if point.result is not None]
+    numeric = [name for name in names if done and all(_is_number(point.params[name]) for point in done)]
+    down = (numeric or names)[0]
+    return down, next(name for name in names if name != down)
+
+
+def _fastest(points: Sequence[Point]) -> Point | None:
+    """The row's fastest point, where its spread is clear of the next fastest one's; else None."""
+    timed = sorted(((p.result.median, i) for i, p in enumerate(points) if p.result is not None and p.result.median))
+    if len(timed) < 2:
+        return None
+    first, second = points[timed[0][1]], points[timed[1][1]]
+    return first if contrast(first, second).conclusive else None
+
+
+def _in_unit(seconds: float, factor: int) -> str:
+    """A time in a table's one unit, three figures, never an exponent: ``0.456``, ``15.6``, ``15,600``."""
+    value = seconds * factor
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
+    if point is None:
+        return ""
+    if point.result is None:
+        return "error"
+    median = point.result.median
+    return "n/a" if median is None else _in_unit(median, factor) + (FASTEST if point is fastest else "")
+
+
+def _grid_table(sweep: Results) -> tuple[str, Row, list[Row]] | None:
+    """A two-name sweep as a grid of warm medians, in one unit (the smallest median's): (title,
+    header, rows), one row per value of the name that goes down; None for any other sweep."""
+    names = _grid_names(sweep)
+    medians = [p.result.median for p in sweep.points if p.result is not None and p.result.median]
+    if names is None or not medians:
+        return None
+    down, across = names
+    unit, factor = time_unit(min(medians))
+    columns = list(dict.fromkeys(_value_text(p.params[across]) for p in sweep.points))
+    rows = []
+    for value in dict.fromkeys(_value_text(p.params[down]) for p in sweep.points):
+        row = {_value_text(p.params[across]): p for p in sweep.points if _value_text(p.params[down]) == value}
+        fastest = _fastest(list(row.values()))
+        rows.append((value, *(_grid_cell(row.get(column), fastest, factor) for column in columns)))
+    return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
+
+
 def _check_line(check: Check | None) -> str | None:
     if check is None:
         return None
@@ -158,7 +216,10 @@ def _sweep_notes(sweep: Results) -> list[str]:
 
 
 def sweep_text(sweep: Results) -> str:
-    return plain("\n".join(_table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
+    """The sweep's table (a two-name sweep's grid first), then the notes under it."""
+    grid = _grid_table(sweep)
+    lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []
+    return plain("\n".join(lines + _table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
 
 
 def _finish(fig: Figure, axes: Axes, alt: str, log: bool, lines: int = 1) -> str:
@@ -253,8 +314,16 @@ def _sweep_legend(series: Series, numeric: bool) -> list[str]:
 
 
 def sweep_html(sweep: Results) -> str:
+    """The chart, the table, the notes; a two-name sweep's grid comes before the table, which then
+    opens on demand ("every point": spreads, cold runs, noise, errors)."""
     extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep)]
-    return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
+    table, grid = table_html(*_sweep_table(sweep)), _grid_table(sweep)
+    if grid is not None:
+        title, header, rows = grid
+        table = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
+                 f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>"
+                 + section_html("Every point", table, "cudatime-section-points"))
+    return report_html([sweep_chart(sweep), table, *extras], "cudatime-sweep")
 
 
 def _ratio(value: float) -> str:
