@@ -30,8 +30,11 @@ LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; 
 
 
 def cell_style(text: str) -> str:
-    """A table cell's style: short cells on one line, long ones wrapped (so a table fits a narrow panel)."""
-    return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:anywhere")
+    """A table cell's style: short cells on one line, long ones wrapped at spaces (so a table fits a
+    narrow panel). ``break-word`` breaks inside a word only where the word alone is wider than its
+    line, and leaves the column at least one word wide; ``anywhere`` let a table squeeze a column to
+    one character per line ("dtype / ='flo / at32'")."""
+    return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:break-word")
 
 
 # a command-line flag and its value ("--threads 1", "-n N"): a browser may break a line after a hyphen
