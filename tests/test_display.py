@@ -20,6 +20,7 @@ from ipython_cudatime.render.comparison import sweep_html
 from ipython_cudatime.render.html import MANY_RUNS
 from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
 from ipython_cudatime.result import CudaTimeResult, Run, Task
+from ipython_cudatime.units import format_seconds as fmt
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
 KEPT_TAGS = {"div", "span", "table", "tr", "th", "td", "details", "summary", "img", "b", "ul", "li", "br"}
@@ -96,12 +97,16 @@ def test_chart_is_svg_with_text_as_paths_set_on_its_own_background():
     assert FONT_PX * 340 / CHART_PX >= 10  # text >= 10 px in a 340 px output area (a 360 px panel)
 
 
-def test_per_run_numbers_are_in_the_details_table():
+def test_per_run_numbers_are_in_the_details_section_as_a_flow_that_wraps():
+    """Every warm run, numbered, in entries that wrap to the output's width: no table to scroll."""
     result = sample(25)
     html = display.bundle(result)["text/html"]
     details = html[html.index("cudatime-section-details"):]
-    assert details.count("<tr>") >= 2 + 3  # cold, warm-up; 25 warm runs in rows of ten
-    assert "21–25" in details and "title=" not in html.split("cudatime-section")[0]  # no tooltips for runs
+    [runs] = re.findall(r"<div class='cudatime-warm-runs'.*?</div>", details)
+    entries = re.findall(r"<span style='display:inline-block;[^']*'>(\d+): ([^<]+)</span>", runs)
+    assert [int(number) for number, _ in entries] == list(range(1, 26)) and "<table" not in runs
+    assert [time for _, time in entries] == [fmt(s) for s in result.samples]
+    assert "title=" not in html.split("cudatime-section")[0]  # no tooltips for runs
 
 
 def test_empty_columns_are_hidden():

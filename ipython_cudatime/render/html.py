@@ -128,7 +128,6 @@ def _clocks(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
     return (kind, str(number), fmt(run.host), fmt(run.wall), "" if run.device is None else fmt(run.device))
 
 
-WARM_PER_ROW = 10  # warm runs per row of the per-run table
 # runs listed one by one and drawn a bar each; beyond, their distribution (``spread_html``, and a histogram
 # in the chart): a report of 1,000 runs stays under 60 KB, and one of 100,000 as large
 MANY_RUNS = 200
@@ -148,8 +147,8 @@ def spread_html(kind: str, times: Sequence[float]) -> str:
 
 def runs_html(result: CudaTimeResult) -> str:
     """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
-    on the statistics clock, ten to a row. Past ``MANY_RUNS`` runs of a kind, their percentiles
-    instead."""
+    on the statistics clock (``warm_runs_html``). Past ``MANY_RUNS`` runs of a kind, their
+    percentiles instead."""
     warmup = ([_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
               if len(result.warmup) <= MANY_RUNS else [])
     html = table_html(("run", "#", "host", "wall", "device"), [_clocks("cold", 1, result.cold)] + warmup,
@@ -160,13 +159,17 @@ def runs_html(result: CudaTimeResult) -> str:
     if len(samples) > MANY_RUNS:
         return html + spread_html(f"warm ({result.clock})", samples)
     if samples:
-        rows = [(f"{start + 1}–{min(start + WARM_PER_ROW, len(samples))}",
-                 *(fmt(s) for s in samples[start:start + WARM_PER_ROW]),
-                 *([""] * (WARM_PER_ROW - len(samples[start:start + WARM_PER_ROW]))))
-                for start in range(0, len(samples), WARM_PER_ROW)]
-        header = (f"warm ({result.clock})", *[""] * WARM_PER_ROW)
-        html += table_html(header, rows, "cudatime-warm-runs")
+        html += warm_runs_html(result.clock, samples)
     return html
+
+
+def warm_runs_html(clock: str, samples: Sequence[float]) -> str:
+    """The warm runs' times in order, numbered, as many to a line as the output's width holds: a
+    table of ten to a row was wider than a phone's output, and scrolled runs 9 and 10 out of view
+    under a "1–10" label. Each entry keeps a fixed minimum width, so the lines align."""
+    entries = "".join(f"<span style='display:inline-block;min-width:7.5em;white-space:nowrap'>{number}: {fmt(time)}"
+                      "</span> " for number, time in enumerate(samples, 1))
+    return f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({clock} clock)</b><br>{entries}</div>"
 
 
 def details_html(result: CudaTimeResult) -> str:
