@@ -45,6 +45,7 @@ MIN_INTERVAL = 0.2  # seconds between two refreshes, at least
 TICK = 0.25  # seconds between two looks of the ticker at a run under way
 COST_SHARE = 0.01  # refreshing costs at most this share of the time measured
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+FINISHED_SHOWN = 8  # finished sweep points listed under the bar, the latest ones
 
 
 class LiveProgress(Progress):
@@ -73,6 +74,7 @@ class LiveProgress(Progress):
         # what ran() last heard, for the text: (phase, done, warm, spent, harness)
         self._done: tuple[str, int, Sequence[Run], float, Harness | None] | None = None
         self._shown = 0.0  # the fraction shown last: the bar never moves back
+        self._finished: list[tuple[str, str]] = []  # (label, warm median or "error") of each finished point
         self._lock = threading.Lock()  # one refresh at a time: the runner's thread or the ticker's
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -84,6 +86,10 @@ class LiveProgress(Progress):
             self._took.append(now - self._point_started)
         self.point, self.label = self.point + 1, label
         self._point_started, self._cold, self._each, self._later, self._done = now, None, None, 0, None
+
+    def point_done(self, label: str, median: float | None, failed: bool = False) -> None:
+        """A sweep point finished: the view lists it (its warm median, or that it failed)."""
+        self._finished.append((label, "error" if failed else fmt(median) if median is not None else "cold run only"))
 
     def starting(self, phase: str, number: int) -> None:
         self._running = (phase, number, self.clock.now())
@@ -109,7 +115,7 @@ class LiveProgress(Progress):
             if self.view is None:
                 return
             first = not self.view.shown
-            self.view.update(fraction, f"cudatime: {self._prefix()}{text}")
+            self.view.update(fraction, f"cudatime: {self._prefix()}{text}", self._finished[-FINISHED_SHOWN:])
         cost = 0.0 if first else self.clock.now() - now
         self._next = now + max(MIN_INTERVAL, cost / COST_SHARE)
 
@@ -246,14 +252,15 @@ class WidgetView:
     def _publish(self, data: dict[str, Any], update: bool) -> None:
         self._publisher.publish(data, metadata={}, transient={"display_id": self.display_id}, update=update)
 
-    def update(self, fraction: float, status: str) -> None:
-        """Show ``status`` as text: an HTML widget renders markup, and a status holds the user's
-        sweep values and labels, so it is escaped (``<img onerror=...>`` shows as typed)."""
+    def update(self, fraction: float, status: str, finished: Sequence[tuple[str, str]] = ()) -> None:
+        """Show ``status`` as text, and under it the ``finished`` sweep points (label, median): an
+        HTML widget renders markup, and both hold the user's sweep values and labels, so they are
+        escaped (``<img onerror=...>`` shows as typed)."""
         if self.widgets is None:
             self._show()
         assert self.widgets is not None  # what _show() made
         box, bar, text = self.widgets
-        bar.value, text.value = fraction, escape(status, quote=False)
+        bar.value, text.value = fraction, escape(status, quote=False) + _finished_table(finished)
 
     def _show(self) -> None:
         import ipywidgets
@@ -297,7 +304,8 @@ class LineView:
         self.stream = stream
         self.shown = False
 
-    def update(self, fraction: float, status: str) -> None:
+    def update(self, fraction: float, status: str, finished: Sequence[tuple[str, str]] = ()) -> None:
+        """The status alone: one line has no room for the finished points."""
         self.stream.write(f"\r\x1b[K{inert(status, newlines=False)} [{100 * fraction:3.0f}%]")
         self.stream.flush()
         self.shown = True
@@ -326,6 +334,13 @@ def live_progress(shell: Any, quiet: bool, plan: Plan, notebook: bool, points: i
         if view is None and sys.stderr.isatty():
             view = LineView(sys.stderr)
     return LiveProgress(view, plan.runs, plan.budget, points, clock, plan.warmup)
+
+
+def _finished_table(finished: Sequence[tuple[str, str]]) -> str:
+    """The finished sweep points as a small table, escaped; "" before the first."""
+    rows = "".join(f"<tr><td style='padding-right:10px'>{escape(label, quote=False)}</td><td>{escape(median)}</td></tr>"
+                   for label, median in finished)
+    return f"<table style='font-size:90%;border-collapse:collapse'>{rows}</table>" if rows else ""
 
 
 def _about(seconds: float) -> str:

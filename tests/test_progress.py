@@ -2,6 +2,7 @@
 on a TTY, nothing elsewhere, and never inside a timed run."""
 
 import io
+import re
 import sys
 import threading
 import time
@@ -171,8 +172,9 @@ class Recorder:
         self.updates = []
         self.clock = clock
 
-    def update(self, fraction, status):
+    def update(self, fraction, status, finished=()):
         self.updates.append((self.clock.now() if self.clock else time.perf_counter(), fraction, status))
+        self.finished = list(finished)
         self.shown = True
 
     def close(self):
@@ -293,6 +295,18 @@ def test_the_bar_and_the_time_left_count_the_points_to_come():
     assert fraction > 0.5  # the cold run under way moves the bar
 
 
+def test_the_latest_finished_points_are_listed_escaped():
+    finished = [(f"s='<b>{n}</b>'", "1 ms") for n in range(progress.FINISHED_SHOWN)]
+    markup = progress._finished_table(finished)
+    assert markup.count("<tr>") == progress.FINISHED_SHOWN and "&lt;b&gt;0&lt;/b&gt;" in markup and "<b>" not in markup
+    assert progress._finished_table([]) == ""
+    live = progress.LiveProgress(Recorder(), runs=1, points=20)
+    for n in range(12):
+        live.point_done(f"n={n}", 0.001 if n != 5 else None, failed=n == 5)
+    live._refresh(live.clock.now())
+    assert live.view.finished == [(f"n={n}", "error" if n == 5 else "1 ms") for n in range(4, 12)]
+
+
 def test_the_ticker_stops_with_the_measurement():
     live = progress.LiveProgress(Recorder(), runs=1)
     with live:
@@ -318,3 +332,11 @@ def test_the_progress_view_lives_through_every_point_of_a_sweep(sweep_cell):
     assert closes and min(closes) > max(updates)  # no widget of the view closed before its last update
     [final] = [m for m in sweep_cell if m["msg_type"] == "update_display_data"]
     assert "t=0.18" in final["content"]["data"]["text/plain"]  # the report replaced the view
+
+
+@pytest.mark.timing  # four points of real runs in a real kernel
+def test_finished_points_fill_a_table_under_the_bar(sweep_cell):
+    last = [text for text in _progress_texts(sweep_cell) if "point 4 of 4" in text][-1]
+    rows = re.findall(r"<tr><td[^>]*>(.*?)</td><td>(.*?)</td></tr>", last)
+    assert [label for label, _ in rows] == ["t=0.15", "t=0.16", "t=0.17"]
+    assert all(median.endswith(" ms") for _, median in rows), rows
