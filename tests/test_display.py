@@ -249,8 +249,8 @@ def test_mathtext_and_markup_in_sweep_values_and_labels_are_drawn_as_typed(ip, s
     assert "<img" not in svg  # the value is in matplotlib's escaped comments, or keyed under the chart
     assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"] and "<img src=x" not in data["text/html"]
     run(ip, "%cudatime -n 1 -l $x^$ 1")
-    compare = run(ip, "%cudatime_compare '$\\undefinedmacro$' '$x^$'")  # bars named by the labels
-    assert compare.error is None and "cold run and warm median per label" in compare.outputs[0].data["text/html"]
+    compare = run(ip, "%cudatime_compare '$\\undefinedmacro$' '$x^$'")  # rows named by the labels
+    assert compare.error is None and "spread and the cold run per row" in compare.outputs[0].data["text/html"]
 
 
 def test_a_users_tex_setting_does_not_reach_our_charts():
@@ -301,7 +301,7 @@ def test_every_time_axis_is_labelled_in_units_log_or_not():
     logs = 0
     for obj in reports:
         [svg] = _charts(_report(obj))
-        ticks = chart_samples.tick_labels(svg)["y"]
+        ticks = chart_samples.tick_labels(svg)["x" if obj is reports[-1] else "y"]  # a comparison's rows go down
         assert len(ticks) >= 2 and all(UNIT.match(label) for label in ticks), ticks
         logs += ticks[0] != "0"
     assert logs >= 3  # the big cold run, the log sweep and the comparison are log axes
@@ -337,6 +337,19 @@ def test_a_sweep_over_words_draws_categories_one_series_per_other_value_and_its_
     assert colds == sorted(p.result.cold_time for p in sweep.points)
     legend = html[html.index("cudatime-legend"):]
     assert "way=&#x27;broadcast&#x27;" in legend and "way=&#x27;expand&#x27;" in legend and "cold run" in legend
+
+
+def test_a_comparison_is_a_dot_plot_with_names_on_the_left_and_a_titled_time_axis():
+    """Dots on a log axis, never bars from an arbitrary floor; every row named in full (wrapped),
+    never a number keyed below, however long one name is."""
+    long = "a label long enough to wrap onto a second line, or a third, and more"
+    a, b = chart_samples.result(2.74e-6, 0.3), chart_samples.result(0.002, 0.05)
+    html = _report(Results([Point(Task(label="short"), a), Point(Task(label=long), b)]))
+    [svg] = _charts(html)
+    names = chart_samples.tick_labels(svg)["y"]
+    assert names[0] == "short" and names[1].count("\n") == 2 and names[1].endswith("…")
+    assert "<!-- time per run (log) -->" in svg and "1: " not in html  # a titled axis, no key
+    assert "its spread as a line" in html
 
 
 def test_long_category_labels_wrap_or_become_numbers_keyed_below():

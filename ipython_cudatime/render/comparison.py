@@ -1,7 +1,7 @@
 """Several results side by side (a ``compare.Results``): as a sweep, or as a comparison.
 
 Text (the truth), and an HTML report with a chart (an SVG ``<img>``, see ``image``): warm
-median (and cold) against the swept value, or grouped cold/warm bars per row. One label's
+median (and cold) against the swept value, or a dot plot with a row per result. One label's
 points from one machine read as a sweep; anything else (several labels, results loaded from
 other kernels or machines) as a comparison, each row named by its label, swept values and,
 where the rows come from more than one machine, the machine.
@@ -10,22 +10,26 @@ where the rows come from more than one machine, the machine.
 from __future__ import annotations
 
 import itertools
+import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..compare import contrast
+from ..compare import contrast, spread
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text, shortened, time_unit
 from .html import report_html, section_html, sentence_html, table_html
 from .image import (
+    CHAR_PX,
     COLOURS,
     FONT_PT,
     FONT_PX,
+    MARGINS_PX,
     MUTED,
     SERIES,
+    USER_TEXT,
     category_ticks,
     figure,
     img_tag,
@@ -393,8 +397,26 @@ def compare_text(results: Results) -> str:
     return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
 
 
+NAME_CHARS = 22  # characters in a line of a row's name, left of a comparison's dots
+NAME_LINES = 3  # lines a name may take; a longer one ends in "…" (the table below has it whole)
+
+
+def _row_name(name: str) -> str:
+    """A row's name as the chart writes it left of its dots: wrapped, at most NAME_LINES lines."""
+    lines = textwrap.wrap(name, NAME_CHARS, break_long_words=True) or [""]
+    if len(lines) > NAME_LINES:
+        lines = lines[:NAME_LINES]
+        lines[-1] = lines[-1][:NAME_CHARS - 1] + "…"
+    return "\n".join(lines)
+
+
 def compare_chart(results: Results) -> str:
-    """Grouped bars: cold and warm median per row, log scale when they span decades."""
+    """A dot plot, one row per result, its name on the left: the warm median (a filled dot) with
+    its spread as a whisker (the interval ``contrast`` compares), the cold run an open dot, on a
+    titled time axis (log when the times span decades). Dots, not bars: a bar on a log axis starts
+    from an arbitrary floor, and its length means nothing."""
+    from matplotlib.ticker import NullLocator
+
     done = [(name, point.result) for name, point in zip(_names(results.points), results.points)
             if point.result is not None]
     if not done:
@@ -402,17 +424,28 @@ def compare_chart(results: Results) -> str:
     note = crowded(len(done), CHART_ROWS, "rows")
     if note:
         return note
-    fig, axes = figure(CHART_HEIGHT_PX)
-    labels = [name for name, _ in done]
-    xs = range(len(labels))
-    cold = [r.cold_time for _, r in done]
-    warm = [r.median or r.cold_time for _, r in done]
-    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"])
-    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"])
-    lines, key = category_ticks(axes, labels)
-    image = _finish(fig, axes, "cudatime: cold run and warm median per label", _spans_decades(cold + warm), lines)
-    items = [legend_item(swatch(COLOURS["cold"]) + "cold run"), legend_item(swatch(COLOURS["warm"]) + "warm median")]
-    return image + legend_html(items, key)
+    names = [_row_name(name) for name, _ in done]
+    row_px = max(name.count("\n") + 1 for name in names) * FONT_PX * 1.25 + 10
+    fig, axes = figure(MARGINS_PX[2] + MARGINS_PX[3] + row_px * len(done))
+    for y, (_, r) in enumerate(done):
+        interval = spread(r)
+        if interval is not None:
+            axes.hlines(y, *interval, color=COLOURS["warm"], linewidth=2.5)
+        if r.median is not None:
+            axes.plot([r.median], [y], "o", color=COLOURS["warm"], markersize=7)
+        axes.plot([r.cold_time], [y], "o", markerfacecolor="none", color=COLOURS["cold"], markersize=7)
+    axes.set_yticks(range(len(done)), names, **USER_TEXT)
+    axes.set_ylim(len(done) - 0.5, -0.5)  # the first row on top, as in the table
+    axes.yaxis.set_minor_locator(NullLocator())
+    log = _spans_decades([v for _, r in done for v in (r.median, r.cold_time)])
+    axes.set_xscale("log" if log else "linear")
+    time_axis(axes, log, "x")
+    axes.set_xlabel("time per run" + (" (log)" if log else ""), fontsize=FONT_PT)
+    place(fig, left_px=NAME_CHARS * CHAR_PX + 12)
+    image = img_tag(svg_bytes(fig), "cudatime: warm median, its spread and the cold run per row")
+    items = [legend_item(f"<span style='color:{COLOURS['warm']}'>●</span> warm median, its spread as a line"),
+             legend_item(f"<span style='color:{COLOURS['cold']}'>○</span> cold run")]
+    return image + legend_html(items)
 
 
 def compare_html(results: Results) -> str:

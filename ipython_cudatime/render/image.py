@@ -81,13 +81,15 @@ def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
     return fig, axes
 
 
-def place(fig: Figure, extra_bottom_px: float = 0.0) -> None:
-    """Fixed margins in pixels (``MARGINS_PX``), ``extra_bottom_px`` more below for wrapped tick
-    labels (the figure grows by as much, so the plot keeps its height)."""
+def place(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> None:
+    """Fixed margins in pixels (``MARGINS_PX``; ``left_px`` for names left of the plot),
+    ``extra_bottom_px`` more below for wrapped tick labels (the figure grows by as much, so the
+    plot keeps its height)."""
     width, height = (size * fig.dpi for size in fig.get_size_inches())
     height = height + extra_bottom_px
     fig.set_size_inches(width / fig.dpi, height / fig.dpi)
-    left, right, top, bottom = MARGINS_PX
+    _, right, top, bottom = MARGINS_PX
+    left = left_px
     fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
                         bottom=(bottom + extra_bottom_px) / height)
 
@@ -97,21 +99,22 @@ def seconds_tick(value: float, _position: float | None = None) -> str:
     return format_seconds(value) if value > 0 else "0"
 
 
-def time_axis(axes: Axes, log: bool) -> None:
-    """Label the y axis of ``axes`` (its data drawn) in the report's units: a few round values
-    from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span. Minor
-    ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
+def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
+    """Label the ``which`` axis of ``axes`` (its data drawn) in the report's units: a few round
+    values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
+    Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-    axis = axes.yaxis
+    axis = axes.yaxis if which == "y" else axes.xaxis
+    most = 5 if which == "y" else 4  # side by side, "100 ms" labels need about 70 px each
     if log:
-        low, high = sorted(axes.get_ylim())
+        low, high = sorted(axes.get_ylim() if which == "y" else axes.get_xlim())
         span = high / low if low > 0 else math.inf
         subs = (1.0,) if span >= 1000 else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
-        axis.set_major_locator(LogLocator(base=10, subs=subs))
+        axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=most if which == "x" else None))
     else:
-        axes.set_ylim(bottom=0.0)
-        axis.set_major_locator(MaxNLocator(5))
+        axes.set_ylim(bottom=0.0) if which == "y" else axes.set_xlim(left=0.0)
+        axis.set_major_locator(MaxNLocator(most))
     axis.set_major_formatter(FuncFormatter(seconds_tick))
     axis.set_minor_formatter(NullFormatter())
 
