@@ -322,6 +322,14 @@ def sweep_cell():
     return timed_in_a_kernel("-n 2 --sweep t=0.15,0.16,0.17,0.18", "time.sleep(t)")
 
 
+def _sent_at(message):
+    """When the kernel sent ``message``, in seconds."""
+    import datetime
+
+    date = message["header"]["date"]
+    return (date if isinstance(date, datetime.datetime) else datetime.datetime.fromisoformat(date)).timestamp()
+
+
 @pytest.mark.timing  # four points of real runs in a real kernel
 def test_the_progress_view_lives_through_every_point_of_a_sweep(sweep_cell):
     texts = _progress_texts(sweep_cell)
@@ -330,6 +338,8 @@ def test_the_progress_view_lives_through_every_point_of_a_sweep(sweep_cell):
                and "cudatime" in str(m["content"]["data"].get("state", {}).get("value", ""))]
     closes = [i for i, m in enumerate(sweep_cell) if m["msg_type"] == "comm_close"]
     assert closes and min(closes) > max(updates)  # no widget of the view closed before its last update
+    sent = [_sent_at(sweep_cell[i]) for i in updates]
+    assert max(b - a for a, b in zip(sent, sent[1:])) < 2.0  # a person sees it move throughout
     [final] = [m for m in sweep_cell if m["msg_type"] == "update_display_data"]
     assert "t=0.18" in final["content"]["data"]["text/plain"]  # the report replaced the view
 
