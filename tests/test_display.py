@@ -393,6 +393,16 @@ def test_tables_scroll_sideways_and_long_cells_wrap():
     assert "anywhere" not in re.sub(r"<div class='cudatime-legend'[^>]*>", "", html)
 
 
+def test_a_comparisons_table_may_use_the_outputs_width_beside_text_capped_as_in_any_report():
+    """At 1280 px a 600 px frame kept the device column out of view beside 500 px of empty space."""
+    html = _report(_compare())
+    frame = html.split(">")[0]
+    assert "display:inline-block;max-width:100%" in frame and f"max-width:{REPORT_PX}px" not in frame
+    table_box = html.index("<table") - len("<div style='overflow-x:auto;max-width:100%'>")
+    assert html[:table_box].endswith("</div>") and html[:table_box].rfind(f"<div style='max-width:{REPORT_PX}px'>") > 0
+    assert html.count(f"<div style='max-width:{REPORT_PX}px'>") == 2  # the chart with its legend, and the notes
+
+
 def test_the_same_chart_is_the_same_bytes():
     assert _report(chart_samples.log_sweep()) == _report(chart_samples.log_sweep())
 

@@ -20,7 +20,7 @@ from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text, shortened, time_unit
-from .html import report_html, section_html, sentence_html, table_html
+from .html import capped, report_html, section_html, sentence_html, table_html
 from .image import (
     CHAR_PX,
     COLOURS,
@@ -325,9 +325,9 @@ def sweep_html(sweep: Results) -> str:
     if grid is not None:
         title, header, rows = grid
         table = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
-                 f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>"
+                 + capped(f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>")
                  + section_html("Every point", table, "cudatime-section-points"))
-    return report_html([sweep_chart(sweep), table, *extras], "cudatime-sweep")
+    return report_html([capped(sweep_chart(sweep)), table, capped("".join(extras))], "cudatime-sweep", wide=True)
 
 
 def _ratio(value: float) -> str:
@@ -450,7 +450,8 @@ def compare_chart(results: Results) -> str:
 
 def compare_html(results: Results) -> str:
     notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results)]
-    return report_html([compare_chart(results), table_html(*_compare_table(results)), *notes], "cudatime-compare")
+    return report_html([capped(compare_chart(results)), table_html(*_compare_table(results)), capped("".join(notes))],
+                       "cudatime-compare", wide=True)
 
 
 def is_sweep(results: Results) -> bool:

@@ -197,10 +197,19 @@ def stacked_bar(parts: Iterable[tuple[str, float, str]], total: float,
     return f"<div style='display:flex;width:100%;margin:4px 0 2px 0'>{cells}</div>" + legend_html(items)
 
 
-def report_html(parts: Iterable[str], cls: str) -> str:
-    """Every report's frame: one width, normal line height, the frontend's colours and font."""
-    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left;"
-            "overflow-wrap:break-word'>" + "".join(parts) + "</div>")
+def report_html(parts: Iterable[str], cls: str, wide: bool = False) -> str:
+    """Every report's frame: normal line height, the frontend's colours and font, REPORT_PX wide at
+    most. A ``wide`` frame (a sweep's or a comparison's, whose table can be wider) is as wide as its
+    widest part, up to the output's width: its text and chart come ``capped`` at REPORT_PX, and its
+    table may use the rest, so that no column is out of view beside empty space."""
+    width = "display:inline-block;max-width:100%" if wide else f"max-width:{REPORT_PX}px"
+    return (f"<div class='{cls}' style='{width};line-height:1.4;text-align:left;overflow-wrap:break-word'>"
+            + "".join(parts) + "</div>")
+
+
+def capped(html: str) -> str:
+    """Text or a chart in a wide frame (``report_html``): REPORT_PX wide at most, as in any report."""
+    return f"<div style='max-width:{REPORT_PX}px'>{html}</div>" if html else ""
 
 
 def render_html(result: CudaTimeResult, chart: str = "") -> str:
