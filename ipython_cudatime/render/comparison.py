@@ -10,6 +10,7 @@ where the rows come from more than one machine, the machine.
 from __future__ import annotations
 
 import itertools
+import math
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
@@ -135,6 +136,7 @@ def _sweep_table(sweep: Results) -> tuple[Row, list[Row]]:
 
 
 FASTEST = " *"  # marks the fastest in a grid's row
+GRID_MAX = 100  # a grid's unit is at least that of its largest time / this: 5 digits at most (633 µs, not 633,474 ns)
 GRID_KEY = "* the fastest in its row, where its spread is clear of the next one's"
 
 
@@ -175,14 +177,15 @@ def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
 
 
 def _grid_table(sweep: Results) -> tuple[str, Row, list[Row]] | None:
-    """A two-name sweep as a grid of warm medians, in one unit (the smallest median's): (title,
-    header, rows), one row per value of the name that goes down; None for any other sweep."""
+    """A two-name sweep as a grid of warm medians, in one unit (the smallest median's, or a larger
+    one where the largest would need more than 5 digits, see GRID_MAX): (title, header, rows), one
+    row per value of the name that goes down; None for any other sweep."""
     names = _grid_names(sweep)
     medians = [p.result.median for p in sweep.points if p.result is not None and p.result.median]
     if names is None or not medians:
         return None
     down, across = names
-    unit, factor = time_unit(min(medians))
+    unit, factor = time_unit(max(min(medians), max(medians) / GRID_MAX))
     columns = list(dict.fromkeys(_value_text(p.params[across]) for p in sweep.points))
     rows = []
     for value in dict.fromkeys(_value_text(p.params[down]) for p in sweep.points):
@@ -291,6 +294,7 @@ def sweep_chart(sweep: Results) -> str:
         axes.plot(xs, medians, marker="o", color=colour, linestyle="-" if numeric else "none")  # type: ignore[arg-type]
         axes.plot(xs, [r.cold_time for _, r in points], marker="o", markerfacecolor="none", color=colour,
                   linestyle="--" if numeric else "none")
+        _spread_marks(axes, xs, [spread(r) for _, r in points], colour, numeric)
     if numeric:
         values = [p.params[x_name] for p in done]
         x_log = _spans_decades(values, X_LOG_SPAN)
@@ -306,10 +310,25 @@ def sweep_chart(sweep: Results) -> str:
     return image + legend_html(_sweep_legend(series, numeric), key)
 
 
+def _spread_marks(axes: Axes, xs: Sequence[Any], spreads: Sequence[tuple[float, float] | None], colour: str,
+                  numeric: bool) -> None:
+    """Each point's warm spread (``compare.spread``, the interval a contrast compares): a band along
+    a line of numbers, a bar through each dot of a category; none where a point has under 2 runs."""
+    if not any(spreads):
+        return
+    lows = [interval[0] if interval else math.nan for interval in spreads]
+    highs = [interval[1] if interval else math.nan for interval in spreads]
+    if numeric:
+        axes.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
+    else:
+        axes.vlines(xs, lows, highs, color=colour, linewidth=3, alpha=0.5)
+
+
 def _sweep_legend(series: Series, numeric: bool) -> list[str]:
     """What the sweep chart draws: filled and open dots (and their lines), and each series' colour."""
     solid, dashed = (" (solid line)", " (dashed line)") if numeric else ("", "")
-    items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}"),
+    spread_mark = "shaded band" if numeric else "bar through it"
+    items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}, its spread a {spread_mark}"),
              legend_item(f"<span style='color:{MUTED}'>○</span> cold run{dashed}")]
     if len(series) > 1 or any(series):
         items += [legend_item(swatch(colour) + escape(name or "the rest"))
