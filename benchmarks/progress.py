@@ -40,9 +40,9 @@ class CountingView(progress.LineView):
         super().__init__(NullTTY())
         self.refreshes, self.seconds = 0, 0.0
 
-    def update(self, fraction, status):
+    def update(self, fraction, status, finished=()):
         t0 = time.perf_counter()
-        super().update(fraction, status)
+        super().update(fraction, status, finished)
         self.seconds += time.perf_counter() - t0
         self.refreshes += 1
 

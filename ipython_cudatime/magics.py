@@ -371,7 +371,9 @@ class CudaTimeMagics(Magics):
 
         done: list[Point] = []
 
-        def finished(point: Point) -> None:  # recorded and saved as it finishes: LABEL[n=256, device='cpu']
+        def finished(point: Point) -> None:  # recorded, saved and listed as it finishes: LABEL[n=256, device='cpu']
+            live.point_done(format_params(point.params), point.result.median if point.result else None,
+                            point.result is None)
             done.append(point)
             self._record(spec, done)
             self._save(spec, [point])

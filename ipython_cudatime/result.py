@@ -288,16 +288,17 @@ class CudaTimeResult:
     @property
     def total_runs(self) -> int:
         """How many times the cell ran in all: cold, warm-up, warm (every run of every sample),
-        and the features' extra runs."""
+        the features' extra runs, and the run an error or a stop cut short (it ran, in part)."""
         later = sum(run.batch for run in self.warmup) + sum(run.batch for run in self.warm)
-        return 1 + later + len(self.extra_runs)
+        return 1 + later + len(self.extra_runs) + (self.stopped is not None)
 
     def counts_text(self) -> str:
         """``the cell ran 10 times: 1 cold + 1 warm-up + 8 warm``, as every report states it; with
         batching ``... + 120 warm samples × 1,000 runs``."""
         warmup = sum(run.batch for run in self.warmup)
         warm = f"{len(self.warm)} warm" if self.batch == 1 else f"{len(self.warm)} warm samples × {self.batch:,} runs"
-        parts = ["1 cold", f"{warmup:,} warm-up", warm, *self.extra_runs]
+        stopped = ["1 stopped early"] if self.stopped else []
+        parts = ["1 cold", f"{warmup:,} warm-up", warm, *self.extra_runs, *stopped]
         total = self.total_runs
         return f"the cell ran {total:,} time{'s' if total != 1 else ''}: {' + '.join(parts)}"
 

@@ -562,7 +562,7 @@ def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> 
     """The result's notes: the devices', why the cell ran once (or what -n forced: ``asked`` is the
     plan before the cut), and an OOM hint."""
     notes = devices.notes()
-    total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra)
+    total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra) + (later.stopped is not None)
     note = _repeat_note(asked.runs, total, repeats.why_once())
     if note:
         notes.append(note)

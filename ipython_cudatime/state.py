@@ -348,8 +348,13 @@ class _NoPrompts(_Around):
             self.getpass.getpass = self.saved[2]
 
 
+OWN_WIDGET = "_cudatime_own"  # set True on a widget of the package's own (the progress view): never closed here
+
+
 class _CloseNewFiguresAndWidgets(_Around):
-    """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay."""
+    """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay.
+    A widget marked ``OWN_WIDGET`` is the package's, not the cell's: the progress view, first shown
+    during a later run, lives on until the report replaces it."""
 
     def enter(self) -> None:
         self.figures, self.widgets = set(_pyplot_figures()), set(_live_widgets())
@@ -361,8 +366,9 @@ class _CloseNewFiguresAndWidgets(_Around):
                 pyplot.close(number)
         registry = _live_widgets()
         for key in set(registry) - self.widgets:
-            with contextlib.suppress(Exception):
-                registry[key].close()
+            if not getattr(registry[key], OWN_WIDGET, False):
+                with contextlib.suppress(Exception):
+                    registry[key].close()
 
 
 class InterruptHold:

@@ -94,9 +94,16 @@ def format_seconds(seconds: float | None, precision: int = 3) -> str:
             if left < 1:
                 break
         return " ".join(parts)
-    order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
+    unit, factor = time_unit(seconds)
+    return f"{seconds * factor:.{precision}g} {unit}"
+
+
+def time_unit(seconds: float) -> tuple[str, int]:
+    """The unit ``format_seconds`` writes ``seconds`` in (seconds past a minute too), and its
+    factor: ``("ms", 1000)`` for 0.0156; a table in one unit takes its smallest value's."""
+    order = max(min(-int(math.floor(math.log10(seconds)) // 3), 3), 0) if seconds > 0 else 3
     unit = ("s", "ms", None, "ns")[order] or symbol("µ") + "s"  # symbol() encodes: only where it is needed
-    return f"{seconds * 1000**order:.{precision}g} {unit}"
+    return unit, 1000**order
 
 
 def format_bytes(count: float) -> str:

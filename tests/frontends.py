@@ -157,7 +157,8 @@ READ_REPORTS = """([panelSel, cellSel]) => Array.from(document.querySelector(pan
         charts: Array.from(r.querySelectorAll('img'), (i) => ({
             svg: i.src.startsWith('data:image/svg+xml;base64,'), complete: i.complete,
             natural: i.naturalWidth, shown: i.clientWidth, src: i.src})),
-        width: r.getBoundingClientRect().width})),
+        width: r.getBoundingClientRect().width,
+        table: Math.max(0, ...Array.from(r.querySelectorAll('table'), (t) => t.getBoundingClientRect().width))})),
     text: cell.innerText,
     output: Array.from(cell.querySelectorAll('.jp-OutputArea, .output_wrapper'), (o) => o.innerText).join(' '),
     panel: document.querySelector(panelSel).clientWidth,

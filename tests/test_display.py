@@ -17,8 +17,10 @@ from ipython_cudatime import display
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
-from ipython_cudatime.render.image import CHART_PX, FONT_PX, REPORT_PX
+from ipython_cudatime.render.html import MANY_RUNS
+from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
 from ipython_cudatime.result import CudaTimeResult, Run, Task
+from ipython_cudatime.units import format_seconds as fmt
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
 KEPT_TAGS = {"div", "span", "table", "tr", "th", "td", "details", "summary", "img", "b", "ul", "li", "br"}
@@ -71,21 +73,40 @@ def test_report_uses_only_what_an_untrusted_notebook_keeps():
     assert f"max-width:{REPORT_PX}px" in html.split(">")[0] and "line-height:1.4" in html.split(">")[0]
 
 
-def test_chart_is_svg_with_text_as_paths_on_a_transparent_background():
+def contrast(one, other):
+    """WCAG 2's contrast ratio of two #rrggbb colours."""
+    def luminance(colour):
+        channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    low, high = sorted((luminance(one), luminance(other)))
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_chart_is_svg_with_text_as_paths_set_on_its_own_background():
+    """No grey reads at 4.5:1 on both a white and a #111 page: the chart's text comes with its
+    background, whatever the frontend's theme."""
     svg = chart_svg(sample()).decode()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     assert "<text" not in svg  # glyphs as paths: no font needed on the reader's machine
-    assert "fill: #ffffff" not in svg and "fill:#ffffff" not in svg  # transparent, not a white block
+    greys = ["#" + f"{level:02x}" * 3 for level in range(256)]
+    assert max(min(contrast(grey, "#ffffff"), contrast(grey, "#111111")) for grey in greys) < 4.5  # none serves both...
+    assert f"fill: {PANEL}" in svg and contrast(MUTED, PANEL) >= 4.5  # ...so the chart brings its own
     assert f'width="{CHART_PX * 0.75:g}pt"' in svg  # shows CHART_PX CSS pixels wide at natural size
     assert FONT_PX * 340 / CHART_PX >= 10  # text >= 10 px in a 340 px output area (a 360 px panel)
 
 
-def test_per_run_numbers_are_in_the_details_table():
+def test_per_run_numbers_are_in_the_details_section_as_a_flow_that_wraps():
+    """Every warm run, numbered, in entries that wrap to the output's width: no table to scroll."""
     result = sample(25)
     html = display.bundle(result)["text/html"]
     details = html[html.index("cudatime-section-details"):]
-    assert details.count("<tr>") >= 2 + 3  # cold, warm-up; 25 warm runs in rows of ten
-    assert "21–25" in details and "title=" not in html.split("cudatime-section")[0]  # no tooltips for runs
+    [runs] = re.findall(r"<div class='cudatime-warm-runs'.*?</div>", details)
+    entries = re.findall(r"<span style='display:inline-block;[^']*'>(\d+): ([^<]+)</span>", runs)
+    assert [int(number) for number, _ in entries] == list(range(1, 26)) and "<table" not in runs
+    assert [time for _, time in entries] == [fmt(s) for s in result.samples]
+    assert "title=" not in html.split("cudatime-section")[0]  # no tooltips for runs
 
 
 def test_empty_columns_are_hidden():
@@ -107,10 +128,16 @@ def test_chart_is_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
     assert calls == ["linear", "log"]
 
 
-def test_thousand_runs_stay_a_small_image():
-    html = display.bundle(sample(1000))["text/html"]
-    [source] = re.findall(r"src='data:image/svg\+xml;base64,([^']+)'", html)
-    assert len(base64.b64decode(source)) < 80_000  # bars are one embedded raster, text stays vector
+def test_a_thousand_runs_show_the_cold_run_apart_and_the_median_in_a_small_report():
+    """Past MANY_RUNS, a bar per run would let the runs after the cold one cover it: the cold run is
+    its own marker beside the warm runs' histogram, and the median line is drawn over it."""
+    html = display.bundle(sample(1000, cold=Run(0.001, 3.5e-3, 3.5e-3)))["text/html"]
+    assert len(html.encode()) < 60_000
+    svg = svg_of(html)
+    groups = re.findall(r'<g id="(cold-run|warm-runs|warm-median)"', svg)
+    assert groups.index("warm-runs") < groups.index("warm-median") and "cold-run" in groups
+    assert "warm runs (1,000), as a histogram" in html and "warm median" in html
+    assert 'id="cold-run"' not in svg_of(display.bundle(sample(MANY_RUNS - 2))["text/html"])  # a bar each
 
 
 def test_no_figures_left_open_or_alive_after_a_hundred_charts():
@@ -222,8 +249,8 @@ def test_mathtext_and_markup_in_sweep_values_and_labels_are_drawn_as_typed(ip, s
     assert "<img" not in svg  # the value is in matplotlib's escaped comments, or keyed under the chart
     assert "&lt;img src=x onerror=alert(1)&gt;" in data["text/html"] and "<img src=x" not in data["text/html"]
     run(ip, "%cudatime -n 1 -l $x^$ 1")
-    compare = run(ip, "%cudatime_compare '$\\undefinedmacro$' '$x^$'")  # bars named by the labels
-    assert compare.error is None and "cold run and warm median per label" in compare.outputs[0].data["text/html"]
+    compare = run(ip, "%cudatime_compare '$\\undefinedmacro$' '$x^$'")  # rows named by the labels
+    assert compare.error is None and "spread and the cold run per row" in compare.outputs[0].data["text/html"]
 
 
 def test_a_users_tex_setting_does_not_reach_our_charts():
@@ -235,22 +262,10 @@ def test_a_users_tex_setting_does_not_reach_our_charts():
 
 
 def test_a_report_stops_growing_past_what_the_chart_can_show():
-    from ipython_cudatime.render.html import LISTED_RUNS
-
-    sizes = {runs: len(display.bundle(sample(runs))["text/html"]) for runs in (LISTED_RUNS + 1, 20_000)}
-    assert abs(sizes[20_000] - sizes[LISTED_RUNS + 1]) < 5_000, sizes
+    sizes = {runs: len(display.bundle(sample(runs))["text/html"]) for runs in (MANY_RUNS + 1, 20_000)}
+    assert abs(sizes[20_000] - sizes[MANY_RUNS + 1]) < 5_000, sizes
     html = display.bundle(sample(20_000))["text/html"]
-    assert "20,000 warm (device) runs" in html and "p99" in html and "each bar: up to 11 runs" in html
-
-
-def test_merged_bars_span_their_runs_and_keep_their_kind():
-    from ipython_cudatime.render.chart import CHART_BARS, summarised
-
-    bars = [("cold", 0.1, 0.5)] + [("warm", 0.001 * i, 0.01 * i) for i in range(1, 3 * CHART_BARS + 1)]
-    merged, starts = summarised(bars)
-    assert len(merged) <= CHART_BARS + 1 and merged[0] == ("cold", 0.1, 0.5) and starts[:3] == [1, 2, 6]
-    assert merged[1] == ("warm", 0.001, 0.04)  # runs 2-5: the lowest host time, the highest total
-    assert summarised(bars[:CHART_BARS]) == (bars[:CHART_BARS], None)
+    assert "20,000 warm (device) runs" in html and "p99" in html
 
 
 def test_too_many_rows_for_a_chart_leave_the_table_alone():
@@ -286,7 +301,7 @@ def test_every_time_axis_is_labelled_in_units_log_or_not():
     logs = 0
     for obj in reports:
         [svg] = _charts(_report(obj))
-        ticks = chart_samples.tick_labels(svg)["y"]
+        ticks = chart_samples.tick_labels(svg)["x" if obj is reports[-1] else "y"]  # a comparison's rows go down
         assert len(ticks) >= 2 and all(UNIT.match(label) for label in ticks), ticks
         logs += ticks[0] != "0"
     assert logs >= 3  # the big cold run, the log sweep and the comparison are log axes
@@ -294,7 +309,7 @@ def test_every_time_axis_is_labelled_in_units_log_or_not():
 
 def test_minor_ticks_and_labels_are_mid_tone_not_black():
     [svg] = _charts(_report(chart_samples.log_sweep()))
-    assert "#000000" not in svg and "fill: #8c8c8c" in svg
+    assert "#000000" not in svg and f"fill: {MUTED}" in svg
 
 
 def test_a_sweep_has_its_values_as_x_ticks():
@@ -322,6 +337,35 @@ def test_a_sweep_over_words_draws_categories_one_series_per_other_value_and_its_
     assert colds == sorted(p.result.cold_time for p in sweep.points)
     legend = html[html.index("cudatime-legend"):]
     assert "way=&#x27;broadcast&#x27;" in legend and "way=&#x27;expand&#x27;" in legend and "cold run" in legend
+
+
+def test_a_comparison_is_a_dot_plot_with_names_on_the_left_and_a_titled_time_axis():
+    """Dots on a log axis, never bars from an arbitrary floor; every row named in full (wrapped),
+    never a number keyed below, however long one name is."""
+    long = "a label long enough to wrap onto a second line, or a third, and more"
+    a, b = chart_samples.result(2.74e-6, 0.3), chart_samples.result(0.002, 0.05)
+    html = _report(Results([Point(Task(label="short"), a), Point(Task(label=long), b)]))
+    [svg] = _charts(html)
+    names = chart_samples.tick_labels(svg)["y"]
+    assert names[0] == "short" and names[1].count("\n") == 2 and names[1].endswith("…")
+    assert "<!-- time per run (log) -->" in svg and "1: " not in html  # a titled axis, no key
+    assert "its spread as a line" in html
+
+
+def test_a_sweeps_lines_carry_their_spread_and_a_grid_reads_in_one_unit_of_five_digits_at_most():
+    times = {("numpy", 256): 1.2e-6, ("torch", 256): 3.93e-7, ("numpy", 16384): 6.33e-4, ("torch", 16384): 1.86e-4}
+    points = [Point(r.task, r) for r in (chart_samples.result(t, 2 * t, params={"n": n, "lib": lib})
+                                          for (lib, n), t in times.items())]
+    report = display.bundle(Results(points))
+    [svg] = _charts(report["text/html"])
+    assert len(re.findall(r'<g id="FillBetweenPolyCollection_\d+"', svg)) == 2  # a band along each line
+    assert "its spread a shaded band" in report["text/html"]
+    title, rest = report["text/plain"].split("\n", 1)
+    assert title == "warm median in µs, n down, lib across"  # not ns: 633,474 would be six digits
+    assert table(rest)[1] == [["256", "1.2", "0.393 *"], ["16384", "633", "186 *"]]
+    once = [Point(r.task, r) for r in (chart_samples.result(t, 2 * t, runs=1, params={"n": n}) for n, t in
+                                       ((1, 1e-3), (2, 2e-3)))]
+    assert "FillBetween" not in _charts(_report(Results(once)))[0]  # one run has no spread to draw
 
 
 def test_long_category_labels_wrap_or_become_numbers_keyed_below():
@@ -360,7 +404,19 @@ def test_bar_labels_live_in_a_legend_below_not_in_the_segments():
 def test_tables_scroll_sideways_and_long_cells_wrap():
     html = _report(chart_samples.categorical_sweep())
     assert re.search(r"<div style='overflow-x:auto;max-width:100%'><table class='cudatime-table'", html)
-    assert "overflow-wrap:anywhere'>layout=&#x27;contiguous&#x27;, way=&#x27;broadcast&#x27;<" in html
+    # wrapped at spaces, never inside a word to squeeze the column (anywhere would: one character a line)
+    assert "overflow-wrap:break-word'>layout=&#x27;contiguous&#x27;, way=&#x27;broadcast&#x27;<" in html
+    assert "anywhere" not in re.sub(r"<div class='cudatime-legend'[^>]*>", "", html)
+
+
+def test_a_comparisons_table_may_use_the_outputs_width_beside_text_capped_as_in_any_report():
+    """At 1280 px a 600 px frame kept the device column out of view beside 500 px of empty space."""
+    html = _report(_compare())
+    frame = html.split(">")[0]
+    assert "display:inline-block;max-width:100%" in frame and f"max-width:{REPORT_PX}px" not in frame
+    table_box = html.index("<table") - len("<div style='overflow-x:auto;max-width:100%'>")
+    assert html[:table_box].endswith("</div>") and html[:table_box].rfind(f"<div style='max-width:{REPORT_PX}px'>") > 0
+    assert html.count(f"<div style='max-width:{REPORT_PX}px'>") == 2  # the chart with its legend, and the notes
 
 
 def test_the_same_chart_is_the_same_bytes():
@@ -395,3 +451,9 @@ def test_stored_categorical_sweep():
 
 def test_stored_cpu_only_report():
     _stored("cpu_only", chart_samples.cpu_only())
+
+
+def test_a_cell_that_ran_once_gets_a_line_not_a_chart_of_one_bar():
+    html = display.bundle(sample(runs=0, warmup=[]))["text/html"]
+    assert "<img" not in html and "no chart: the cell ran once" in html
+    assert "<img" in display.bundle(sample(runs=1, warmup=[]))["text/html"]  # two runs: a chart

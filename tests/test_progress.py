@@ -2,6 +2,7 @@
 on a TTY, nothing elsewhere, and never inside a timed run."""
 
 import io
+import re
 import sys
 import threading
 import time
@@ -54,17 +55,38 @@ def slow_cell():
     return timed_in_a_kernel("-n 1", "time.sleep(2)")
 
 
-def _progress_texts(messages):
+def _progress_values(messages):
+    """The values the kernel sent the view's widgets, in order: the bar's fractions, the line's texts."""
     states = [m["content"]["data"].get("state", {}) for m in messages if m["msg_type"] in ("comm_open", "comm_msg")]
-    return [state["value"] for state in states if isinstance(state.get("value"), str) and "cudatime" in state["value"]]
+    return [state["value"] for state in states if isinstance(state.get("value"), (float, str))]
+
+
+def _progress_texts(messages):
+    return [value for value in _progress_values(messages) if isinstance(value, str) and "cudatime" in value]
 
 
 @pytest.mark.timing  # two runs of 2 s in a real kernel
 def test_a_slow_cold_run_and_a_single_long_warm_run_show_their_time_so_far(slow_cell):
     texts = _progress_texts(slow_cell)
     cold = [t for t in texts if t.startswith("cudatime: cold run: ") and t.endswith(" so far")]
-    warm = [t for t in texts if t.startswith("cudatime: warm run 1 of 1: ") and "so far · cold run done in 2" in t]
+    warm = [t for t in texts if t.startswith("cudatime: warm run 1 of 1: ") and " so far · about " in t]
     assert len(set(cold)) >= 2 and len(set(warm)) >= 2, texts  # the view moves during each run
+    assert not [t for t in warm if "cold run" in t]  # one run named at a time
+
+
+@pytest.mark.timing  # two runs of 2 s in a real kernel
+def test_the_bar_counts_the_cold_run_and_the_run_under_way(slow_cell):
+    shown, fraction = [], 0.0  # (the bar, the text) of each refresh: a value left unchanged is not sent again
+    for value in _progress_values(slow_cell):
+        if isinstance(value, float):
+            fraction = value
+        elif "cudatime: " in value:
+            shown.append((fraction, value))
+    during_cold = [f for f, text in shown if text.startswith("cudatime: cold run: ")]
+    during_warm = [f for f, text in shown if text.startswith("cudatime: warm run 1 of 1: ")]
+    assert during_cold and min(during_cold) > 0  # the cold run under way fills part of the bar
+    assert len(set(during_warm)) >= 2 and during_warm == sorted(during_warm)  # the warm run moves it on
+    assert min(during_warm) >= max(during_cold)
     [final] = [m for m in slow_cell if m["msg_type"] == "update_display_data"]
     assert "warm median" in final["content"]["data"]["text/html"]  # ...and the report still replaces it
 
@@ -150,8 +172,9 @@ class Recorder:
         self.updates = []
         self.clock = clock
 
-    def update(self, fraction, status):
+    def update(self, fraction, status, finished=()):
         self.updates.append((self.clock.now() if self.clock else time.perf_counter(), fraction, status))
+        self.finished = list(finished)
         self.shown = True
 
     def close(self):
@@ -234,12 +257,54 @@ def test_the_run_under_way_and_what_comes_next_on_the_runner_clock():
     live.starting("warm", 1)
     at(1.9)  # just refreshed: no tick yet
     at(2.1)
-    assert texts()[-2:] == ["cudatime: cold run done in 1.84 s",
-                            "cudatime: warm run 1 of 1: 260 ms so far · cold run done in 1.84 s"]
+    # a cold run over the budget: no warm-up, one warm run as long as the cold run is left
+    assert texts()[-2:] == ["cudatime: cold run done in 1.84 s · about 2 s left",
+                            "cudatime: warm run 1 of 1: 260 ms so far · about 2 s left"]
     clock.t = 3.9
     live.ran("warm", 1, [progress_run()])
     at(4.5)  # no run under way: nothing to add
-    assert texts()[-1] == "cudatime: warm run 1 of 1 · running median 1 ms"
+    assert texts()[-1] == "cudatime: warm run 1 of 1 done · running median 1 ms · less than a second left"
+
+
+def test_the_bar_and_the_time_left_count_the_points_to_come():
+    """A sweep of 4 points of -n 2, on the fake clock: the first point takes 3 s, so 9 s are left
+    once it ends; the bar follows the time, the cold run under way included."""
+    clock = FakeClock()
+    live = progress.LiveProgress(Recorder(), runs=2, points=4, clock=clock, warmup=0)
+
+    def shown():
+        return live.view.updates[-1][1:]
+
+    for point in range(2):
+        live.next_point(f"n={point}")
+        for phase, number in (("cold", 1), ("warm", 1), ("warm", 2)):
+            live.starting(phase, number)
+            clock.t += 0.5
+            live.tick()
+            clock.t += 0.5
+            live.ran(phase, number, [progress_run()] * (number if phase == "warm" else 0))
+    fraction, text = shown()
+    assert text == "cudatime: point 2 of 4 (n=1): warm run 2 of 2 done · running median 1 ms · about 6 s left"
+    assert fraction == pytest.approx(0.5)
+    live.next_point("n=2")
+    live.starting("cold", 1)
+    clock.t += 1.5
+    live.tick()
+    fraction, text = shown()
+    assert text.startswith("cudatime: point 3 of 4 (n=2): cold run: 1.5 s so far") and text.endswith("left")
+    assert fraction > 0.5  # the cold run under way moves the bar
+
+
+def test_the_latest_finished_points_are_listed_escaped():
+    finished = [(f"s='<b>{n}</b>'", "1 ms") for n in range(progress.FINISHED_SHOWN)]
+    markup = progress._finished_table(finished)
+    assert markup.count("<tr>") == progress.FINISHED_SHOWN and "&lt;b&gt;0&lt;/b&gt;" in markup and "<b>" not in markup
+    assert progress._finished_table([]) == ""
+    live = progress.LiveProgress(Recorder(), runs=1, points=20)
+    for n in range(12):
+        live.point_done(f"n={n}", 0.001 if n != 5 else None, failed=n == 5)
+    live._refresh(live.clock.now())
+    assert live.view.finished == [(f"n={n}", "error" if n == 5 else "1 ms") for n in range(4, 12)]
 
 
 def test_the_ticker_stops_with_the_measurement():
@@ -249,3 +314,39 @@ def test_the_ticker_stops_with_the_measurement():
     assert live._ticker is None and not any(t.name == "cudatime-progress" for t in threading.enumerate())
     with progress.LiveProgress(None) as quiet:  # -q: no view, no thread
         assert quiet._ticker is None
+
+
+@pytest.fixture(scope="module")
+def sweep_cell():
+    """A sweep of 4 points of 3 runs of 0.15 s: the view is made during the first point's later runs."""
+    return timed_in_a_kernel("-n 2 --sweep t=0.15,0.16,0.17,0.18", "time.sleep(t)")
+
+
+def _sent_at(message):
+    """When the kernel sent ``message``, in seconds."""
+    import datetime
+
+    date = message["header"]["date"]
+    return (date if isinstance(date, datetime.datetime) else datetime.datetime.fromisoformat(date)).timestamp()
+
+
+@pytest.mark.timing  # four points of real runs in a real kernel
+def test_the_progress_view_lives_through_every_point_of_a_sweep(sweep_cell):
+    texts = _progress_texts(sweep_cell)
+    assert all(any(f"point {n} of 4" in text for text in texts) for n in range(1, 5)), texts
+    updates = [i for i, m in enumerate(sweep_cell) if m["msg_type"] == "comm_msg"
+               and "cudatime" in str(m["content"]["data"].get("state", {}).get("value", ""))]
+    closes = [i for i, m in enumerate(sweep_cell) if m["msg_type"] == "comm_close"]
+    assert closes and min(closes) > max(updates)  # no widget of the view closed before its last update
+    sent = [_sent_at(sweep_cell[i]) for i in updates]
+    assert max(b - a for a, b in zip(sent, sent[1:])) < 2.0  # a person sees it move throughout
+    [final] = [m for m in sweep_cell if m["msg_type"] == "update_display_data"]
+    assert "t=0.18" in final["content"]["data"]["text/plain"]  # the report replaced the view
+
+
+@pytest.mark.timing  # four points of real runs in a real kernel
+def test_finished_points_fill_a_table_under_the_bar(sweep_cell):
+    last = [text for text in _progress_texts(sweep_cell) if "point 4 of 4" in text][-1]
+    rows = re.findall(r"<tr><td[^>]*>(.*?)</td><td>(.*?)</td></tr>", last)
+    assert [label for label, _ in rows] == ["t=0.15", "t=0.16", "t=0.17"]
+    assert all(median.endswith(" ms") for _, median in rows), rows

@@ -3,9 +3,12 @@ compared with the stored text in ``tests/expected/``. ``make expected`` rewrites
 from what the code prints now; review the diff it leaves."""
 
 import platform
+import re
+from html import unescape
 
 from conftest import run
 from expected_text import assert_expected
+from report_parts import table
 
 ONCE = ("def once(first, later):\n    host.advance(later if host.tick() else first)\n"
         "    return host.ticks")  # a value: not a call made for its effect
@@ -42,6 +45,36 @@ def test_runs_stopped_by_an_error_are_reported(ip, fake_gpu):
 def test_sweep_report(ip, fake_gpu):
     report = shown(ip, "%cudatime -n 2 --sweep n=1,2,4 gpu.launch(n / 64)")
     assert_expected(report, "sweep")
+
+
+GRID = ("%cudatime -n 3 --sweep n=256,1024,4096,16384 --sweep lib='numpy','torch' "
+        "gpu.launch(n / 2**20 * speed[lib])")
+
+
+def test_a_two_name_sweep_is_a_grid_in_one_unit_with_the_fastest_marked(ip, fake_gpu):
+    ip.run_cell("speed = {'numpy': 1.0, 'torch': 0.25}")
+    report = shown(ip, GRID)
+    title, rest = report.split("\n", 1)
+    assert title == "warm median in µs, n down, lib across"
+    assert table(rest) == (["n", "numpy", "torch"], [["256", "244", "61 *"], ["1024", "977", "244 *"],
+                                                     ["4096", "3,906", "977 *"], ["16384", "15,625", "3,906 *"]])
+    assert "n=16384, lib='numpy'  15.6 ms" in report  # every point, below the grid
+    assert_expected(report, "sweep_grid")
+
+
+def test_a_grid_in_html_is_a_table_of_rows_and_columns(ip, fake_gpu, seams):
+    import fake_device
+
+    clock = ip.user_ns["host"]
+    seams(registry=(("fake_device", ip.user_ns["gpu"]),), probes=(), clock=clock,
+          machine=fake_device.FakeMachine(clock), notebook=True)
+    ip.run_cell("speed = {'numpy': 1.0, 'torch': 0.25}")
+    [html] = [out.data["text/html"] for out in run(ip, GRID).outputs]
+    [grid] = re.findall(r"<table class='cudatime-grid'.*?</table>", html)
+    cells = [[unescape(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
+             for row in re.findall(r"<tr>(.*?)</tr>", grid)]
+    assert cells[0] == ["n", "numpy", "torch"] and cells[1] == ["256", "244", "61 *"] and len(cells) == 5
+    assert "<summary" in html.split("cudatime-grid")[1]  # every point's row, a click away
 
 
 def test_comparison_report(ip, fake_gpu):
@@ -87,3 +120,17 @@ def test_noise_from_oversubscription_is_named_with_its_numbers(ip, fake_cpu):
     report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024); host.advance(1 / 1024)")
     assert "Likely cause: oversubscription. torch runs 2 threads" in report
     assert_expected(report, "noise_oversubscribed")
+
+
+def test_a_flag_and_its_value_never_break_across_lines_in_html(ip, fake_cpu, seams):
+    """A browser may break a line after a hyphen: "--threads 1" would read "--" / "threads 1"."""
+    import fake_device
+
+    clock = ip.user_ns["host"]
+    seams(registry=(("fake_device", fake_device.NoDevice),), probes=(), clock=clock, machine=ip.user_ns["cpu"],
+          notebook=True)
+    ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
+                "stalls = [0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0]")
+    cell = run(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024); host.advance(1 / 1024)")
+    [html] = [out.data["text/html"] for out in cell.outputs]
+    assert "<span style='white-space:nowrap'>--threads 1</span>" in html

@@ -426,6 +426,16 @@ def test_n_forces_n_more_runs_and_says_the_state_reflects_all(ip):
             "and a second run changed hist again") in text
 
 
+def test_a_warm_run_that_fails_is_counted_among_the_runs_the_state_reflects(ip):
+    """-n 3 forces repeats (the count lives in the user's list only because -n forces them): the
+    second run appends, then raises; it ran, and the counts say so."""
+    ip.run_cell("hist = []")
+    text = report(run(ip, "%%cudatime -n 3 --no-raise-error\nhist.append(1)\nif len(hist) > 1: raise ValueError"))
+    assert ip.user_ns["hist"] == [1, 1]
+    assert "the cell ran 2 times: 1 cold + 0 warm-up + 0 warm + 1 stopped early" in text
+    assert "The state reflects all 2 runs, not one (-n 3 forced them)" in text
+
+
 def test_n_forces_runs_with_the_warm_up_asked_for(ip):
     ip.run_cell("items = []")
     text = report(run(ip, "%cudatime -n 3 -w 1 items.append(1)"))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..explain.roofline import BYTES_NOTE, PeakOverride, Roofline, sentences
 from ..findings import Finding
 from ..options import Flag, OptionError, Values
-from ..render.image import COLOURS, MUTED, img_tag
+from ..render.image import COLOURS, MUTED, PANEL, img_tag
 from ..result import CudaTimeResult
 from ..runner import Outcome, Watch
 from ..schema import ROOFLINE
@@ -115,7 +115,7 @@ def roofline_svg(r: Roofline) -> str:
     ticks += "".join(f"<text x='{left - 4}' y='{xy(x_lo, v)[1] + 3:.1f}' text-anchor='end'>"
                      f"{escape(format_si(v, 'FLOP/s'))}</text>" for v in _decades(y_lo, y_hi))
     return (f"<svg class='cudatime-roofline' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-            f"font-size='9' font-family='sans-serif' fill='{MUTED}'>"
+            f"font-size='9' font-family='sans-serif' fill='{MUTED}'><rect width='100%' height='100%' fill='{PANEL}'/>"
             f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' fill='none' stroke='{MUTED}'/>"
             f"<polyline points='{roof}' fill='none' stroke='{COLOURS['warm']}' stroke-width='2'/>"
             f"<circle cx='{px:.1f}' cy='{py:.1f}' r='4' fill='{COLOURS['cold']}'><title>this cell: "

@@ -1,7 +1,7 @@
 """Several results side by side (a ``compare.Results``): as a sweep, or as a comparison.
 
 Text (the truth), and an HTML report with a chart (an SVG ``<img>``, see ``image``): warm
-median (and cold) against the swept value, or grouped cold/warm bars per row. One label's
+median (and cold) against the swept value, or a dot plot with a row per result. One label's
 points from one machine read as a sweep; anything else (several labels, results loaded from
 other kernels or machines) as a comparison, each row named by its label, swept values and,
 where the rows come from more than one machine, the machine.
@@ -10,22 +10,27 @@ where the rows come from more than one machine, the machine.
 from __future__ import annotations
 
 import itertools
+import math
+import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..compare import contrast
+from ..compare import contrast, spread
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import inert, plain, ratio_text, shortened
-from .html import report_html, table_html
+from ..units import inert, plain, ratio_text, shortened, time_unit
+from .html import capped, report_html, section_html, sentence_html, table_html
 from .image import (
+    CHAR_PX,
     COLOURS,
     FONT_PT,
     FONT_PX,
+    MARGINS_PX,
     MUTED,
     SERIES,
+    USER_TEXT,
     category_ticks,
     figure,
     img_tag,
@@ -130,6 +135,66 @@ def _sweep_table(sweep: Results) -> tuple[Row, list[Row]]:
     return _with_columns(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
 
 
+FASTEST = " *"  # marks the fastest in a grid's row
+GRID_MAX = 100  # a grid's unit is at least that of its largest time / this: 5 digits at most (633 µs, not 633,474 ns)
+GRID_KEY = "* the fastest in its row, where its spread is clear of the next one's"
+
+
+def _grid_names(sweep: Results) -> tuple[str, str] | None:
+    """(down, across) for a sweep of two names that every point has: the first numeric name goes
+    down the rows (sizes, as torch's ``Compare`` puts them), the other across; else None."""
+    names = sweep.names
+    if len(names) != 2 or not all(len(point.params) == 2 for point in sweep.points):
+        return None
+    done = [point for point in sweep.points if point.result is not None]
+    numeric = [name for name in names if done and all(_is_number(point.params[name]) for point in done)]
+    down = (numeric or names)[0]
+    return down, next(name for name in names if name != down)
+
+
+def _fastest(points: Sequence[Point]) -> Point | None:
+    """The row's fastest point, where its spread is clear of the next fastest one's; else None."""
+    timed = sorted(((p.result.median, i) for i, p in enumerate(points) if p.result is not None and p.result.median))
+    if len(timed) < 2:
+        return None
+    first, second = points[timed[0][1]], points[timed[1][1]]
+    return first if contrast(first, second).conclusive else None
+
+
+def _in_unit(seconds: float, factor: int) -> str:
+    """A time in a table's one unit, three figures, never an exponent: ``0.456``, ``15.6``, ``15,600``."""
+    value = seconds * factor
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
+    if point is None:
+        return ""
+    if point.result is None:
+        return "error"
+    median = point.result.median
+    return "n/a" if median is None else _in_unit(median, factor) + (FASTEST if point is fastest else "")
+
+
+def _grid_table(sweep: Results) -> tuple[str, Row, list[Row]] | None:
+    """A two-name sweep as a grid of warm medians, in one unit (the smallest median's, or a larger
+    one where the largest would need more than 5 digits, see GRID_MAX): (title, header, rows), one
+    row per value of the name that goes down; None for any other sweep."""
+    names = _grid_names(sweep)
+    medians = [p.result.median for p in sweep.points if p.result is not None and p.result.median]
+    if names is None or not medians:
+        return None
+    down, across = names
+    unit, factor = time_unit(max(min(medians), max(medians) / GRID_MAX))
+    columns = list(dict.fromkeys(_value_text(p.params[across]) for p in sweep.points))
+    rows = []
+    for value in dict.fromkeys(_value_text(p.params[down]) for p in sweep.points):
+        row = {_value_text(p.params[across]): p for p in sweep.points if _value_text(p.params[down]) == value}
+        fastest = _fastest(list(row.values()))
+        rows.append((value, *(_grid_cell(row.get(column), fastest, factor) for column in columns)))
+    return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
+
+
 def _check_line(check: Check | None) -> str | None:
     if check is None:
         return None
@@ -158,7 +223,10 @@ def _sweep_notes(sweep: Results) -> list[str]:
 
 
 def sweep_text(sweep: Results) -> str:
-    return plain("\n".join(_table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
+    """The sweep's table (a two-name sweep's grid first), then the notes under it."""
+    grid = _grid_table(sweep)
+    lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []
+    return plain("\n".join(lines + _table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
 
 
 def _finish(fig: Figure, axes: Axes, alt: str, log: bool, lines: int = 1) -> str:
@@ -226,6 +294,7 @@ def sweep_chart(sweep: Results) -> str:
         axes.plot(xs, medians, marker="o", color=colour, linestyle="-" if numeric else "none")  # type: ignore[arg-type]
         axes.plot(xs, [r.cold_time for _, r in points], marker="o", markerfacecolor="none", color=colour,
                   linestyle="--" if numeric else "none")
+        _spread_marks(axes, xs, [spread(r) for _, r in points], colour, numeric)
     if numeric:
         values = [p.params[x_name] for p in done]
         x_log = _spans_decades(values, X_LOG_SPAN)
@@ -241,10 +310,25 @@ def sweep_chart(sweep: Results) -> str:
     return image + legend_html(_sweep_legend(series, numeric), key)
 
 
+def _spread_marks(axes: Axes, xs: Sequence[Any], spreads: Sequence[tuple[float, float] | None], colour: str,
+                  numeric: bool) -> None:
+    """Each point's warm spread (``compare.spread``, the interval a contrast compares): a band along
+    a line of numbers, a bar through each dot of a category; none where a point has under 2 runs."""
+    if not any(spreads):
+        return
+    lows = [interval[0] if interval else math.nan for interval in spreads]
+    highs = [interval[1] if interval else math.nan for interval in spreads]
+    if numeric:
+        axes.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
+    else:
+        axes.vlines(xs, lows, highs, color=colour, linewidth=3, alpha=0.5)
+
+
 def _sweep_legend(series: Series, numeric: bool) -> list[str]:
     """What the sweep chart draws: filled and open dots (and their lines), and each series' colour."""
     solid, dashed = (" (solid line)", " (dashed line)") if numeric else ("", "")
-    items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}"),
+    spread_mark = "shaded band" if numeric else "bar through it"
+    items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}, its spread a {spread_mark}"),
              legend_item(f"<span style='color:{MUTED}'>○</span> cold run{dashed}")]
     if len(series) > 1 or any(series):
         items += [legend_item(swatch(colour) + escape(name or "the rest"))
@@ -253,8 +337,16 @@ def _sweep_legend(series: Series, numeric: bool) -> list[str]:
 
 
 def sweep_html(sweep: Results) -> str:
-    extras = [f"<div>{escape(line)}</div>" for line in _sweep_notes(sweep)]
-    return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
+    """The chart, the table, the notes; a two-name sweep's grid comes before the table, which then
+    opens on demand ("every point": spreads, cold runs, noise, errors)."""
+    extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep)]
+    table, grid = table_html(*_sweep_table(sweep)), _grid_table(sweep)
+    if grid is not None:
+        title, header, rows = grid
+        table = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
+                 + capped(f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>")
+                 + section_html("Every point", table, "cudatime-section-points"))
+    return report_html([capped(sweep_chart(sweep)), table, capped("".join(extras))], "cudatime-sweep", wide=True)
 
 
 def _ratio(value: float) -> str:
@@ -324,8 +416,26 @@ def compare_text(results: Results) -> str:
     return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
 
 
+NAME_CHARS = 22  # characters in a line of a row's name, left of a comparison's dots
+NAME_LINES = 3  # lines a name may take; a longer one ends in "…" (the table below has it whole)
+
+
+def _row_name(name: str) -> str:
+    """A row's name as the chart writes it left of its dots: wrapped, at most NAME_LINES lines."""
+    lines = textwrap.wrap(name, NAME_CHARS, break_long_words=True) or [""]
+    if len(lines) > NAME_LINES:
+        lines = lines[:NAME_LINES]
+        lines[-1] = lines[-1][:NAME_CHARS - 1] + "…"
+    return "\n".join(lines)
+
+
 def compare_chart(results: Results) -> str:
-    """Grouped bars: cold and warm median per row, log scale when they span decades."""
+    """A dot plot, one row per result, its name on the left: the warm median (a filled dot) with
+    its spread as a whisker (the interval ``contrast`` compares), the cold run an open dot, on a
+    titled time axis (log when the times span decades). Dots, not bars: a bar on a log axis starts
+    from an arbitrary floor, and its length means nothing."""
+    from matplotlib.ticker import NullLocator
+
     done = [(name, point.result) for name, point in zip(_names(results.points), results.points)
             if point.result is not None]
     if not done:
@@ -333,22 +443,34 @@ def compare_chart(results: Results) -> str:
     note = crowded(len(done), CHART_ROWS, "rows")
     if note:
         return note
-    fig, axes = figure(CHART_HEIGHT_PX)
-    labels = [name for name, _ in done]
-    xs = range(len(labels))
-    cold = [r.cold_time for _, r in done]
-    warm = [r.median or r.cold_time for _, r in done]
-    axes.bar([x - 0.2 for x in xs], cold, width=0.4, color=COLOURS["cold"])
-    axes.bar([x + 0.2 for x in xs], warm, width=0.4, color=COLOURS["warm"])
-    lines, key = category_ticks(axes, labels)
-    image = _finish(fig, axes, "cudatime: cold run and warm median per label", _spans_decades(cold + warm), lines)
-    items = [legend_item(swatch(COLOURS["cold"]) + "cold run"), legend_item(swatch(COLOURS["warm"]) + "warm median")]
-    return image + legend_html(items, key)
+    names = [_row_name(name) for name, _ in done]
+    row_px = max(name.count("\n") + 1 for name in names) * FONT_PX * 1.25 + 10
+    fig, axes = figure(MARGINS_PX[2] + MARGINS_PX[3] + row_px * len(done))
+    for y, (_, r) in enumerate(done):
+        interval = spread(r)
+        if interval is not None:
+            axes.hlines(y, *interval, color=COLOURS["warm"], linewidth=2.5)
+        if r.median is not None:
+            axes.plot([r.median], [y], "o", color=COLOURS["warm"], markersize=7)
+        axes.plot([r.cold_time], [y], "o", markerfacecolor="none", color=COLOURS["cold"], markersize=7)
+    axes.set_yticks(range(len(done)), names, **USER_TEXT)
+    axes.set_ylim(len(done) - 0.5, -0.5)  # the first row on top, as in the table
+    axes.yaxis.set_minor_locator(NullLocator())
+    log = _spans_decades([v for _, r in done for v in (r.median, r.cold_time)])
+    axes.set_xscale("log" if log else "linear")
+    time_axis(axes, log, "x")
+    axes.set_xlabel("time per run" + (" (log)" if log else ""), fontsize=FONT_PT)
+    place(fig, left_px=NAME_CHARS * CHAR_PX + 12)
+    image = img_tag(svg_bytes(fig), "cudatime: warm median, its spread and the cold run per row")
+    items = [legend_item(f"<span style='color:{COLOURS['warm']}'>●</span> warm median, its spread as a line"),
+             legend_item(f"<span style='color:{COLOURS['cold']}'>○</span> cold run")]
+    return image + legend_html(items)
 
 
 def compare_html(results: Results) -> str:
-    notes = [f"<div>{escape(line)}</div>" for line in compare_notes(results)]
-    return report_html([compare_chart(results), table_html(*_compare_table(results)), *notes], "cudatime-compare")
+    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results)]
+    return report_html([capped(compare_chart(results)), table_html(*_compare_table(results)), capped("".join(notes))],
+                       "cudatime-compare", wide=True)
 
 
 def is_sweep(results: Results) -> bool:

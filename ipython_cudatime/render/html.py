@@ -10,6 +10,7 @@ where an element sets both. A feature's section comes from the feature (``Featur
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
@@ -29,8 +30,20 @@ LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; 
 
 
 def cell_style(text: str) -> str:
-    """A table cell's style: short cells on one line, long ones wrapped (so a table fits a narrow panel)."""
-    return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:anywhere")
+    """A table cell's style: short cells on one line, long ones wrapped at spaces (so a table fits a
+    narrow panel). ``break-word`` breaks inside a word only where the word alone is wider than its
+    line, and leaves the column at least one word wide; ``anywhere`` let a table squeeze a column to
+    one character per line ("dtype / ='flo / at32'")."""
+    return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:break-word")
+
+
+# a command-line flag and its value ("--threads 1", "-n N"): a browser may break a line after a hyphen
+FLAG = re.compile(r"(?<![\w-])(--?[a-z][\w-]*(?: (?:\d+|[A-Z]+)\b)?)")
+
+
+def sentence_html(text: str) -> str:
+    """A sentence as HTML: escaped, each flag with its value kept on one line (never "--" / "threads 1")."""
+    return FLAG.sub(r"<span style='white-space:nowrap'>\1</span>", escape(text))
 
 
 def scrolling(html: str) -> str:
@@ -78,7 +91,7 @@ def breakdown_html(result: CudaTimeResult) -> str:
 
 
 def findings_html(result: CudaTimeResult) -> str:
-    items = "".join(f"<li>{escape(f.text)}</li>" for f in findings(result))
+    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in findings(result))
     return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
 
 
@@ -115,13 +128,14 @@ def _clocks(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
     return (kind, str(number), fmt(run.host), fmt(run.wall), "" if run.device is None else fmt(run.device))
 
 
-WARM_PER_ROW = 10  # warm runs per row of the per-run table
-LISTED_RUNS = 2_000  # runs of one kind listed one by one; beyond, their distribution (see ``spread_html``)
+# runs listed one by one and drawn a bar each; beyond, their distribution (``spread_html``, and a histogram
+# in the chart): a report of 1,000 runs stays under 60 KB, and one of 100,000 as large
+MANY_RUNS = 200
 PERCENTILES = (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100)
 
 
 def spread_html(kind: str, times: Sequence[float]) -> str:
-    """``times`` (of ``kind`` runs) as percentiles, for more runs than ``LISTED_RUNS``: the report
+    """``times`` (of ``kind`` runs) as percentiles, for more runs than ``MANY_RUNS``: the report
     stays the same size however many runs there were; every run is still in the result (``-o``)
     and in the file ``--save`` writes."""
     ordered = sorted(times)
@@ -133,25 +147,29 @@ def spread_html(kind: str, times: Sequence[float]) -> str:
 
 def runs_html(result: CudaTimeResult) -> str:
     """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
-    on the statistics clock, ten to a row (1,000 runs stay a compact block). Past ``LISTED_RUNS``
-    runs of a kind, their percentiles instead."""
+    on the statistics clock (``warm_runs_html``). Past ``MANY_RUNS`` runs of a kind, their
+    percentiles instead."""
     warmup = ([_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
-              if len(result.warmup) <= LISTED_RUNS else [])
+              if len(result.warmup) <= MANY_RUNS else [])
     html = table_html(("run", "#", "host", "wall", "device"), [_clocks("cold", 1, result.cold)] + warmup,
                       "cudatime-first-runs")
     if not warmup and result.warmup:
         html += spread_html("warm-up (wall)", [run.wall for run in result.warmup])
     samples = result.samples
-    if len(samples) > LISTED_RUNS:
+    if len(samples) > MANY_RUNS:
         return html + spread_html(f"warm ({result.clock})", samples)
     if samples:
-        rows = [(f"{start + 1}–{min(start + WARM_PER_ROW, len(samples))}",
-                 *(fmt(s) for s in samples[start:start + WARM_PER_ROW]),
-                 *([""] * (WARM_PER_ROW - len(samples[start:start + WARM_PER_ROW]))))
-                for start in range(0, len(samples), WARM_PER_ROW)]
-        header = (f"warm ({result.clock})", *[""] * WARM_PER_ROW)
-        html += table_html(header, rows, "cudatime-warm-runs")
+        html += warm_runs_html(result.clock, samples)
     return html
+
+
+def warm_runs_html(clock: str, samples: Sequence[float]) -> str:
+    """The warm runs' times in order, numbered, as many to a line as the output's width holds: a
+    table of ten to a row was wider than a phone's output, and scrolled runs 9 and 10 out of view
+    under a "1–10" label. Each entry keeps a fixed minimum width, so the lines align."""
+    entries = "".join(f"<span style='display:inline-block;min-width:7.5em;white-space:nowrap'>{number}: {fmt(time)}"
+                      "</span> " for number, time in enumerate(samples, 1))
+    return f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({clock} clock)</b><br>{entries}</div>"
 
 
 def details_html(result: CudaTimeResult) -> str:
@@ -179,10 +197,19 @@ def stacked_bar(parts: Iterable[tuple[str, float, str]], total: float,
     return f"<div style='display:flex;width:100%;margin:4px 0 2px 0'>{cells}</div>" + legend_html(items)
 
 
-def report_html(parts: Iterable[str], cls: str) -> str:
-    """Every report's frame: one width, normal line height, the frontend's colours and font."""
-    return (f"<div class='{cls}' style='max-width:{REPORT_PX}px;line-height:1.4;text-align:left;"
-            "overflow-wrap:break-word'>" + "".join(parts) + "</div>")
+def report_html(parts: Iterable[str], cls: str, wide: bool = False) -> str:
+    """Every report's frame: normal line height, the frontend's colours and font, REPORT_PX wide at
+    most. A ``wide`` frame (a sweep's or a comparison's, whose table can be wider) is as wide as its
+    widest part, up to the output's width: its text and chart come ``capped`` at REPORT_PX, and its
+    table may use the rest, so that no column is out of view beside empty space."""
+    width = "display:inline-block;max-width:100%" if wide else f"max-width:{REPORT_PX}px"
+    return (f"<div class='{cls}' style='{width};line-height:1.4;text-align:left;overflow-wrap:break-word'>"
+            + "".join(parts) + "</div>")
+
+
+def capped(html: str) -> str:
+    """Text or a chart in a wide frame (``report_html``): REPORT_PX wide at most, as in any report."""
+    return f"<div style='max-width:{REPORT_PX}px'>{html}</div>" if html else ""
 
 
 def render_html(result: CudaTimeResult, chart: str = "") -> str:

@@ -3,9 +3,11 @@
 An untrusted notebook (one downloaded from GitHub) loses inline ``<svg>``, ``<style>`` and
 any ``var(--jp-…)`` rule when reopened in JupyterLab, Notebook 7 or classic Notebook, but
 keeps an ``<img>`` with a data URI. The page's theme and fonts cannot reach inside an
-image, so the chart has a transparent background, mid-tone colours that read on both the
-light and the dark theme, and its text drawn as paths (matplotlib's default for SVG),
-which needs no font on the reader's system.
+image, so the chart sets its own background (``PANEL``, white) with the text on it: no grey
+reads at 4.5:1 on both a light and a dark page (the best, #797979, reaches 4.35:1 on white
+and on JupyterLab's dark #111), so the chart's text is set with its background, as an element
+that sets both may be. Its text is drawn as paths (matplotlib's default for SVG), which needs
+no font on the reader's system.
 
 Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so a figure
 of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
@@ -41,7 +43,9 @@ FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4
 CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
 # left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
 MARGINS_PX = (94, 14, 10, 44)
-MUTED = "#8c8c8c"  # axes, ticks and labels: 3.4:1 on white, 6:1 on JupyterLab's dark #111
+PANEL = "#ffffff"  # the chart's own background, under its text
+MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
+MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
 COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
 LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
 SERIES = ("#3f8fd6", "#e8a030", "#4bab5a", "#e0504a", "#9a75c9", "#3fb3b3")  # sweep lines
@@ -66,7 +70,7 @@ def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
         fig = Figure(figsize=(width_px / 96, height_px / 96), dpi=96)
         FigureCanvasSVG(fig)
         axes = fig.add_subplot()
-    fig.patch.set_alpha(0.0)
+    fig.patch.set_facecolor(PANEL)
     axes.patch.set_alpha(0.0)
     axes.tick_params(which="both", labelsize=FONT_PT, colors=MUTED, labelcolor=MUTED)
     axes.xaxis.label.set_color(MUTED)
@@ -77,13 +81,15 @@ def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
     return fig, axes
 
 
-def place(fig: Figure, extra_bottom_px: float = 0.0) -> None:
-    """Fixed margins in pixels (``MARGINS_PX``), ``extra_bottom_px`` more below for wrapped tick
-    labels (the figure grows by as much, so the plot keeps its height)."""
+def place(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> None:
+    """Fixed margins in pixels (``MARGINS_PX``; ``left_px`` for names left of the plot),
+    ``extra_bottom_px`` more below for wrapped tick labels (the figure grows by as much, so the
+    plot keeps its height)."""
     width, height = (size * fig.dpi for size in fig.get_size_inches())
     height = height + extra_bottom_px
     fig.set_size_inches(width / fig.dpi, height / fig.dpi)
-    left, right, top, bottom = MARGINS_PX
+    _, right, top, bottom = MARGINS_PX
+    left = left_px
     fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
                         bottom=(bottom + extra_bottom_px) / height)
 
@@ -93,21 +99,22 @@ def seconds_tick(value: float, _position: float | None = None) -> str:
     return format_seconds(value) if value > 0 else "0"
 
 
-def time_axis(axes: Axes, log: bool) -> None:
-    """Label the y axis of ``axes`` (its data drawn) in the report's units: a few round values
-    from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span. Minor
-    ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
+def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
+    """Label the ``which`` axis of ``axes`` (its data drawn) in the report's units: a few round
+    values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
+    Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-    axis = axes.yaxis
+    axis = axes.yaxis if which == "y" else axes.xaxis
+    most = 5 if which == "y" else 4  # side by side, "100 ms" labels need about 70 px each
     if log:
-        low, high = sorted(axes.get_ylim())
+        low, high = sorted(axes.get_ylim() if which == "y" else axes.get_xlim())
         span = high / low if low > 0 else math.inf
         subs = (1.0,) if span >= 1000 else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
-        axis.set_major_locator(LogLocator(base=10, subs=subs))
+        axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=most if which == "x" else None))
     else:
-        axes.set_ylim(bottom=0.0)
-        axis.set_major_locator(MaxNLocator(5))
+        axes.set_ylim(bottom=0.0) if which == "y" else axes.set_xlim(left=0.0)
+        axis.set_major_locator(MaxNLocator(most))
     axis.set_major_formatter(FuncFormatter(seconds_tick))
     axis.set_minor_formatter(NullFormatter())
 
@@ -160,7 +167,7 @@ def svg_bytes(fig: Figure) -> bytes:
 
     buffer = io.BytesIO()
     with matplotlib.rc_context({**CHART_RC, "svg.hashsalt": "ipython_cudatime"}):  # ticks are made as it draws
-        fig.savefig(buffer, format="svg", transparent=True, dpi=144, metadata={"Date": None})
+        fig.savefig(buffer, format="svg", facecolor=PANEL, dpi=144, metadata={"Date": None})
     return buffer.getvalue()
 
 
