@@ -305,7 +305,8 @@ class Results:
                    data["interrupted"])
 
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
-        """One row per point: the swept values, median, IQR, min, max, cold, runs, noise and error,
+        """One row per point: the swept values, median, the bounds of its 95% interval (``ci_low``,
+        ``ci_high``: None below 6 warm runs), IQR, min, max, cold, runs, noise and error,
         then label, device and host, then each feature's fields (--roofline: flop_rate, byte_rate
         and fraction_of_peak)."""
         import pandas
@@ -324,7 +325,9 @@ def _record(point: Point) -> dict[str, Any]:
     "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
     r = point.result
     cause = noise(r)[1] if r is not None else None
-    record = {**point.params, "median": r and r.median, "iqr": r and r.iqr, "min": r and r.min, "max": r and r.max,
+    low, high = r.median_ci if r is not None and r.median_ci else (None, None)
+    record = {**point.params, "median": r and r.median, "ci_low": low, "ci_high": high, "iqr": r and r.iqr,
+              "min": r and r.min, "max": r and r.max,
               "cold": r and r.cold_time, "runs": r.runs if r else 0, "noise": cause and cause.kind,
               "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
     for feature, kept in r.record_pairs() if r is not None else ():

@@ -99,6 +99,15 @@ def format_seconds(seconds: float | None, precision: int = 3) -> str:
     return f"{seconds * 1000**order:.{precision}g} {unit}"
 
 
+def range_text(low: float, high: float) -> str:
+    """``15.6–31.2 ms``: two durations, the unit written once where they share it (``1min 5s``
+    has no one unit to share)."""
+    first, last = format_seconds(low), format_seconds(high)
+    number, _, unit = first.rpartition(" ")
+    shared = number.replace(".", "").isdigit() and last.endswith(" " + unit)
+    return f"{number if shared else first}–{last}"
+
+
 def format_bytes(count: float) -> str:
     """``8.1 MiB``, ``512 B``: binary units, 3 significant figures."""
     value = float(count)

@@ -265,3 +265,5 @@ def test_to_pandas_has_the_spread_and_the_noise_of_each_point(ip, fake_cpu):
     frame = ip.run_line_magic("cudatime", f"-o -q -n 12 -w 0 --sweep n=1,2 {STALLED_CELL}").to_pandas()
     assert frame["noise"][0] == "oversubscribed" and frame["noise"].isna()[1]
     assert list(frame["min"]) == [pytest.approx(1 / 1024)] * 2 and frame["max"][0] == pytest.approx(9 / 1024)
+    # the median's 95% interval: the 3rd smallest and the 3rd largest of 12 (six runs of 1, three of 9 units)
+    assert (frame["ci_low"][0], frame["ci_high"][0]) == (pytest.approx(1 / 1024), pytest.approx(9 / 1024))

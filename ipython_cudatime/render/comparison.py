@@ -18,7 +18,7 @@ from ..compare import contrast
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import inert, plain, ratio_text, shortened
+from ..units import inert, plain, range_text, ratio_text, shortened
 from .html import report_html, table_html
 from .image import (
     COLOURS,
@@ -63,11 +63,14 @@ def spread_text(result: CudaTimeResult) -> str:
         return "one run" if result.runs else ""
     if result.has_iqr:
         return f"IQR {fmt(result.iqr)}"
-    low, high = fmt(result.min), fmt(result.max)
-    unit = low.rpartition(" ")[2]
-    if high.endswith(" " + unit):  # 15.6–31.2 ms
-        low = low.rpartition(" ")[0]
-    return f"min–max {low}–{high}"
+    return f"min–max {range_text(min(result.samples), max(result.samples))}"
+
+
+def median_text(result: CudaTimeResult) -> str:
+    """A table's median cell, with its 95% interval (the column's header says so): ``17.5 ms
+    (17.1–18.0 ms)``, or ``(too few runs)`` where there are too few for one."""
+    interval = result.median_ci
+    return f"{fmt(result.median)} ({range_text(*interval) if interval else 'too few runs'})"
 
 
 def noise_text(result: CudaTimeResult) -> str:
@@ -105,10 +108,10 @@ def _sweep_rows(sweep: Results) -> Iterator[Row]:
             yield point.name, "", "", "", "", "", "", shortened(point.error or "")
             continue
         speedup = _speedup(references[index], r) if index in references else ""
-        yield (point.name, fmt(r.median), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
+        yield (point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
 
 
-HEADER = ("point", "warm median", "spread", "cold", "runs", "speed-up", "noise", "error")
+HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "noise", "error")
 
 
 def _with_columns(header: Row, rows: Iterable[Row], results: Iterable[CudaTimeResult | None]) -> tuple[Row, list[Row]]:
@@ -294,7 +297,7 @@ def compare_rows(results: Results) -> Iterator[Row]:
         if r is None:
             yield name, "", "", "", "", "", "", point.task.env.device, shortened(point.error or "")
             continue
-        yield (name, fmt(r.median), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
+        yield (name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
                noise_text(r), r.device, "")
 
 
@@ -313,7 +316,8 @@ def compare_notes(results: Results) -> list[str]:
     return lines + noise_lines(names, [point.result for point in results.points])
 
 
-COMPARE_HEADER = ("label", "warm median", "spread", "cold", "cold/warm", "vs first", "noise", "device", "error")
+COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "noise", "device",
+                  "error")
 
 
 def _compare_table(results: Results) -> tuple[Row, list[Row]]:

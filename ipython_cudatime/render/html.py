@@ -39,11 +39,12 @@ def scrolling(html: str) -> str:
 
 
 def header_html(result: CudaTimeResult) -> str:
-    """The answer in one line: warm median, cold run, their ratio, the device."""
+    """The answer in one line: warm median and its interval, cold run, their ratio, the device."""
     if result.median is None:
         answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
     else:
-        answer = (f"warm median <b>{fmt(result.median)}</b> · cold run {fmt(result.cold_time)} "
+        answer = (f"warm median <b>{fmt(result.median)}</b> ({escape(result.ci_text())}) · "
+                  f"cold run {fmt(result.cold_time)} "
                   f"({ratio_text(result.ratio)} the warm median)")
     return f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>"
 
@@ -89,6 +90,7 @@ def statistics_rows(result: CudaTimeResult) -> list[tuple[str, str]]:
     if result.median is not None:
         rows += [
             ("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
+            ("median's interval", result.ci_text()),
             *([("IQR", fmt(result.iqr)), ("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}")]
               if result.has_iqr else []),
             ("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
