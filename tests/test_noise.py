@@ -141,22 +141,30 @@ def _result(*warm, label=None, threads=None):
                           task=Task(label=label, threads=threads))
 
 
-def test_contrast_names_the_faster_only_when_the_spreads_do_not_overlap():
-    numpy, torch = _result(1.28e-3, 1.29e-3, 1.30e-3, label="numpy"), _result(1.0e-3, 1.01e-3, 0.99e-3, label="torch")
+def test_contrast_names_the_faster_only_when_the_ratios_interval_excludes_1():
+    numpy = _result(*[1.28e-3, 1.29e-3, 1.30e-3] * 2, label="numpy")
+    torch = _result(*[1.0e-3, 1.01e-3, 0.99e-3] * 2, label="torch")
     verdict = contrast(numpy, torch)
     assert verdict.conclusive and verdict.faster == "torch" and verdict.ratio == pytest.approx(1.29)
-    assert verdict.sentence == "torch 29% faster"
-    overlapping = contrast(numpy, _result(1.0e-3, 1.4e-3, 1.2e-3, label="torch"))
+    low, high = verdict.ci
+    assert 1.25 < low <= 1.29 <= high < 1.32
+    assert verdict.sentence == f"torch 1.29× faster ({low:.2f}–{high:.2f}×)"
+    overlapping = contrast(numpy, _result(*[1.0e-3, 1.4e-3, 1.2e-3, 1.3e-3, 1.25e-3, 1.35e-3], label="torch"))
     assert (overlapping.conclusive, overlapping.faster) == (False, None)
-    assert overlapping.sentence == "inconclusive: the spreads overlap"
-    assert contrast(_result(2e-3), _result(1e-3)).sentence == "inconclusive: fewer than 2 warm runs"
-    assert contrast(_result(4e-3, 4e-3), _result(1e-3, 1e-3)).sentence == "b 4.0× faster"
+    assert overlapping.ci[0] <= 1 <= overlapping.ci[1]
+    assert overlapping.sentence.startswith("inconclusive: no difference larger than ")
+    assert " either way; about 24 runs each would tell " in overlapping.sentence
+    assert contrast(_result(*[2e-3] * 5), _result(*[1e-3] * 6)).sentence == (
+        "inconclusive: too few runs for an interval (5 and 6; 6 each needed)")
+    assert contrast(_result(*[4e-3] * 6), _result(*[1e-3] * 6)).sentence == "b 4.00× faster (4.00–4.00×)"
+    assert contrast(_result(*[1e-3] * 6), _result(*[1e-3] * 6)).sentence == (
+        "inconclusive: no difference larger than 0% either way")
 
 
 def test_contrast_says_when_the_thread_settings_differ():
-    verdict = contrast(_result(2e-3, 2e-3, label="one", threads=1), _result(1e-3, 1e-3, label="all"))
-    assert verdict.sentence == ("all 2.0× faster (timed with different thread settings: --threads 1 and the "
-                                "user's threads)")
+    verdict = contrast(_result(*[2e-3] * 6, label="one", threads=1), _result(*[1e-3] * 6, label="all"))
+    assert verdict.sentence == ("all 2.00× faster (2.00–2.00×) (timed with different thread settings: --threads 1 "
+                                "and the user's threads)")
     assert verdict.to_dict()["sentence"] == verdict.sentence
 
 

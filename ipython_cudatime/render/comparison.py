@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..compare import contrast
+from ..compare import contrast, interval_text, times_text
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
@@ -94,9 +94,12 @@ def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None]) 
 
 
 def _speedup(reference: CudaTimeResult, result: CudaTimeResult) -> str:
-    """``40.0×`` against the first device's point, or "inconclusive" where the spreads overlap."""
+    """``40.0× (38.1–41.9×)`` against the first device's point, with its 95% interval, or
+    "inconclusive" where that interval holds 1."""
     verdict = contrast(reference, result)
-    return f"{verdict.ratio:.1f}×" if verdict.conclusive else "inconclusive"
+    if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
+        return "inconclusive"
+    return f"{times_text(verdict.ratio)} ({interval_text(*verdict.ci, times_text)})"
 
 
 def _sweep_rows(sweep: Results) -> Iterator[Row]:
@@ -277,16 +280,18 @@ def _first(results: Results) -> Point | None:
 
 
 def _against(first: Point | None, point: Point) -> str:
-    """The "vs first" cell: the median ratio, or "inconclusive" where the spreads overlap."""
+    """The "vs first" cell: the median ratio with its 95% interval, or "inconclusive" where that
+    interval holds 1."""
     result = cast("CudaTimeResult", point.result)  # compare_rows asks only for a point that has one
     if first is None or not result.median:
         return ""
     if point is first:
         return _ratio(1.0)
     verdict = contrast(first, point)
-    if not verdict.conclusive or verdict.ratio is None:  # a conclusive verdict always has its ratio
+    if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
-    return _ratio(1 / verdict.ratio)
+    low, high = verdict.ci
+    return f"{_ratio(1 / verdict.ratio)} ({interval_text(1 / high, 1 / low, _ratio)})"
 
 
 def compare_rows(results: Results) -> Iterator[Row]:
@@ -302,8 +307,8 @@ def compare_rows(results: Results) -> Iterator[Row]:
 
 
 def compare_notes(results: Results) -> list[str]:
-    """The lines under a comparison: each row against the first, in words ("fused 5.0× faster",
-    "inconclusive: the spreads overlap"), then the noise causes."""
+    """The lines under a comparison: each row against the first, in words ("fused 5.00× faster
+    (4.81–5.20×)", "inconclusive: no difference larger than 4% either way; ..."), then the noise causes."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
     others = [point for point in results.points
