@@ -84,6 +84,6 @@ def test_overlapping_results_compare_as_inconclusive(ip, fake_gpu):
 def test_noise_from_oversubscription_is_named_with_its_numbers(ip, fake_cpu):
     ip.run_cell("cpu.pools = {'torch': 2}\ncpu.load_average, cpu.ready = 2.6, 3\n"
                 "stalls = [0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0]")
-    report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024); host.advance(1 / 1024)")
+    report = shown(ip, "%cudatime -n 12 -w 0 cpu.stall(stalls[host.tick()] / 1024, tensor); host.advance(1 / 1024)")
     assert "Likely cause: oversubscription. torch runs 2 threads" in report
     assert_expected(report, "noise_oversubscribed")

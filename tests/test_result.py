@@ -65,11 +65,36 @@ def test_text_report_starts_like_time_and_compares_cold_and_warm():
     assert "The cold run was 73× slower than a warm run" in text
 
 
-def test_noisy_warning_only_when_iqr_is_large():
+def test_noisy_warning_only_when_the_median_is_in_doubt():
     quiet = make(dict(host=0.01, wall=0.01), [0.010, 0.0101, 0.0102, 0.0101])
-    noisy = make(dict(host=0.01, wall=0.01), [0.010, 0.020, 0.010, 0.030, 0.015])
+    noisy = make(dict(host=0.01, wall=0.01), [0.010, 0.020, 0.010, 0.030, 0.015])  # min–max stands in below 6
     assert "noisy" not in report(quiet)
-    assert "Warning: the warm runs are noisy" in report(noisy)
+    [warning] = [line for line in report(noisy).splitlines() if line.startswith("Warning:")]
+    assert warning == "Warning: noisy (median ±100%, 95% CI): cause unknown · fix: more runs (-n/-b)"
+
+
+def test_runs_that_vary_around_a_median_they_pin_down_get_a_quiet_note_not_a_warning():
+    """1,000 runs spread ±15% (seeded uniform draws): the IQR is 15% of the median, but the median is
+    known to about ±1%: no warning, one row in the details saying both."""
+    import numpy
+
+    runs = 1e-3 * numpy.random.default_rng(2).uniform(0.85, 1.15, 1000)
+    r = make(dict(host=1e-3, wall=1e-3), list(runs))
+    assert "Warning" not in report(r)
+    html = display.bundle(r)["text/html"]
+    assert "the middle half of the runs spans 15% of the median; the median is known to ±" in html
+    few = make(dict(host=1e-3, wall=1e-3), list(runs[:20]))  # the same spread, 20 runs: in doubt
+    assert "Warning: noisy (median ±" in report(few)
+
+
+def test_runs_in_two_separate_groups_are_noisy_even_with_a_tight_median():
+    """70 runs at 1 ms and 30 at 2 ms: the median (1 ms) is pinned down, but it describes only one of
+    the two groups the cell's runs fall into, and the report says so."""
+    r = make(dict(host=1e-3, wall=1e-3), [1e-3] * 70 + [2e-3] * 30)
+    assert r.median_ci == (1e-3, 1e-3)
+    [warning] = [line for line in report(r).splitlines() if line.startswith("Warning:")]
+    assert warning.startswith("Warning: the runs fall into two groups (70 around 1 ms, 30 around 2 ms): ")
+    assert "Warning" not in report(make(dict(host=1e-3, wall=1e-3), [1e-3] * 90 + [2e-3] * 10))  # a tail
 
 
 def test_no_async_sentence_when_host_matches_wall():

@@ -83,14 +83,18 @@ def noise_text(result: CudaTimeResult) -> str:
     return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
 
 
-def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None]) -> list[str]:
-    """Under a table: each cause found once, in full, with the rows it was found at."""
+def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], what: str = "rows") -> list[str]:
+    """Under a table: each cause found once, in full, with the rows it was found at ("all 8
+    points" where it was found at every one of three or more rows with warm runs)."""
     found: dict[str, tuple[str, list[str]]] = {}  # cause kind -> (its text, the rows it was found at)
+    timed = 0
     for name, result in zip(names, results):
+        timed += result is not None and result.runs > 0
         cause = noise(result)[1] if result is not None else None
         if cause is not None:
             found.setdefault(cause.kind, (cause.text, []))[1].append(name)
-    return [f"{', '.join(where)}: {text}" for text, where in found.values()]
+    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}: {text}"
+            for text, where in found.values()]
 
 
 def _speedup(reference: CudaTimeResult, result: CudaTimeResult) -> str:
@@ -159,7 +163,7 @@ def _table_text(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[st
 
 def _sweep_notes(sweep: Results) -> list[str]:
     """The lines under a sweep's table: the noise causes, the value check, what stopped it."""
-    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points])
+    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points], "points")
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
 
