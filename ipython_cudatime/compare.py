@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cpu_context import pools_text
 from .explain.noise import noise
-from .result import CI_MIN_RUNS, CudaTimeResult, Task, format_params, params_from_json, params_to_json
+from .result import CI_MIN_RUNS, CudaTimeResult, Env, Task, format_params, params_from_json, params_to_json
 from .units import inert, percent_text
 
 if TYPE_CHECKING:
@@ -447,7 +447,7 @@ class Contrast:
     """Two results' verdict, as plain data: ``ratio`` is a's median over b's (above 1: b is faster)
     and ``ci`` its 95% interval (``ratio_interval``); ``faster`` names the faster one only when
     ``conclusive`` (the interval excludes 1); ``reason`` says otherwise what the runs can tell;
-    ``threads`` notes different thread settings."""
+    ``threads`` notes different thread settings, ``differs`` what else differs beside the code."""
 
     names: tuple[str, ...]
     medians: tuple[float | None, float | None]
@@ -457,6 +457,7 @@ class Contrast:
     reason: str | None = None
     threads: str | None = None
     ci: tuple[float, float] | None = None
+    differs: str | None = None  # what else differs beside the code: device, versions, load
 
     @property
     def speedup(self) -> tuple[float, float, float] | None:
@@ -477,7 +478,8 @@ class Contrast:
         else:
             times, low, high = self.speedup
             text = f"{self.faster} {times_text(times)} faster ({interval_text(low, high, times_text)})"
-        return text + (f" ({self.threads})" if self.threads else "")
+        return (text + (f" ({self.threads})" if self.threads else "")
+                + (f" (also differs: {self.differs})" if self.differs else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return dict(dataclasses.asdict(self), sentence=self.sentence)
@@ -500,6 +502,39 @@ def _thread_note(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
     return None
 
 
+LOAD_GAP = 1.0  # load averages this far apart (in cores' worth of work) are a difference worth naming
+
+
+def _versions(a: Env, b: Env) -> list[str]:
+    """``Python 3.11.7 vs 3.13.0``, ``torch 2.5.1 vs 2.13.0``: what both environments recorded, differing."""
+    found = [f"Python {a.python} vs {b.python}"] if a.python and b.python and a.python != b.python else []
+    return found + [f"{name} {a.frameworks[name]} vs {b.frameworks[name]}" for name in a.frameworks
+                    if name in b.frameworks and a.frameworks[name] != b.frameworks[name]]
+
+
+def _loads(a: CudaTimeResult, b: CudaTimeResult) -> list[str]:
+    """``load 0.30 vs 6.70 on 2 cores``, where both loads were read and are ``LOAD_GAP`` apart or more."""
+    first, second = a.cpu_context, b.cpu_context
+    if first is None or second is None or first.load_before is None or second.load_before is None:
+        return []
+    if abs(first.load_before - second.load_before) < LOAD_GAP:
+        return []
+    cores = f"{first.cores} cores" if first.cores == second.cores else f"{first.cores} and {second.cores} cores"
+    return [f"load {first.load_before:.2f} vs {second.load_before:.2f} on {cores}"]
+
+
+def _differences(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
+    """What else differs between two results beside the code, as both recorded it: the device,
+    Python's and the frameworks' versions, the load; None where nothing does (or nothing was recorded)."""
+    found: list[str] = []
+    if a.device != b.device:
+        found.append(f"device {a.device} vs {b.device}")
+    if a.env is not None and b.env is not None:
+        found += _versions(a.env, b.env)
+    found += _loads(a, b)
+    return "; ".join(found) or None
+
+
 def _runs_word(result: CudaTimeResult) -> str:
     return "runs" if result.batch == 1 else "samples"
 
@@ -519,20 +554,22 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
     """Which of two results (``CudaTimeResult`` or ``Point``) is faster, and whether the runs can
     tell: the ratio of their warm medians with its 95% bootstrap interval (``ratio_interval``), a
     winner only when that interval excludes 1. Each needs ``CI_MIN_RUNS`` warm samples: fewer
-    cannot bound a median. ``names`` defaults to their labels, else "a" and "b"."""
+    cannot bound a median. Different thread settings, devices, versions or loads are named beside
+    the verdict. ``names`` defaults to their labels, else "a" and "b"."""
     names = tuple(names or (_name(a, "a"), _name(b, "b")))
     a, b = _result(a), _result(b)
     if a is None or b is None or not a.median or not b.median:
         return Contrast(names, (a.median if a is not None else None, b.median if b is not None else None),
                         reason="a result has no warm runs")
-    medians, ratio, note = (a.median, b.median), a.median / b.median, _thread_note(a, b)
+    ratio = a.median / b.median
+    verdict = Contrast(names, (a.median, b.median), ratio, threads=_thread_note(a, b), differs=_differences(a, b))
     if min(a.runs, b.runs) < CI_MIN_RUNS:
-        return Contrast(names, medians, ratio, threads=note,
-                        reason=f"too few runs for an interval ({a.runs} and {b.runs}; {CI_MIN_RUNS} each needed)")
+        reason = f"too few runs for an interval ({a.runs} and {b.runs}; {CI_MIN_RUNS} each needed)"
+        return dataclasses.replace(verdict, reason=reason)
     ci = ratio_interval(a.samples, b.samples)
     if ci[0] <= 1 <= ci[1]:
-        return Contrast(names, medians, ratio, reason=_undecided(ci, a, b), threads=note, ci=ci)
-    return Contrast(names, medians, ratio, names[1] if ratio > 1 else names[0], True, threads=note, ci=ci)
+        return dataclasses.replace(verdict, reason=_undecided(ci, a, b), ci=ci)
+    return dataclasses.replace(verdict, faster=names[1] if ratio > 1 else names[0], conclusive=True, ci=ci)
 
 
 def to_numpy(value: Any) -> NDArray[Any]:

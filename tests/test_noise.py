@@ -322,3 +322,13 @@ def test_cpu_time_is_said_only_where_it_was_measured():
     assert unmeasured.cpu_share is None
     r = CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(t, t) for t in (1e-3, 3e-3) * 3], cpu_context=unmeasured)
     assert cause_kind(r) == "unknown" and "CPU time" not in noise(r)[1].text
+
+
+def test_contrast_names_a_different_load_and_nothing_where_nothing_differs():
+    def timed_at(load):
+        return CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(1e-3, 1e-3)] * 6,
+                              cpu_context=CpuContext(cores=2, load_before=load))
+
+    assert contrast(timed_at(0.3), timed_at(6.7)).differs == "load 0.30 vs 6.70 on 2 cores"
+    assert contrast(timed_at(0.3), timed_at(0.9)).differs is None  # less than a core's worth apart
+    assert "also differs" not in contrast(timed_at(0.3), timed_at(0.3)).sentence
