@@ -291,7 +291,18 @@ def test_a_sweep_names_a_cause_found_at_every_point_once_for_all(ip, fake_gpu):
     cell = run(ip, "%cudatime -n 8 -w 0 --sweep n=1,2,3 gpu.launch(sizes[host.tick() % 9] * n / 256)")
     lines = cell.displayed[0].splitlines()
     assert all("noisy: cause unknown" in row for row in lines[1:4])
-    assert [line.partition(":")[0] for line in lines[4:]] == ["all 3 points"]
+    assert [line.partition(":")[0] for line in lines[4:]] == ["all 3 points (numbers from n=1)"]
+
+
+def test_a_table_names_each_pool_blamed_apart(ip, fake_cpu):
+    """NumPy's points blame the BLAS pool, torch's points torch's: two causes, never one pool's
+    sentence for the other's rows."""
+    ip.run_cell(f"cpu.pools = {{'torch': 2, 'openblas': 2}}\ncpu.load_average, cpu.ready = 1.4, 1\n"
+                "objects = {'numpy': array, 'torch': tensor}\nstalls = [0, 8, 0, 1, 0, 8, 0, 1, 8]")
+    cell = run(ip, "%%cudatime -n 8 -w 0 --sweep lib='numpy','torch' used = objects[lib]\n"
+                   "cpu.stall(stalls[host.tick() % 9] / 1024, used); host.advance(1 / 1024)")
+    notes = [line for line in cell.displayed[0].splitlines() if "Likely cause" in line]
+    assert len(notes) == 2 and "openblas runs 2 threads" in notes[0] and "torch runs 2 threads" in notes[1]
 
 
 def test_a_load_above_the_usable_cores_is_the_cause_even_when_the_timing_thread_never_waited(ip, fake_gpu):

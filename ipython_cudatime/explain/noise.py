@@ -65,6 +65,12 @@ class NoiseCause:
     text: str
     short: str = ""
     fix: str = ""
+    pool: str | None = None  # the pool an oversubscription is blamed on
+
+    @property
+    def group(self) -> tuple[str, str | None]:
+        """What a table names once for all the rows it was found at: the kind, and the pool blamed."""
+        return self.kind, self.pool
 
 
 def clock_jitter(result: CudaTimeResult) -> float:
@@ -190,7 +196,7 @@ def _oversubscribed(context: CpuContext, pool: str | None, threads: int) -> Nois
         f"for each other at every barrier while one of them is descheduled. Fix: {fix}, or time with --threads 1 "
         "(as torch's Timer does); or a quieter machine.",
         f"oversubscribed, {pool} runs {threads} threads with {_free_words(context.free_cores)}",
-        "--threads 1 or a quieter machine")
+        "--threads 1 or a quieter machine", pool)
 
 
 def _loaded(context: CpuContext) -> NoiseCause:

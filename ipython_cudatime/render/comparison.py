@@ -85,16 +85,17 @@ def noise_text(result: CudaTimeResult) -> str:
 
 def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], what: str = "rows") -> list[str]:
     """Under a table: each cause found once, in full, with the rows it was found at ("all 8
-    points" where it was found at every one of three or more rows with warm runs)."""
-    found: dict[str, tuple[str, list[str]]] = {}  # cause kind -> (its text, the rows it was found at)
+    points" where it was found at every one of three or more rows with warm runs); the numbers in
+    its sentence are the first such row's ("numbers from n=256")."""
+    found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
     timed = 0
     for name, result in zip(names, results):
         timed += result is not None and result.runs > 0
         cause = noise(result)[1] if result is not None else None
         if cause is not None:
-            found.setdefault(cause.kind, (cause.text, []))[1].append(name)
-    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}: {text}"
-            for text, where in found.values()]
+            found.setdefault(cause.group, (cause.text, []))[1].append(name)
+    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
+            f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
 
 
 def _speedup(reference: CudaTimeResult, result: CudaTimeResult) -> str:
