@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .cpu_context import pools_text
+from .cpu_context import joined, pools_text
 from .explain.noise import noise
 from .result import CI_MIN_RUNS, CudaTimeResult, Env, Task, format_params, params_from_json, params_to_json
 from .units import inert, percent_text
@@ -384,6 +384,75 @@ def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, 
         values.append(value)
         finished(done[-1])
     return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
+
+
+def rotation(count: int, rounds: int) -> list[list[int]]:
+    """The order of ``count`` points in each of ``rounds`` rounds: round r starts at point r (mod
+    count) and goes on in grid order, so each point is first, second, ... equally often, and a
+    drift over the rounds hits every point alike."""
+    return [[(start + step) % count for step in range(count)] for start in range(rounds)] if count else []
+
+
+def merge_rounds(results: Sequence[CudaTimeResult]) -> CudaTimeResult:
+    """One point's result from its rounds (``run_interleaved``): the first round's cold run, warm-up,
+    records and facts; each later round's first run (made after the other points ran) as a warm-up
+    run; every round's warm runs, in order, as the warm runs; the CPU facts of all rounds."""
+    first, later = results[0], results[1:]
+    warmup = [*first.warmup, *(run for r in later for run in (r.cold, *r.warmup))]
+    note = (f"interleaved: {len(results)} rounds of one warm run of each point, in a rotating order (each "
+            "round's first run of a point, after the other points ran, is a warm-up run)")
+    return dataclasses.replace(
+        first, warmup=warmup, warm=[run for r in results for run in r.warm], notes=[*first.notes, note],
+        stopped=next((r.stopped for r in results if r.stopped), None),
+        cpu_context=joined([r.cpu_context for r in results]))
+
+
+def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any], bool], tuple[
+                        CudaTimeResult, Any]], rounds: int, stop_on_error: bool = False, task: Task | None = None,
+                    finished: Callable[[Point], None] = lambda point: None) -> tuple[Results, list[Any]]:
+    """``run_sweep`` in rounds (``--interleave``): each round times every point once (``time_point(params,
+    first)``, ``first`` in the first round), in the rotating order of ``rotation``, so that slow drift
+    (a neighbour starting mid-sweep, a clock that ramps) hits every point alike instead of deciding a
+    comparison. A point's rounds merge into one result (``merge_rounds``); an error at a point ends
+    its rounds, and the sweep too with ``stop_on_error``; KeyboardInterrupt and SystemExit stop it,
+    keeping the rounds done. ``finished`` hears of each point once all is over."""
+    grid_points, task = list(points), task or Task()
+    timed: list[list[CudaTimeResult]] = [[] for _ in grid_points]
+    values: list[Any] = [None] * len(grid_points)
+    errors: dict[int, str] = {}
+    stopped: str | None = None
+    error: BaseException | None = None
+    interrupted = False
+    for order in rotation(len(grid_points), rounds):
+        for index in (i for i in order if i not in errors):
+            params = grid_points[index]
+            try:
+                result, values[index] = time_point(params, not timed[index])
+            except (KeyboardInterrupt, SystemExit) as exc:
+                stopped, interrupted, error = f"{type(exc).__name__} at {format_params(params)}", True, exc
+                break
+            except Exception as exc:
+                errors[index] = error_text(exc)
+                if stop_on_error:
+                    stopped, error = f"--stop-on-error after the error at {format_params(params)}", exc
+                    break
+                continue
+            timed[index].append(result)
+        if error is not None:
+            break
+    reached = [i for i in range(len(grid_points)) if timed[i] or i in errors]
+    done = [_round_point(grid_points[i], timed[i], errors.get(i), task) for i in reached]
+    for point in done:
+        finished(point)
+    return Results(done, stopped=stopped, interrupted=interrupted, error=error), [values[i] for i in reached]
+
+
+def _round_point(params: dict[str, Any], rounds: list[CudaTimeResult], error: str | None, task: Task) -> Point:
+    """A point of an interleaved sweep: its error, else its rounds merged."""
+    if error is not None or not rounds:
+        return Point(dataclasses.replace(task, params=params), None, error)
+    result = merge_rounds(rounds)
+    return Point(result.task or dataclasses.replace(task, params=params), result)
 
 
 def _result(item: CudaTimeResult | Point | None) -> CudaTimeResult | None:

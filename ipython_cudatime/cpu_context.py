@@ -218,6 +218,22 @@ class CpuWatch:
             preempted=_delta(start.preempted, end.preempted), touched=touched)
 
 
+def joined(contexts: list[CpuContext | None]) -> CpuContext | None:
+    """One context for warm runs read in several spans (an interleaved sweep's rounds): the first
+    span's load, pools and frameworks, the last one's load after, and the CPU time, wall time, waits
+    and switches of all of them added up (None where a span did not say)."""
+    known = [context for context in contexts if context is not None]
+    if not known:
+        return None
+
+    waited = [c.waited for c in known]
+    preempted = [c.preempted for c in known]
+    return dataclasses.replace(
+        known[0], load_after=known[-1].load_after, cpu=sum(c.cpu for c in known), wall=sum(c.wall for c in known),
+        waited=None if None in waited else sum(w for w in waited if w is not None),
+        preempted=None if None in preempted else sum(p for p in preempted if p is not None))
+
+
 def _delta(first: Reading | None, last: Reading | None) -> Reading | None:
     return None if first is None or last is None else last - first
 

@@ -95,6 +95,8 @@ def format_seconds(seconds: float | None, precision: int = 3) -> str:
                 break
         return " ".join(parts)
     order = min(-int(math.floor(math.log10(seconds)) // 3), 3) if seconds > 0 else 3
+    if order > 0 and float(f"{seconds * 1000**order:.{precision}g}") >= 1000:  # 999.9 µs rounds to 1 ms, not 1e+03 µs
+        order -= 1
     unit = ("s", "ms", None, "ns")[order] or symbol("µ") + "s"  # symbol() encodes: only where it is needed
     return f"{seconds * 1000**order:.{precision}g} {unit}"
 

@@ -382,3 +382,37 @@ def test_check_says_what_it_did_not_compare(ip):
 def test_stop_on_error_and_the_sweep_repr(ip):
     sweep = sweep_of(ip, "--sweep d=1,0", "10 / d")
     assert repr(sweep) == "<Results: 2 point(s) over d, 1 failed>"
+
+
+DRIFTING = "host.advance((1 + 4 * host.seconds) / 1024)"  # each run a little slower than the last: a ramp
+
+
+def test_interleave_keeps_a_drift_from_crowning_one_of_two_identical_ways(ip, fake_cpu):
+    """Two identical ways on a fake clock that drifts (every run slower than the one before). One after
+    the other, the second way is slower in every run, and the verdict names a winner; interleaved,
+    one run of each per round in a rotating order, the drift hits both alike and no winner is named."""
+    def ways(options):
+        sweep = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 {options} --sweep way='a','b' {DRIFTING}")
+        return sweep, contrast(*sweep.points)
+
+    sequential, verdict = ways("")
+    assert verdict.conclusive and verdict.faster == "way='a'"
+    interleaved, verdict = ways("--interleave")
+    assert not verdict.conclusive and verdict.ci[0] < 1 < verdict.ci[1]
+    first = interleaved.points[0].result
+    assert first.runs == 20 and len(first.warmup) == 19  # each later round's first run is a warm-up run
+    assert "interleaved: 20 rounds of one warm run of each point" in first.notes[-1]
+
+
+def test_interleave_rotates_the_order_of_the_points_each_round():
+    from ipython_cudatime.compare import rotation
+
+    assert rotation(3, 4) == [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]]
+    assert rotation(0, 3) == []
+
+
+def test_interleave_needs_a_sweep_and_its_rounds(ip):
+    with pytest.raises(UsageError, match="--interleave applies to sweeps"):
+        ip.run_line_magic("cudatime", "-n 5 --interleave 1")
+    with pytest.raises(UsageError, match="--interleave makes -n N rounds of one warm run of each point"):
+        ip.run_line_magic("cudatime", "--interleave --sweep n=1,2 n")

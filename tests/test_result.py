@@ -104,7 +104,8 @@ def test_no_async_sentence_when_host_matches_wall():
 
 @pytest.mark.parametrize(
     "seconds, text",
-    [(0.349, "349 ms"), (0.000999, "999 µs"), (1.5e-8, "15 ns"), (2.0, "2 s"), (65.0, "1min 5s"), (0.0, "0 ns"), (0.12345, "123 ms")],
+    [(0.349, "349 ms"), (0.000999, "999 µs"), (1.5e-8, "15 ns"), (2.0, "2 s"), (65.0, "1min 5s"), (0.0, "0 ns"), (0.12345, "123 ms"),
+     (0.0009999, "1 ms"), (999.9e-9, "1 µs")],  # rounded up to the next unit, never "1e+03 µs"
 )
 def test_units_like_time(seconds, text):
     assert format_seconds(seconds) == text

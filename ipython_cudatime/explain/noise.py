@@ -216,9 +216,10 @@ def _varies(context: CpuContext) -> NoiseCause:
         "", "varies",
         f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free "
         f"({_load_words(context)} on {_cores_words(context)}{_waited_words(context)}) and the process "
-        f"was busy all along{_cpu_words(context)}: the runs differ in the work "
-        "they do (data-dependent work, garbage collection, memory allocation), or something this process "
-        "cannot see slowed the CPU (another virtual machine on the same host, frequency changes). Time "
+        f"was busy all along (CPU time {context.cpu_share or 0:.2f}× the wall time): "  # measured: _cause read it
+        "the runs differ in the work they do (data-dependent work, garbage collection, memory allocation), or "
+        "something this process cannot see slowed the CPU (another virtual machine on the same host, frequency "
+        "changes). Time "
         "more runs, or read the spread with the median.",
         "the runs themselves vary on a quiet machine", "more runs (-n/-b)")
 
