@@ -416,3 +416,17 @@ def test_interleave_needs_a_sweep_and_its_rounds(ip):
         ip.run_line_magic("cudatime", "-n 5 --interleave 1")
     with pytest.raises(UsageError, match="--interleave makes -n N rounds of one warm run of each point"):
         ip.run_line_magic("cudatime", "--interleave --sweep n=1,2 n")
+
+
+@pytest.mark.timing
+def test_interleave_keeps_real_work_whose_duration_drifts_from_crowning_a_way(ip):
+    """The same with real work: a sleep that grows from 2 ms by 2 ms every 0.1 s of real time (a ramp
+    far above a loaded machine's jitter of a few hundred µs). One way after the other, the second
+    is slower in every run; interleaved, both see the same ramp."""
+    ip.run_cell("import time\nstart = time.perf_counter()")
+    cell = "time.sleep(0.002 * (1 + 10 * (time.perf_counter() - start)))"
+    sequential = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 --sweep way='a','b' {cell}")
+    assert contrast(*sequential.points).faster == "way='a'"
+    interleaved = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 --interleave --sweep way='a','b' {cell}")
+    verdict = contrast(*interleaved.points)
+    assert not verdict.conclusive, verdict.sentence
