@@ -244,6 +244,7 @@ class Results:
     check: Check | None = None
     stopped: str | None = None
     interrupted: bool = False  # stopped by KeyboardInterrupt or SystemExit
+    span: float | None = None  # seconds a sweep took, its points timed one after the other (not --interleave)
     # what stopped it, for the magic to raise
     error: BaseException | None = field(default=None, repr=False, compare=False)
 
@@ -294,14 +295,14 @@ class Results:
     def to_dict(self) -> dict[str, Any]:
         return {"points": [point.to_dict() for point in self.points],
                 "check": None if self.check is None else self.check.to_dict(),
-                "stopped": self.stopped, "interrupted": self.interrupted}
+                "stopped": self.stopped, "interrupted": self.interrupted, "span": self.span}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> Results:
         """The results ``to_dict`` wrote; ``features`` as for ``Point.from_dict``."""
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
-                   data["interrupted"])
+                   data["interrupted"], data.get("span"))
 
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
         """One row per point: the swept values, median, the bounds of its 95% interval (``ci_low``,

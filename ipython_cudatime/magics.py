@@ -397,7 +397,9 @@ class CudaTimeMagics(Magics):
                     sweep, values = run_interleaved(grid(spec.sweeps), time_point, spec.plan.runs or 1,
                                                     spec.stop_on_error, failed, finished)
                 else:
+                    start = self.clock.now()
                     sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed, finished)
+                    sweep.span = self.clock.now() - start
             finally:
                 swept.restore()
             hold.start()  # from here a Ctrl-C waits for the report of the points done

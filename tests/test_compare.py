@@ -430,3 +430,14 @@ def test_interleave_keeps_real_work_whose_duration_drifts_from_crowning_a_way(ip
     interleaved = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 --interleave --sweep way='a','b' {cell}")
     verdict = contrast(*interleaved.points)
     assert not verdict.conclusive, verdict.sentence
+
+
+def test_a_sequential_sweep_that_took_minutes_says_its_points_were_timed_apart(ip, fake_cpu):
+    long = run(ip, "%cudatime -n 1 -w 0 --sweep n=1,2 host.advance(40)").displayed[0]  # 2 × 2 runs of 40 s
+    assert ("the points were timed one after the other over 2min 40s: a drift in that time (a neighbour that "
+            "starts, a clock that ramps) reads as a difference between them; --interleave -n N spreads it") in long
+    assert "one after the other" not in run(ip, "%cudatime -n 1 -w 0 --sweep n=1,2 host.advance(1)").displayed[0]
+    interleaved = run(ip, "%cudatime -n 1 -w 0 --interleave --sweep n=1,2 host.advance(40)").displayed[0]
+    assert "one after the other" not in interleaved
+    sweep = ip.run_line_magic("cudatime", "-o -q -n 1 -w 0 --sweep n=1,2 host.advance(40)")
+    assert sweep.span == 160 and Results.from_dict(json.loads(json.dumps(sweep.to_dict()))).span == 160

@@ -162,9 +162,24 @@ def _table_text(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[st
     return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
 
 
+SPREAD_OUT = 60.0  # seconds: a sequential sweep this long may have drifted between its first and last points
+
+
+def _span_line(sweep: Results) -> str | None:
+    """Where a sweep's points were timed one after the other over a minute or more: that a drift over
+    that time reads as a difference between points, and the flag that spreads it over all of them."""
+    if sweep.span is None or sweep.span < SPREAD_OUT or len(sweep.points) < 2:
+        return None
+    return (f"the points were timed one after the other over {fmt(sweep.span)}: a drift in that time (a "
+            "neighbour that starts, a clock that ramps) reads as a difference between them; --interleave -n N "
+            "spreads it over every point")
+
+
 def _sweep_notes(sweep: Results) -> list[str]:
-    """The lines under a sweep's table: the noise causes, the value check, what stopped it."""
+    """The lines under a sweep's table: the noise causes, how long it took (``_span_line``), the value
+    check, what stopped it."""
     notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points], "points")
+    notes += [line for line in (_span_line(sweep),) if line]
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
 
