@@ -386,3 +386,4 @@ def test_a_saved_result_compared_with_a_live_one_names_what_else_differs(ip, tmp
     assert line.startswith("before @ colab-vm against after @ ") and "(also differs: device cpu " in line
     assert line.endswith(f" vs cuda:0 NVIDIA T4; Python {platform.python_version()} vs 3.9.1; "
                          f"numpy {numpy.__version__} vs 1.0.0)")
+    run(ip, "%cudatime_compare --clear")  # the shell is the session's: leave no record to later tests
