@@ -13,7 +13,7 @@ import codecs
 import math
 import sys
 
-ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-"}  # every symbol the text output uses
+ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-", "·": "-"}  # every symbol the text uses
 
 
 def _encoding() -> str | None:
