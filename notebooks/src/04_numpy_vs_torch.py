@@ -126,10 +126,15 @@ found = {n: contrast(runs[n, "torch-cpu"], runs[n, "numpy"], ("torch", "NumPy"))
 print("\n".join(f"n={n}: {sentence}" for n, sentence in found.items()))
 ahead = {name: sum(sentence.startswith(name) for sentence in found.values()) for name in ("torch", "NumPy")}
 untold = len(large) - sum(ahead.values())
+counts = (f"torch is faster at {ahead['torch']} of {len(large)} sizes, NumPy at {ahead['NumPy']}, and at {untold} "
+          "the runs cannot tell them apart (see each size above)")
 verdict("the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024: "
         + ("torch is faster at every size." if ahead["torch"] == len(large) else
-           f"torch is faster at {ahead['torch']} of {len(large)} sizes, NumPy at {ahead['NumPy']}, and at {untold} "
-           "the runs cannot tell them apart (see each size above), so the claim does not hold at every size here.")
+           f"{counts}, so the claim does not hold at every size here." if ahead["NumPy"] else
+           f"{counts}: where the runs can tell, torch is the faster one, as the article says (by how much: see "
+           "each size above); the rest need more runs or a quieter machine."
+           if ahead["torch"] else
+           f"{counts}: the claim is neither confirmed nor refuted here; more runs or a quieter machine would tell.")
         + " Which is faster depends on the BLAS each library was built with, and its threads.")
 if GPU:
     speedup = times[4096, "torch-cpu"] / times[4096, "torch-gpu"]
