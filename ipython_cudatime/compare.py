@@ -503,8 +503,14 @@ def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
 
 
 def times_text(value: float) -> str:
-    """``1.10×``, ``12.4×``, ``412×``: a ratio to three significant figures (two decimals below 10)."""
-    return f"{value:.2f}×" if value < 10 else f"{value:.1f}×" if value < 100 else f"{value:.0f}×"
+    """``1.10×``, ``12.4×``, ``412×``, ``0.0009×``: a ratio to three significant figures (two decimals
+    below 10), and a third decimal within 1% of 1, where ``1.00×`` would hide that an interval's end
+    (``1.004×``) excludes 1."""
+    if value < 0.01:
+        return f"{value:.2g}×"
+    if value < 10:
+        return f"{value:.3f}×" if value != 1 and abs(value - 1) < 0.01 else f"{value:.2f}×"
+    return f"{value:.1f}×" if value < 100 else f"{value:.0f}×"
 
 
 def interval_text(low: float, high: float, show: Callable[[float], str]) -> str:

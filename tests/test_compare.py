@@ -441,3 +441,11 @@ def test_a_sequential_sweep_that_took_minutes_says_its_points_were_timed_apart(i
     assert "one after the other" not in interleaved
     sweep = ip.run_line_magic("cudatime", "-o -q -n 1 -w 0 --sweep n=1,2 host.advance(40)")
     assert sweep.span == 160 and Results.from_dict(json.loads(json.dumps(sweep.to_dict()))).span == 160
+
+
+def test_a_ratio_within_1_percent_of_1_keeps_a_third_decimal():
+    """An interval that excludes 1 never reads "(1.00–1.10×)"; far-off ratios keep their short form."""
+    from ipython_cudatime.compare import times_text
+
+    assert [times_text(v) for v in (1.0, 1.003, 0.997, 1.06, 0.2, 0.0009, 40, 511)] == [
+        "1.00×", "1.003×", "0.997×", "1.06×", "0.20×", "0.0009×", "40.0×", "511×"]

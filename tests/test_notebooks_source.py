@@ -48,6 +48,7 @@ WRONG_CLAIMS = {
     r"you cannot make that setup fast, but": "some first-run costs can be avoided (memory-pool growth, recompilation)",
     r"when the two results' spreads overlap": "contrast decides by the 95% interval of the ratio of the medians",
     r"later ones take about a tenth of a millisecond": "notebook 01's second %time printed 7.35 ms: a later Wall time can wait too",
+    r"products were only queued when": "nothing measured how many of the 100 products were done when the clock was read",
 }
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

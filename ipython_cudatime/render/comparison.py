@@ -283,11 +283,6 @@ def sweep_html(sweep: Results) -> str:
     return report_html([sweep_chart(sweep), table_html(*_sweep_table(sweep)), *extras], "cudatime-sweep")
 
 
-def _ratio(value: float) -> str:
-    """``0.73×``, and ``0.0009×`` rather than ``0.00×`` for results far faster than the first."""
-    return f"{value:.2f}×" if value >= 0.01 else f"{value:.2g}×"
-
-
 def _names(points: Sequence[Point]) -> list[str]:
     """Each row's name: ``label[n=2]``, and `` @ host`` when the rows come from several machines."""
     hosts = {point.task.env.host for point in points}
@@ -306,12 +301,12 @@ def _against(first: Point | None, point: Point) -> str:
     if first is None or not result.median:
         return ""
     if point is first:
-        return _ratio(1.0)
+        return times_text(1.0)
     verdict = contrast(first, point)
     if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
     low, high = verdict.ci
-    return f"{_ratio(1 / verdict.ratio)} ({interval_text(1 / high, 1 / low, _ratio)})"
+    return f"{times_text(1 / verdict.ratio)} ({interval_text(1 / high, 1 / low, times_text)})"
 
 
 def compare_rows(results: Results) -> Iterator[Row]:

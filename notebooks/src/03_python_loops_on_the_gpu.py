@@ -77,7 +77,7 @@ print(f"100 calls: {100 * one_call / 3600:.1f} hours")
 #
 # **What about the timer bug?** After the second loop, the question's code printed `endTime1 - startTime1`, the *first* timer, again. But that loop never finished, so the line never printed anything. The 7757.1 ms and 1930.15 ms came from the third and fourth timers, which were read correctly. The bug changed no reported number.
 #
-# The 164.34 ms is another story. Those 100 matrix products were only queued when `time.time()` was read, because nothing waited for them (notebook 01). That figure also included the first product's one-time cuBLAS setup. It is not the time of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
+# The 164.34 ms is another story. Nothing waited for those 100 matrix products before `time.time()` was read (notebook 01), so the GPU may still have been working on them: the question did not measure how many were done by then. That figure also included the first product's one-time cuBLAS setup. It is not the time of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
 
 # %% [markdown]
 # ## Observe: the question's code, measured
