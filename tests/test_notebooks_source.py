@@ -49,6 +49,7 @@ WRONG_CLAIMS = {
     r"when the two results' spreads overlap": "contrast decides by the 95% interval of the ratio of the medians",
     r"later ones take about a tenth of a millisecond": "notebook 01's second %time printed 7.35 ms: a later Wall time can wait too",
     r"products were only queued when": "nothing measured how many of the 100 products were done when the clock was read",
+    r"the article's reasoning: memory-bound": "the article makes no bandwidth-ratio argument",
     r"\| the first launch of a kernel whose binary has no machine code": "under eager module loading the driver "
         "compiles PTX when modules load, at context creation (CUDA's Lazy Loading section; NVIDIA's fat binaries tip)",
 }

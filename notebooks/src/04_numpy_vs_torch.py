@@ -236,7 +236,8 @@ a + bias
 # %% tags=["broadcast-table"]
 table(broadcast, "byte_rate", work=lambda n: 4 * (2 * n**2 + n), unit="GB/s")
 rates = {n: 4 * (2 * n**2 + n) / medians(broadcast)[n, "numpy"] / 1e9 for n in SIZES}
-verdict(f"the article's reasoning: memory-bound operations gain the ratio of memory bandwidths. On this CPU, "
+verdict(f"a common reasoning, which the article does not make: memory-bound operations gain the ratio of memory "
+        "bandwidths. On this CPU, "
         f"NumPy moves {rates[256]:.1f} GB/s at 256 (0.5 MiB: fits in a cache) and {rates[4096]:.1f} GB/s at 4096 "
         "(128 MiB: from memory). "
         + ("The rate falls once the data outgrow the caches, so the bandwidth ratio holds only beyond them."
@@ -326,7 +327,7 @@ else:
 # | GPU more than 200× faster above 2048 (FP32 GEMM) | about 4× against a Xeon at its peak: 19.5 ÷ 4.6 TFLOP/s (TF32 about 34×, FP16 about 68×) | not measured yet |
 # | small matrices (< 512) slower on the GPU | open: a 256×256 product is 3.4×10⁷ FLOP, tens of µs on that Xeon, while a GPU pays µs to tens of µs of launch and synchronization; only a synchronized measurement can tell | not measured yet |
 # | a sum over a transposed view is slow; `.contiguous()` fixes it | no: the copy is extra work (see section 5 for this CPU) | not measured yet |
-# | memory-bound operations gain the bandwidth ratio | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
+# | memory-bound operations gain the bandwidth ratio (a common reasoning, not the article's) | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
 # | decompositions gain less | yes: dependent steps, and cuSOLVER synchronizes | not measured yet |
 #
 # This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
