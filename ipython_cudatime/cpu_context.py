@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 # Frameworks whose libraries may load a BLAS or OpenMP pool; threadpoolctl is consulted only once
 # one of them is imported (a process with none has no pool to see).
 POOL_FRAMEWORKS = ("numpy", "scipy", "torch", "jax", "tensorflow", "sklearn", "cupy", "numba")
+POOL_USERS = {"torch": frozenset({"torch"})}  # a pool's users, where not a BLAS library's (below)
+BLAS_USERS = frozenset({"numpy", "scipy", "sklearn"})  # frameworks whose linear algebra runs in the BLAS pools
 BLAS = "blas"  # threadpoolctl's user_api for BLAS libraries (OpenBLAS, MKL, BLIS, ...); an unseen BLAS: blas=None
 Reading = TypeVar("Reading", int, float)  # a counter read at the start and the end (seconds waited, switches)
 
@@ -203,8 +205,9 @@ class CpuWatch:
         if moment == "warm":
             self.pools = machine.threads()
 
-    def context(self) -> CpuContext | None:
-        """The ``CpuContext`` of the call, or None when the warm runs never began."""
+    def context(self, touched: list[str] | None = None) -> CpuContext | None:
+        """The ``CpuContext`` of the call (``touched``: the frameworks the cell's values came from),
+        or None when the warm runs never began."""
         if not {"before", "warm", "after"} <= self.readings.keys():
             return None
         (_, _, first), (t0, cpu0, start), (t1, cpu1, end) = (self.readings[m] for m in ("before", "warm", "after"))
@@ -212,7 +215,23 @@ class CpuWatch:
             cores=self.machine.cores(), load_before=first.load, load_after=end.load,
             ready_before=first.ready, threads=dict(self.pools),
             cpu=cpu1 - cpu0, wall=t1 - t0, waited=_delta(start.waited, end.waited),
-            preempted=_delta(start.preempted, end.preempted))
+            preempted=_delta(start.preempted, end.preempted), touched=touched)
+
+
+def joined(contexts: list[CpuContext | None]) -> CpuContext | None:
+    """One context for warm runs read in several spans (an interleaved sweep's rounds): the first
+    span's load, pools and frameworks, the last one's load after, and the CPU time, wall time, waits
+    and switches of all of them added up (None where a span did not say)."""
+    known = [context for context in contexts if context is not None]
+    if not known:
+        return None
+
+    waited = [c.waited for c in known]
+    preempted = [c.preempted for c in known]
+    return dataclasses.replace(
+        known[0], load_after=known[-1].load_after, cpu=sum(c.cpu for c in known), wall=sum(c.wall for c in known),
+        waited=None if None in waited else sum(w for w in waited if w is not None),
+        preempted=None if None in preempted else sum(p for p in preempted if p is not None))
 
 
 def _delta(first: Reading | None, last: Reading | None) -> Reading | None:
@@ -225,7 +244,7 @@ class NoCpuWatch:
     def read(self, moment: str) -> None:
         pass
 
-    def context(self) -> None:
+    def context(self, touched: list[str] | None = None) -> None:
         return None
 
 
@@ -243,7 +262,10 @@ class CpuContext:
     cpu, wall              the process's CPU seconds (all its threads) and the wall seconds of the
                            warm runs (warm-up included);
     waited                 seconds the timing thread waited for a core during them (Linux), or None;
-    preempted              involuntary context switches of the process during them (Unix), or None.
+    preempted              involuntary context switches of the process during them (Unix), or None;
+    touched                the frameworks whose objects the cell read, returned or bound (of
+                           ``POOL_FRAMEWORKS``), so whose pools its work could run in; None where
+                           not known (a file saved before it was recorded): every pool counts.
     """
 
     cores: int
@@ -255,6 +277,7 @@ class CpuContext:
     wall: float = 0.0
     waited: float | None = None
     preempted: int | None = None
+    touched: list[str] | None = None
 
     @property
     def cpu_share(self) -> float | None:
@@ -278,10 +301,21 @@ class CpuContext:
         return max(self.cores - self.others, 0.0)
 
     @property
+    def cell_pools(self) -> dict[str, int | None]:
+        """The pools the cell's work could have run in: torch's where it touched torch, a BLAS
+        library's where it touched a framework that calls BLAS through it (``BLAS_USERS``; torch
+        sizes its own BLAS threads with its intra-op pool). All of them where ``touched`` is None."""
+        if self.touched is None:
+            return dict(self.threads)
+        touched = set(self.touched)
+        return {pool: count for pool, count in self.threads.items()
+                if touched & (POOL_USERS.get(pool) or BLAS_USERS)}
+
+    @property
     def widest_pool(self) -> tuple[str, int] | tuple[None, int]:
-        """(pool, threads) of the framework pool with the most threads (the first recorded, torch's,
-        on a tie), or (None, 0)."""
-        known = [(pool, threads) for pool, threads in self.threads.items() if threads is not None]
+        """(pool, threads) of the pool the cell's work could have run in (``cell_pools``) with the most
+        threads (the first recorded, torch's, on a tie), or (None, 0)."""
+        known = [(pool, threads) for pool, threads in self.cell_pools.items() if threads is not None]
         return max(known, key=lambda item: item[1]) if known else (None, 0)
 
     def to_dict(self) -> dict[str, Any]:

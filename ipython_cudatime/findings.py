@@ -65,8 +65,9 @@ def _feature_findings(result: CudaTimeResult) -> list[Finding]:
 
 
 def _noise_findings(result: CudaTimeResult) -> list[Finding]:
-    """The noise warning and its likely cause (see ``explain.noise``), when the warm runs are noisy
-    or were slowed down by the CPU."""
+    """The noise warning, one line with its cause and fix, then the cause's full reasoning (kind
+    ``noise-<cause>``, which the HTML report puts under "Why"; see ``explain.noise``), when the
+    answer is in doubt or the warm runs were slowed down by the CPU."""
     warning, cause = noise(result)
     if warning is None or cause is None:  # both, or neither
         return []

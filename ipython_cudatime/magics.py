@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import io
 import shlex
 import sys
@@ -34,7 +35,7 @@ from . import store
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
-from .compare import Point, Results, check_values, grid, grid_size, run_sweep
+from .compare import Point, Results, check_values, grid, grid_size, run_interleaved, run_sweep
 from .cpu_context import Machine
 from .display import Display
 from .explain import PROBES, ProbeSet
@@ -195,6 +196,15 @@ class CompiledCell:
         return values
 
 
+def _round(spec: Spec, first: bool) -> Spec:
+    """What one point's timing in one round of an interleaved sweep asks for: one warm run, after
+    the warm-up and with the features in the first round only (their records come from it)."""
+    if not spec.interleave:
+        return spec
+    plan = dataclasses.replace(spec.plan, runs=1, warmup=spec.plan.warmup if first else 0)
+    return dataclasses.replace(spec, plan=plan, features=spec.features if first else ())
+
+
 def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
     """%cudatime_compare's words as (labels, files): the files are all words after --load."""
     if "--load" not in words:
@@ -254,7 +264,10 @@ class CudaTimeMagics(Magics):
             _show_syntax_error_plainly(self.shell, exc)
             raise exc.with_traceback(None)  # noqa: B904  # the user's error itself, raised again: no new one to chain
         points = grid_size(spec.sweeps) if spec.sweeps else 1
-        with live_progress(self.shell, spec.show.quiet, spec.plan, self.display.notebook, points, self.clock) as live:
+        plan = spec.plan
+        if spec.interleave:  # each point is timed once per round, one warm run each time
+            points, plan = points * (spec.plan.runs or 1), dataclasses.replace(spec.plan, runs=1)
+        with live_progress(self.shell, spec.show.quiet, plan, self.display.notebook, points, self.clock) as live:
             if spec.sweeps:
                 value, error = self._sweep(spec, compiled, where, run_setup, live)
             else:
@@ -353,18 +366,19 @@ class CudaTimeMagics(Magics):
         Before each point the cell's names are put back as they were, the swept names
         are bound, then the setup code runs (untimed), so that setup can prepare each
         point's inputs. The swept names get their old values back (or are deleted) after.
+        With --interleave each point is timed so once per round (``run_interleaved``).
         """
         scope = self.shell.user_ns if where is None else where
         swept = NameSnapshot(scope, [name for name, _ in spec.sweeps])
         cell_state = NameSnapshot(scope, compiled.bound)
 
-        def time_point(params: dict[str, Any]) -> tuple[CudaTimeResult, Any]:
+        def time_point(params: dict[str, Any], first: bool = True) -> tuple[CudaTimeResult, Any]:
             live.next_point(format_params(params))
             cell_state.restore()
             scope.update(params)
             if run_setup is not None:
                 run_setup()
-            measurement = self._measure(spec, compiled, where, live, params)
+            measurement = self._measure(_round(spec, first), compiled, where, live, params)
             if measurement.error is not None:
                 raise measurement.error
             return measurement.result, measurement.value
@@ -381,7 +395,13 @@ class CudaTimeMagics(Magics):
         failed = Task(compiled.source, spec.label, env=Env.here("not timed"), threads=spec.threads)  # a failed point
         with InterruptHold() as hold:
             try:
-                sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed, finished)
+                if spec.interleave:
+                    sweep, values = run_interleaved(grid(spec.sweeps), time_point, spec.plan.runs or 1,
+                                                    spec.stop_on_error, failed, finished)
+                else:
+                    start = self.clock.now()
+                    sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed, finished)
+                    sweep.span = self.clock.now() - start
             finally:
                 swept.restore()
             hold.start()  # from here a Ctrl-C waits for the report of the points done

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import math
 import platform
 import statistics
 import sys
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .cpu_context import CpuContext
-from .units import format_seconds
+from .units import format_seconds, range_text
 
 if TYPE_CHECKING:
     from .features.feature import Feature
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 # Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.
 IQR_MIN_RUNS = 10
+# The median's interval: 95%, from order statistics; below CI_MIN_RUNS samples none exists (with 5, the
+# widest, min to max, covers the median only 94% of the time). Its ranks come from the exact binomial up
+# to EXACT_RANKS samples, from the normal approximation beyond (one rank wider at most, never narrower).
+CI_MIN_RUNS = 6
+EXACT_RANKS = 1000
 
 
 class Run(NamedTuple):
@@ -139,7 +145,32 @@ class Task:
                    data.get("threads"))
 
 
-STATS = ("clock", "runs", "median", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
+STATS = ("clock", "runs", "median", "median_ci", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
+
+
+def median_rank(samples: int) -> int:
+    """How many samples lie outside the median's 95% interval on each side, plus one: the interval
+    runs from the ``k``-th smallest sample to the ``k``-th largest, ``k`` the largest rank for which
+    fewer than ``k`` of ``samples`` fall below the median with probability at most 2.5% (the count
+    below is binomial(samples, 1/2) whatever the distribution). 0: too few samples for an interval."""
+    if samples < CI_MIN_RUNS:
+        return 0
+    if samples > EXACT_RANKS:
+        return math.floor(samples / 2 - 0.98 * math.sqrt(samples) + 0.5)
+    total, tail, rank, term = 2**samples, 0, 0, 1  # in units of 2**-samples: exact integers
+    while 40 * (tail + term) <= total:  # P(fewer than rank + 1 below) <= 1/40
+        tail, term, rank = tail + term, term * (samples - rank) // (rank + 1), rank + 1
+    return rank
+
+
+def median_interval(samples: Sequence[float]) -> tuple[float, float] | None:
+    """The distribution-free 95% interval of the median of the population ``samples`` come from,
+    from their order statistics (``median_rank``), or None below ``CI_MIN_RUNS`` samples."""
+    rank = median_rank(len(samples))
+    if not rank:
+        return None
+    ordered = sorted(samples)
+    return ordered[rank - 1], ordered[-rank]
 
 
 def harness_per_run(harness: Harness | None, runs: Sequence[Run]) -> float:
@@ -177,7 +208,7 @@ class CudaTimeResult:
     ``records`` holds what each feature recorded, under its name, and ``features`` the features
     that give those records their words and their saved form (``features.FEATURES``); a feature's
     record also reads as an attribute: ``r.profile`` is ``r.records.get("profile")``. The
-    statistics (``clock``, ``samples``) are computed once, when the result is made."""
+    statistics (``clock``, ``samples``, ``median_ci``) are computed once, when the result is made."""
 
     cold: Run
     warmup: list[Run] = field(default_factory=list)
@@ -196,6 +227,9 @@ class CudaTimeResult:
     coverage: float | None = field(init=False, compare=False, repr=False)
     clock: str = field(init=False, compare=False, repr=False)
     samples: list[float] = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
+    # The warm median's 95% interval (``median_interval``), or None below CI_MIN_RUNS warm samples. A
+    # batched sample (k runs in one timed loop) is one observation: the interval is over samples, not runs.
+    median_ci: tuple[float, float] | None = field(init=False, compare=False, repr=False)
     # The features of a result made without naming them (by hand, or ``from_dict(data)``): the package's
     # own, ``features.FEATURES``, which ``features/__init__.py`` hands down here when it loads (as
     # ``import ipython_cudatime`` does); the result names no feature and imports no layer above it.
@@ -209,6 +243,7 @@ class CudaTimeResult:
         object.__setattr__(self, "coverage", coverage(runs, self.harness))
         object.__setattr__(self, "clock", clock)
         object.__setattr__(self, "samples", [getattr(run, clock) for run in self.warm])
+        object.__setattr__(self, "median_ci", median_interval(self.samples))
 
     def __getattr__(self, name: str) -> Any:
         """A feature's record by its name (``r.roofline``): None where that feature left none
@@ -305,6 +340,13 @@ class CudaTimeResult:
     @property
     def median(self) -> float | None:
         return statistics.median(self.samples) if self.warm else None
+
+    def ci_text(self) -> str:
+        """The warm median's interval as every report writes it: ``95% CI 17.1–18.0 ms``, or why
+        there is none (never an interval made up from a handful of runs)."""
+        if self.median_ci is None:
+            return f"too few runs for a 95% CI, which needs {CI_MIN_RUNS}" if self.warm else "no warm runs"
+        return f"95% CI {range_text(*self.median_ci)}"
 
     @property
     def iqr(self) -> float | None:

@@ -16,9 +16,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from .cpu_context import CpuWatch, NoCpuWatch
+from .backends.base import made_by
+from .cpu_context import POOL_FRAMEWORKS, CpuWatch, NoCpuWatch
 from .guard import failure_line
 from .result import CudaTimeResult, Env, Harness, Run, Task, statistics_clock
+
+try:
+    import resource
+except ImportError:  # Windows: os.times instead
+    resource = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from .backends import DeviceSet
@@ -148,9 +154,14 @@ class Clock:
         return time.perf_counter()
 
     def cpu(self) -> tuple[float, float]:
-        """(user, system) CPU seconds this process has used so far."""
-        times = os.times()
-        return times.user, times.system
+        """(user, system) CPU seconds this process has used so far: ``getrusage`` as IPython's
+        ``%time`` reads them (microseconds, from the scheduler's exact runtime on Linux), where
+        ``os.times`` counts 10 ms ticks and reads 0 for a short sweep point's warm runs."""
+        if resource is None:  # Windows
+            times = os.times()
+            return times.user, times.system
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime, usage.ru_stime
 
 
 @dataclass
@@ -552,10 +563,17 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     if later.error is not None:
         _drain(devices)
     produced = cell.outputs(value) if cell.outputs is not None else [value]
-    devices.attribute((cell.reads() if cell.reads is not None else []) + produced)
-    result = _assemble(devices, task, features, named, later, harness, cpu.context(),
+    seen = (cell.reads() if cell.reads is not None else []) + produced
+    devices.attribute(seen)
+    result = _assemble(devices, task, features, named, later, harness, cpu.context(_frameworks(seen)),
                        _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
+
+
+def _frameworks(seen: list[Any]) -> list[str]:
+    """The frameworks (of ``POOL_FRAMEWORKS``) whose objects are among ``seen``: those whose
+    thread pools the cell's work could have run in, so that no other pool is blamed for its noise."""
+    return [name for name in POOL_FRAMEWORKS if made_by(seen, (name,))]
 
 
 def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> list[str]:

@@ -13,7 +13,7 @@ import codecs
 import math
 import sys
 
-ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-"}  # every symbol the text output uses
+ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-", "·": "-"}  # every symbol the text uses
 
 
 def _encoding() -> str | None:
@@ -94,16 +94,28 @@ def format_seconds(seconds: float | None, precision: int = 3) -> str:
             if left < 1:
                 break
         return " ".join(parts)
-    unit, factor = time_unit(seconds)
+    unit, factor = time_unit(seconds, precision)
     return f"{seconds * factor:.{precision}g} {unit}"
 
 
-def time_unit(seconds: float) -> tuple[str, int]:
+def time_unit(seconds: float, precision: int = 3) -> tuple[str, int]:
     """The unit ``format_seconds`` writes ``seconds`` in (seconds past a minute too), and its
-    factor: ``("ms", 1000)`` for 0.0156; a table in one unit takes its smallest value's."""
+    factor: ``("ms", 1000)`` for 0.0156; a table in one unit takes its smallest value's. A value
+    that rounds up to the next unit is written in it (999.9 µs is 1 ms, not 1e+03 µs)."""
     order = max(min(-int(math.floor(math.log10(seconds)) // 3), 3), 0) if seconds > 0 else 3
+    if order > 0 and float(f"{seconds * 1000**order:.{precision}g}") >= 1000:
+        order -= 1
     unit = ("s", "ms", None, "ns")[order] or symbol("µ") + "s"  # symbol() encodes: only where it is needed
     return unit, 1000**order
+
+
+def range_text(low: float, high: float) -> str:
+    """``15.6–31.2 ms``: two durations, the unit written once where they share it (``1min 5s``
+    has no one unit to share)."""
+    first, last = format_seconds(low), format_seconds(high)
+    number, _, unit = first.rpartition(" ")
+    shared = number.replace(".", "").isdigit() and last.endswith(" " + unit)
+    return f"{number if shared else first}–{last}"
 
 
 def format_bytes(count: float) -> str:

@@ -131,7 +131,8 @@ def _fake_time(ip, seams, with_device):
     machine = fake_device.FakeMachine(clock)
     seams(registry=(("fake_device", device if with_device else fake_device.NoDevice),), probes=(), clock=clock,
           machine=machine)
-    ip.user_ns.update(gpu=device, host=clock, cpu=machine)
+    ip.user_ns.update(gpu=device, host=clock, cpu=machine, tensor=fake_device.framework_object("torch"),
+                      array=fake_device.framework_object("numpy"))
     return device
 
 
@@ -140,7 +141,8 @@ def fake_gpu(ip, seams):
     """The fake clock and the fake device (``fake_device``) as the magics' clock and only backend,
     with no cold-run probes, on a quiet fake machine (``fake_device.FakeMachine``): every duration is
     exact and nothing sleeps. A cell queues device work with ``gpu.launch(seconds)``, does host work
-    with ``host.advance(seconds)`` and waits for a core with ``cpu.stall(seconds)``."""
+    with ``host.advance(seconds)`` and waits for a core with ``cpu.stall(seconds)``; ``tensor`` and
+    ``array`` stand in for a torch and a NumPy object (``cpu.stall(seconds, tensor)``: torch's work)."""
     return _fake_time(ip, seams, with_device=True)
 
 

@@ -19,8 +19,11 @@ a framework; both plug into the seams the real ones use:
   device's stream is: advancing the clock or queuing on the device is not a change of the
   user's state.
 - ``FakeMachine`` is a ``cpu_context.Machine`` (the magics' ``machine``): fixed CPU facts (cores,
-  load, thread pools), and ``stall(seconds)``, a wait for a core that passes on the clock
-  without CPU time, as a run on a loaded machine waits.
+  load, thread pools), and ``stall(seconds, *work)``, a wait for a core that passes on the clock
+  without CPU time, as a run on a loaded machine waits. ``work`` names the objects whose framework's
+  pool the stalled work ran in: a cell that passes ``tensor`` (a ``FrameworkObject`` of "torch")
+  has read it, so the runner's attribution finds torch among what the cell touched, as it would
+  find a real tensor, and only then may torch's (fake) pool be blamed.
 
 The real-time counterpart is ``async_device_double`` (a thread that sleeps), kept for
 the ``timing`` tests of the clocks themselves.
@@ -174,6 +177,20 @@ def stand_ins():
     return (Leaf(FakeClock, FakeDevice, FakeMachine),)
 
 
+class FrameworkObject:
+    """A stand-in for a framework's object (a tensor, an array), made by the module ``name``: what
+    attribution (``backends.base.made_by``) reads to tell which frameworks a cell touched."""
+
+    def __init__(self, name):
+        self.framework = name
+
+
+def framework_object(name):
+    """An object whose class is defined in the module ``name`` (``torch``, ``numpy``)."""
+    kind = type("FrameworkObject", (FrameworkObject,), {"__module__": name})
+    return kind(name)
+
+
 class FakeMachine:
     """A quiet machine by default: ``cores`` usable, no load, no thread pool; set ``load_average``,
     ``ready`` and ``pools`` to load it. ``limit(n)`` sets every pool to n while it lasts."""
@@ -195,8 +212,9 @@ class FakeMachine:
     def threads(self):
         return dict(self.pools)
 
-    def stall(self, seconds):
-        """The timing thread waits ``seconds`` for a core: wall time passes, CPU time does not."""
+    def stall(self, seconds, *work):
+        """The timing thread waits ``seconds`` for a core: wall time passes, CPU time does not.
+        ``work``: the framework objects the stalled work used (read by the cell, nothing more)."""
         self.clock.seconds += seconds
         self.waited += seconds
 

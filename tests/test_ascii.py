@@ -25,6 +25,11 @@ def test_symbols_follow_what_stdout_can_encode(monkeypatch, encoding, expected):
     assert (format_seconds(5e-6), ratio_text(2.0), symbol("≥"), plain("3 µs ± 1 µs")) == expected
 
 
+def test_the_noise_warnings_separator_and_the_intervals_dash_have_ascii_stand_ins(monkeypatch):
+    stdout_with(monkeypatch, "ascii")
+    assert plain("95% CI 1.2–2.5 ms) · fix: ±5%") == "95% CI 1.2-2.5 ms) - fix: +/-5%"
+
+
 def test_other_characters_stdout_cannot_write_become_question_marks(monkeypatch):
     stdout_with(monkeypatch, "ascii")
     assert plain("label café: 3 µs") == "label caf?: 3 us"

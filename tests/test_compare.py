@@ -8,7 +8,7 @@ from report_parts import table
 from IPython.core.error import UsageError
 
 from ipython_cudatime import report
-from ipython_cudatime.compare import Point, Results, grid, parse_sweep
+from ipython_cudatime.compare import Point, Results, contrast, grid, parse_sweep, ratio_interval
 from ipython_cudatime.display import bundle
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run, Task
@@ -96,16 +96,85 @@ def test_device_sweep_shows_the_speedup_against_the_first_device():
     sweep = Results([point(0.4, n=1, device="cpu"), point(0.01, n=1, device="cuda"),
                      point(0.8, n=2, device="cpu"), point(0.1, n=2, device="cuda")])
     assert sweep.speedups() == {0: 1.0, 1: pytest.approx(40.0), 2: 1.0, 3: pytest.approx(8.0)}
-    assert "40.0×" in report(sweep)
+    sweep = Results([Point(Task(params=dict(n=1, device="cpu")), _timed(*[0.4, 0.41, 0.39] * 2)),
+                     Point(Task(params=dict(n=1, device="cuda")), _timed(*[0.01] * 6))])
+    assert "40.0× (39.0–41.0×)" in report(sweep)
 
 
-def test_a_speedup_is_shown_only_where_the_spreads_do_not_overlap():
-    sweep = Results([Point(Task(params=dict(device="cpu")), _timed(0.010, 0.030)),
-                     Point(Task(params=dict(device="cuda")), _timed(0.008, 0.020)),  # overlaps the cpu point's
-                     Point(Task(params=dict(device="mps")), _timed(0.4))])  # one run: no spread at all
+def test_a_speedup_is_shown_only_where_its_interval_excludes_1():
+    sweep = Results([Point(Task(params=dict(device="cpu")), _timed(*[0.010, 0.030] * 3)),
+                     Point(Task(params=dict(device="cuda")), _timed(*[0.008, 0.020] * 3)),  # holds 1
+                     Point(Task(params=dict(device="mps")), _timed(*[0.001] * 5))])  # too few runs for one
     rows = report(sweep).splitlines()
-    assert rows[2].split()[-1] == "inconclusive" and rows[3].split()[-1] == "inconclusive"
+    assert "  inconclusive  " in rows[2] and rows[3].endswith("  inconclusive")
     assert "×" not in rows[2] + rows[3]
+
+
+def _drawn(rng, median, spread, count):
+    """A plain-data result whose warm runs are drawn (seeded) from a known distribution: ``median``
+    times uniform(1 - spread, 1 + spread), whose median is ``median``."""
+    return _timed(*(median * rng.uniform(1 - spread, 1 + spread, count)))
+
+
+def test_a_10_percent_gap_in_1000_noisy_runs_each_is_found_with_the_right_interval():
+    """The issue's case: runs spread ±15%, medians 10% apart. The spreads overlap almost entirely; the
+    median ratio's interval does not hold 1, and holds the true 1.10 within a percent or two."""
+    import numpy
+
+    rng = numpy.random.default_rng(7)
+    slow, fast = _drawn(rng, 1.1e-3, 0.15, 1000), _drawn(rng, 1e-3, 0.15, 1000)
+    verdict = contrast(slow, fast, ("slow", "fast"))
+    low, high = verdict.ci
+    assert verdict.conclusive and verdict.faster == "fast"
+    assert 1.07 < low < 1.10 < high < 1.13
+    assert verdict.sentence.startswith("fast 1.1") and " faster (1.0" in verdict.sentence
+
+
+def test_the_same_code_against_itself_gets_a_winner_in_at_most_5_percent_of_pairs():
+    """200 A/A pairs of 30 runs (seeded, so the count is the same on every run: no flakiness), skewed
+    like real timings (lognormal): a winner in at most 10 of them."""
+    import numpy
+
+    rng = numpy.random.default_rng(31)
+    winners = 0
+    for _ in range(200):
+        a, b = (_timed(*(1e-3 * rng.lognormal(0.0, 0.3, 30))) for _ in range(2))
+        winners += contrast(a, b).conclusive
+    assert winners <= 10
+
+
+def test_the_ratios_interval_covers_the_true_ratio_about_95_percent_of_the_time():
+    import numpy
+
+    rng = numpy.random.default_rng(5)
+    hits = 0
+    for _ in range(300):
+        a = _timed(*(1.1e-3 * rng.lognormal(0.0, 0.3, 40)))  # true medians 1.1 ms and 1 ms
+        b = _timed(*(1e-3 * rng.lognormal(0.0, 0.3, 40)))
+        low, high = contrast(a, b).ci
+        hits += low <= 1.1 <= high
+    assert 0.92 <= hits / 300 <= 0.99
+
+
+def test_an_undecided_contrast_says_what_the_runs_can_tell_and_how_many_would_tell_more():
+    import numpy
+
+    rng = numpy.random.default_rng(3)
+    verdict = contrast(_drawn(rng, 1e-3, 0.15, 30), _drawn(rng, 1e-3, 0.15, 30))
+    bound = max(verdict.ci[1], 1 / verdict.ci[0]) - 1
+    assert not verdict.conclusive and 0.02 < bound < 0.2
+    assert verdict.reason == (f"no difference larger than {100 * bound:.0f}% either way; about 120 runs each "
+                              f"would tell {50 * bound:.0f}%")
+
+
+def test_the_bootstrap_is_deterministic_on_100000_runs():
+    """Seeded: the same runs always get the same interval (a report never changes on a redraw). No
+    resample of 100,000 is built (3 ms here, against about 30 s for 4,000 real resamples)."""
+    import numpy
+
+    runs = numpy.random.default_rng(1).lognormal(0.0, 0.3, 100_000)
+    first = ratio_interval(runs, runs * 1.01)
+    assert ratio_interval(runs, runs * 1.01) == first and first[0] < 1 / 1.01 < first[1]
 
 
 def test_sweep_display_has_a_table_and_a_chart(ip):
@@ -313,3 +382,70 @@ def test_check_says_what_it_did_not_compare(ip):
 def test_stop_on_error_and_the_sweep_repr(ip):
     sweep = sweep_of(ip, "--sweep d=1,0", "10 / d")
     assert repr(sweep) == "<Results: 2 point(s) over d, 1 failed>"
+
+
+DRIFTING = "host.advance((1 + 4 * host.seconds) / 1024)"  # each run a little slower than the last: a ramp
+
+
+def test_interleave_keeps_a_drift_from_crowning_one_of_two_identical_ways(ip, fake_cpu):
+    """Two identical ways on a fake clock that drifts (every run slower than the one before). One after
+    the other, the second way is slower in every run, and the verdict names a winner; interleaved,
+    one run of each per round in a rotating order, the drift hits both alike and no winner is named."""
+    def ways(options):
+        sweep = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 {options} --sweep way='a','b' {DRIFTING}")
+        return sweep, contrast(*sweep.points)
+
+    sequential, verdict = ways("")
+    assert verdict.conclusive and verdict.faster == "way='a'"
+    interleaved, verdict = ways("--interleave")
+    assert not verdict.conclusive and verdict.ci[0] < 1 < verdict.ci[1]
+    first = interleaved.points[0].result
+    assert first.runs == 20 and len(first.warmup) == 19  # each later round's first run is a warm-up run
+    assert "interleaved: 20 rounds of one warm run of each point" in first.notes[-1]
+
+
+def test_interleave_rotates_the_order_of_the_points_each_round():
+    from ipython_cudatime.compare import rotation
+
+    assert rotation(3, 4) == [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]]
+    assert rotation(0, 3) == []
+
+
+def test_interleave_needs_a_sweep_and_its_rounds(ip):
+    with pytest.raises(UsageError, match="--interleave applies to sweeps"):
+        ip.run_line_magic("cudatime", "-n 5 --interleave 1")
+    with pytest.raises(UsageError, match="--interleave makes -n N rounds of one warm run of each point"):
+        ip.run_line_magic("cudatime", "--interleave --sweep n=1,2 n")
+
+
+@pytest.mark.timing
+def test_interleave_keeps_real_work_whose_duration_drifts_from_crowning_a_way(ip):
+    """The same with real work: a sleep that grows from 2 ms by 2 ms every 0.1 s of real time (a ramp
+    far above a loaded machine's jitter of a few hundred µs). One way after the other, the second
+    is slower in every run; interleaved, both see the same ramp."""
+    ip.run_cell("import time\nstart = time.perf_counter()")
+    cell = "time.sleep(0.002 * (1 + 10 * (time.perf_counter() - start)))"
+    sequential = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 --sweep way='a','b' {cell}")
+    assert contrast(*sequential.points).faster == "way='a'"
+    interleaved = ip.run_line_magic("cudatime", f"-o -q -n 20 -w 0 --interleave --sweep way='a','b' {cell}")
+    verdict = contrast(*interleaved.points)
+    assert not verdict.conclusive, verdict.sentence
+
+
+def test_a_sequential_sweep_that_took_minutes_says_its_points_were_timed_apart(ip, fake_cpu):
+    long = run(ip, "%cudatime -n 1 -w 0 --sweep n=1,2 host.advance(40)").displayed[0]  # 2 × 2 runs of 40 s
+    assert ("the points were timed one after the other over 2min 40s: a drift in that time (a neighbour that "
+            "starts, a clock that ramps) reads as a difference between them; --interleave -n N spreads it") in long
+    assert "one after the other" not in run(ip, "%cudatime -n 1 -w 0 --sweep n=1,2 host.advance(1)").displayed[0]
+    interleaved = run(ip, "%cudatime -n 1 -w 0 --interleave --sweep n=1,2 host.advance(40)").displayed[0]
+    assert "one after the other" not in interleaved
+    sweep = ip.run_line_magic("cudatime", "-o -q -n 1 -w 0 --sweep n=1,2 host.advance(40)")
+    assert sweep.span == 160 and Results.from_dict(json.loads(json.dumps(sweep.to_dict()))).span == 160
+
+
+def test_a_ratio_within_1_percent_of_1_keeps_a_third_decimal():
+    """An interval that excludes 1 never reads "(1.00–1.10×)"; far-off ratios keep their short form."""
+    from ipython_cudatime.compare import times_text
+
+    assert [times_text(v) for v in (1.0, 1.003, 0.997, 1.06, 0.2, 0.0009, 40, 511)] == [
+        "1.00×", "1.003×", "0.997×", "1.06×", "0.20×", "0.0009×", "40.0×", "511×"]

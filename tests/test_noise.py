@@ -23,7 +23,7 @@ from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 NOISY = "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])"  # 13 runs: every other one waits
-STALLED_CELL = "cpu.stall(next(stalls) / 1024); host.advance(1 / 1024)"
+STALLED_CELL = "cpu.stall(next(stalls) / 1024, tensor); host.advance(1 / 1024)"  # torch's work (a stand-in tensor)
 
 
 def timed(ip, cell, options="-n 12 -w 0"):
@@ -45,7 +45,7 @@ def test_oversubscribed_names_the_pool_its_threads_the_cores_and_the_load(ip, fa
 
 def test_a_blas_pool_that_oversubscribes_gets_threadpoolctl_as_the_fix(ip, fake_cpu):
     ip.run_cell(f"cpu.pools = {{'openblas': 4}}\n{NOISY}")  # 4 threads on 2 quiet cores: its own waits
-    text = noise(timed(ip, STALLED_CELL))[1].text
+    text = noise(timed(ip, STALLED_CELL.replace("tensor", "array")))[1].text
     assert "openblas runs 4 threads" in text and "threadpoolctl.threadpool_limits(1)" in text
 
 
@@ -87,7 +87,8 @@ def test_steady_but_starved_runs_are_called_slowed(ip, fake_cpu):
     r = timed(ip, "cpu.stall(1 / 1024); host.advance(1 / 1024)")
     warning, cause = noise(r)
     assert cause.symptom == "starved" and cause.kind == "loaded"
-    assert "waited for a core during 50% of their" in warning
+    assert warning.startswith("Warning: slowed (the timing thread waited for a core during 50% of the warm runs' ")
+    assert warning.endswith("): machine loaded, load 2.50 on 2 usable cores · fix: a quieter machine, or more runs (-n/-b)")
 
 
 def test_noise_the_facts_do_not_explain_is_cause_unknown(ip, fake_gpu):
@@ -141,22 +142,30 @@ def _result(*warm, label=None, threads=None):
                           task=Task(label=label, threads=threads))
 
 
-def test_contrast_names_the_faster_only_when_the_spreads_do_not_overlap():
-    numpy, torch = _result(1.28e-3, 1.29e-3, 1.30e-3, label="numpy"), _result(1.0e-3, 1.01e-3, 0.99e-3, label="torch")
+def test_contrast_names_the_faster_only_when_the_ratios_interval_excludes_1():
+    numpy = _result(*[1.28e-3, 1.29e-3, 1.30e-3] * 2, label="numpy")
+    torch = _result(*[1.0e-3, 1.01e-3, 0.99e-3] * 2, label="torch")
     verdict = contrast(numpy, torch)
     assert verdict.conclusive and verdict.faster == "torch" and verdict.ratio == pytest.approx(1.29)
-    assert verdict.sentence == "torch 29% faster"
-    overlapping = contrast(numpy, _result(1.0e-3, 1.4e-3, 1.2e-3, label="torch"))
+    low, high = verdict.ci
+    assert 1.25 < low <= 1.29 <= high < 1.32
+    assert verdict.sentence == f"torch 1.29× faster ({low:.2f}–{high:.2f}×)"
+    overlapping = contrast(numpy, _result(*[1.0e-3, 1.4e-3, 1.2e-3, 1.3e-3, 1.25e-3, 1.35e-3], label="torch"))
     assert (overlapping.conclusive, overlapping.faster) == (False, None)
-    assert overlapping.sentence == "inconclusive: the spreads overlap"
-    assert contrast(_result(2e-3), _result(1e-3)).sentence == "inconclusive: fewer than 2 warm runs"
-    assert contrast(_result(4e-3, 4e-3), _result(1e-3, 1e-3)).sentence == "b 4.0× faster"
+    assert overlapping.ci[0] <= 1 <= overlapping.ci[1]
+    assert overlapping.sentence.startswith("inconclusive: no difference larger than ")
+    assert " either way; about 24 runs each would tell " in overlapping.sentence
+    assert contrast(_result(*[2e-3] * 5), _result(*[1e-3] * 6)).sentence == (
+        "inconclusive: too few runs for an interval (5 and 6; 6 each needed)")
+    assert contrast(_result(*[4e-3] * 6), _result(*[1e-3] * 6)).sentence == "b 4.00× faster (4.00–4.00×)"
+    assert contrast(_result(*[1e-3] * 6), _result(*[1e-3] * 6)).sentence == (
+        "inconclusive: no difference larger than 0% either way")
 
 
 def test_contrast_says_when_the_thread_settings_differ():
-    verdict = contrast(_result(2e-3, 2e-3, label="one", threads=1), _result(1e-3, 1e-3, label="all"))
-    assert verdict.sentence == ("all 2.0× faster (timed with different thread settings: --threads 1 and the "
-                                "user's threads)")
+    verdict = contrast(_result(*[2e-3] * 6, label="one", threads=1), _result(*[1e-3] * 6, label="all"))
+    assert verdict.sentence == ("all 2.00× faster (2.00–2.00×) (timed with different thread settings: --threads 1 "
+                                "and the user's threads)")
     assert verdict.to_dict()["sentence"] == verdict.sentence
 
 
@@ -226,7 +235,9 @@ def test_under_real_load_two_threads_are_named_oversubscribed_and_one_thread_is_
     """Busy processes, one per usable core (two on this 2-core machine; bounded: they stop by
     themselves after a minute, and by PID in the finally), load the cores; a 256×256 torch product
     timed with 2 threads then waits at every barrier. The report must name oversubscription with the
-    thread count, the usable cores and the load it read; with --threads 1 it must not."""
+    thread count, the usable cores and the load it read; with --threads 1 it must not. A pure-Python
+    cell, torch imported at 2 threads, is slowed by the same load: named a loaded machine, never
+    torch's threads."""
     torch = pytest.importorskip("torch")
     cores = len(os.sched_getaffinity(0))
     if cores < 2:
@@ -238,6 +249,7 @@ def test_under_real_load_two_threads_are_named_oversubscribed_and_one_thread_is_
         ip.run_cell("import torch\ntorch.set_num_threads(2)\na = torch.rand(256, 256)")
         two = ip.run_line_magic("cudatime", "-o -q -b 0.5 a @ a")
         one = ip.run_line_magic("cudatime", "-o -q -b 0.5 --threads 1 a @ a")
+        pure = ip.run_line_magic("cudatime", "-o -q -b 0.5 sum(range(3000))")  # torch imported, never used
     finally:
         for process in busy:
             process.kill()
@@ -250,6 +262,11 @@ def test_under_real_load_two_threads_are_named_oversubscribed_and_one_thread_is_
     assert f"{context.cores} usable cores" in text and f"load average {context.load_before:.2f}" in text
     assert one.cpu_context.threads["torch"] == 1
     assert "oversubscription" not in report(one), report(one)
+    # a pure-Python cell never ran in torch's pool: the cause is the loaded machine, not torch's threads
+    assert pure.cpu_context.threads["torch"] == 2 and pure.cpu_context.touched == []
+    cause = noise(pure)[1]
+    assert cause is not None and cause.kind == "loaded", report(pure)
+    assert "torch" not in noise(pure)[0] + cause.text and "machine loaded" in noise(pure)[0]
 
 
 def test_the_widest_pool_is_torch_on_a_tie_and_unseen_pools_do_not_count():
@@ -265,3 +282,64 @@ def test_to_pandas_has_the_spread_and_the_noise_of_each_point(ip, fake_cpu):
     frame = ip.run_line_magic("cudatime", f"-o -q -n 12 -w 0 --sweep n=1,2 {STALLED_CELL}").to_pandas()
     assert frame["noise"][0] == "oversubscribed" and frame["noise"].isna()[1]
     assert list(frame["min"]) == [pytest.approx(1 / 1024)] * 2 and frame["max"][0] == pytest.approx(9 / 1024)
+    # the median's 95% interval: the 3rd smallest and the 3rd largest of 12 (six runs of 1, three of 9 units)
+    assert (frame["ci_low"][0], frame["ci_high"][0]) == (pytest.approx(1 / 1024), pytest.approx(9 / 1024))
+
+
+def test_a_sweep_names_a_cause_found_at_every_point_once_for_all(ip, fake_gpu):
+    ip.run_cell("sizes = [1, 1, 4, 1, 4, 1, 4, 1, 4]")  # per point: the cold run, then 8 warm runs 1 or 4 long
+    cell = run(ip, "%cudatime -n 8 -w 0 --sweep n=1,2,3 gpu.launch(sizes[host.tick() % 9] * n / 256)")
+    lines = cell.displayed[0].splitlines()
+    assert all("noisy: cause unknown" in row for row in lines[1:4])
+    assert [line.partition(":")[0] for line in lines[4:]] == ["all 3 points (numbers from n=1)"]
+
+
+def test_a_table_names_each_pool_blamed_apart(ip, fake_cpu):
+    """NumPy's points blame the BLAS pool, torch's points torch's: two causes, never one pool's
+    sentence for the other's rows."""
+    ip.run_cell(f"cpu.pools = {{'torch': 2, 'openblas': 2}}\ncpu.load_average, cpu.ready = 1.4, 1\n"
+                "objects = {'numpy': array, 'torch': tensor}\nstalls = [0, 8, 0, 1, 0, 8, 0, 1, 8]")
+    cell = run(ip, "%%cudatime -n 8 -w 0 --sweep lib='numpy','torch' used = objects[lib]\n"
+                   "cpu.stall(stalls[host.tick() % 9] / 1024, used); host.advance(1 / 1024)")
+    notes = [line for line in cell.displayed[0].splitlines() if "Likely cause" in line]
+    assert len(notes) == 2 and "openblas runs 2 threads" in notes[0] and "torch runs 2 threads" in notes[1]
+
+
+def test_a_load_above_the_usable_cores_is_the_cause_even_when_the_timing_thread_never_waited(ip, fake_gpu):
+    """The demo's JAX cell at load 6.45 on 2 cores: the work ran in other threads, the timing thread
+    only waited on them; the cause is the loaded machine, never "cause unknown"."""
+    ip.run_cell("cpu.load_average, cpu.ready = 6.45, 5\nsizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
+    r = timed(ip, "gpu.launch(next(sizes) / 256)")
+    warning, cause = noise(r)
+    assert cause.kind == "loaded" and r.cpu_context.waited_share == 0
+    assert warning.endswith(": machine loaded, load 6.45 on 2 usable cores · fix: a quieter machine, or more runs (-n/-b)")
+
+
+def test_a_pool_is_blamed_only_when_the_cells_work_ran_in_it(ip, fake_cpu):
+    """torch at 2 threads on a loaded machine: a cell that used a torch object is oversubscribed; the
+    same cell on a NumPy object (whose BLAS pool runs one thread) is slowed by the load, not by
+    torch's threads; one on neither is the loaded machine too."""
+    ip.run_cell("cpu.pools = {'torch': 2, 'openblas': 1}\ncpu.load_average, cpu.ready = 1.4, 1")
+    kinds = {}
+    for name in ("tensor", "array", "None"):
+        ip.run_cell(NOISY)
+        r = timed(ip, f"cpu.stall(next(stalls) / 1024, {name}); host.advance(1 / 1024)")
+        kinds[name] = cause_kind(r), "torch" in noise(r)[1].text
+    assert kinds == {"tensor": ("oversubscribed", True), "array": ("loaded", False), "None": ("loaded", False)}
+
+
+def test_cpu_time_is_said_only_where_it_was_measured():
+    unmeasured = CpuContext(cores=2, load_before=0.1, ready_before=0, waited=0.0)  # no warm span: no CPU time
+    assert unmeasured.cpu_share is None
+    r = CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(t, t) for t in (1e-3, 3e-3) * 3], cpu_context=unmeasured)
+    assert cause_kind(r) == "unknown" and "CPU time" not in noise(r)[1].text
+
+
+def test_contrast_names_a_different_load_and_nothing_where_nothing_differs():
+    def timed_at(load):
+        return CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(1e-3, 1e-3)] * 6,
+                              cpu_context=CpuContext(cores=2, load_before=load))
+
+    assert contrast(timed_at(0.3), timed_at(6.7)).differs == "load 0.30 vs 6.70 on 2 cores"
+    assert contrast(timed_at(0.3), timed_at(0.9)).differs is None  # less than a core's worth apart
+    assert "also differs" not in contrast(timed_at(0.3), timed_at(0.3)).sentence

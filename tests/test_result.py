@@ -9,7 +9,8 @@ from conftest import run
 from ipython_cudatime import report
 from ipython_cudatime import display
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime.result import CudaTimeResult, Run, median_rank
+from ipython_cudatime.schema import checked_line
 from ipython_cudatime.units import format_seconds
 
 
@@ -64,11 +65,36 @@ def test_text_report_starts_like_time_and_compares_cold_and_warm():
     assert "The cold run was 73× slower than a warm run" in text
 
 
-def test_noisy_warning_only_when_iqr_is_large():
+def test_noisy_warning_only_when_the_median_is_in_doubt():
     quiet = make(dict(host=0.01, wall=0.01), [0.010, 0.0101, 0.0102, 0.0101])
-    noisy = make(dict(host=0.01, wall=0.01), [0.010, 0.020, 0.010, 0.030, 0.015])
+    noisy = make(dict(host=0.01, wall=0.01), [0.010, 0.020, 0.010, 0.030, 0.015])  # min–max stands in below 6
     assert "noisy" not in report(quiet)
-    assert "Warning: the warm runs are noisy" in report(noisy)
+    [warning] = [line for line in report(noisy).splitlines() if line.startswith("Warning:")]
+    assert warning == "Warning: noisy (median ±100%, 95% CI): cause unknown · fix: more runs (-n/-b)"
+
+
+def test_runs_that_vary_around_a_median_they_pin_down_get_a_quiet_note_not_a_warning():
+    """1,000 runs spread ±15% (seeded uniform draws): the IQR is 15% of the median, but the median is
+    known to about ±1%: no warning, one row in the details saying both."""
+    import numpy
+
+    runs = 1e-3 * numpy.random.default_rng(2).uniform(0.85, 1.15, 1000)
+    r = make(dict(host=1e-3, wall=1e-3), list(runs))
+    assert "Warning" not in report(r)
+    html = display.bundle(r)["text/html"]
+    assert "the middle half of the runs spans 15% of the median; the median is known to ±" in html
+    few = make(dict(host=1e-3, wall=1e-3), list(runs[:20]))  # the same spread, 20 runs: in doubt
+    assert "Warning: noisy (median ±" in report(few)
+
+
+def test_runs_in_two_separate_groups_are_noisy_even_with_a_tight_median():
+    """70 runs at 1 ms and 30 at 2 ms: the median (1 ms) is pinned down, but it describes only one of
+    the two groups the cell's runs fall into, and the report says so."""
+    r = make(dict(host=1e-3, wall=1e-3), [1e-3] * 70 + [2e-3] * 30)
+    assert r.median_ci == (1e-3, 1e-3)
+    [warning] = [line for line in report(r).splitlines() if line.startswith("Warning:")]
+    assert warning.startswith("Warning: the runs fall into two groups (70 around 1 ms, 30 around 2 ms): ")
+    assert "Warning" not in report(make(dict(host=1e-3, wall=1e-3), [1e-3] * 90 + [2e-3] * 10))  # a tail
 
 
 def test_no_async_sentence_when_host_matches_wall():
@@ -78,7 +104,8 @@ def test_no_async_sentence_when_host_matches_wall():
 
 @pytest.mark.parametrize(
     "seconds, text",
-    [(0.349, "349 ms"), (0.000999, "999 µs"), (1.5e-8, "15 ns"), (2.0, "2 s"), (65.0, "1min 5s"), (0.0, "0 ns"), (0.12345, "123 ms")],
+    [(0.349, "349 ms"), (0.000999, "999 µs"), (1.5e-8, "15 ns"), (2.0, "2 s"), (65.0, "1min 5s"), (0.0, "0 ns"), (0.12345, "123 ms"),
+     (0.0009999, "1 ms"), (999.9e-9, "1 µs")],  # rounded up to the next unit, never "1e+03 µs"
 )
 def test_units_like_time(seconds, text):
     assert format_seconds(seconds) == text
@@ -126,15 +153,61 @@ def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
 def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
     few = make(dict(host=0.01, wall=0.01), [0.004, 0.005, 0.006])
     [line] = [line for line in report(few).splitlines() if line.startswith("warm     :")]
-    assert line == "warm     : 5 ms median over 3 runs (wall clock; min 4 ms, max 6 ms)"
+    assert line == ("warm     : 5 ms median (too few runs for a 95% CI, which needs 6) over 3 runs "
+                    "(wall clock; min 4 ms, max 6 ms)")
     html = display.bundle(few)["text/html"]
     assert ">IQR<" not in html and ">min / max<" in html
     many = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
     [line] = [line for line in report(many).splitlines() if line.startswith("warm     :")]
-    assert line.startswith(f"warm     : 45.5 ms median, IQR {format_seconds(many.iqr)}, over 12 runs (wall clock; "
+    assert line.startswith(f"warm     : 45.5 ms median (95% CI 42–49 ms), IQR {format_seconds(many.iqr)}, over 12 runs "
+                           "(wall clock; "
                            "min 40 ms, max 51 ms, mean 45.5 ms ± ")
     assert "±" not in line.split("mean")[0]  # never "median ± IQR": that reads as a half-width
     assert ">IQR<" in display.bundle(many)["text/html"]
+
+
+def test_the_medians_interval_comes_from_order_statistics_and_needs_six_runs():
+    """The textbook ranks: [x(1), x(6)] of 6 (96.9%), [x(2), x(9)] of 10, [x(40), x(61)] of 100;
+    below 6 none exists, and the report says so instead of making one up."""
+    def interval(count):
+        return make(dict(host=1.0, wall=1.0), [float(i) for i in range(1, count + 1)]).median_ci
+
+    assert interval(5) is None and interval(6) == (1.0, 6.0) and interval(10) == (2.0, 9.0)
+    assert interval(100) == (40.0, 61.0)
+    assert median_rank(1000) == 469 and median_rank(1001) == 469  # the normal approximation beyond 1,000
+    five = make(dict(host=1.0, wall=1.0), [0.004, 0.005, 0.006, 0.007, 0.008])
+    assert "too few runs for a 95% CI, which needs 6" in report(five)
+    assert "too few runs for a 95% CI" in display.bundle(five)["text/html"].split("</div>")[0]  # the headline
+
+
+def test_the_medians_interval_covers_the_true_median_about_95_percent_of_the_time():
+    """Seeded draws from known skewed distributions: the interval holds the population's median in
+    95-97% of 2,000 results (order statistics guarantee at least 95%, a little more at small n)."""
+    import numpy
+
+    rng = numpy.random.default_rng(31)
+    for count in (6, 25, 200):
+        draws = rng.lognormal(mean=0.0, sigma=0.5, size=(2000, count)) * 1e-3  # true median 1 ms
+        hits = 0
+        for row in draws:
+            low, high = make(dict(host=1e-3, wall=1e-3), list(row)).median_ci
+            hits += low <= 1e-3 <= high
+        assert 0.94 <= hits / 2000 <= 0.99, (count, hits)
+
+
+def test_a_batched_sample_is_one_observation_of_the_interval():
+    """Six samples of 1,000 runs each have the interval of six observations (min to max), not of 6,000."""
+    warm = [Run(host=w, wall=w, batch=1000) for w in (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6)]
+    r = CudaTimeResult(cold=Run(1e-5, 1e-5), warm=warm)
+    assert r.median_ci == (1e-6, 6e-6)
+
+
+def test_the_interval_is_saved_and_recomputed_and_an_older_line_without_it_loads():
+    r = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
+    data = json.loads(json.dumps(r.to_dict()))
+    assert data["median_ci"] == [0.042, 0.049]
+    del data["median_ci"]  # a line saved before the field existed
+    assert CudaTimeResult.from_dict(checked_line(data)).median_ci == (0.042, 0.049)
 
 
 def test_noise_warning_needs_a_spread_above_the_timers_own_jitter():

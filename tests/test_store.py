@@ -1,5 +1,6 @@
 """Results as plain data that outlive the kernel: exact round trips, --save, %cudatime_compare --load."""
 
+import dataclasses
 import json
 
 import pytest
@@ -364,3 +365,25 @@ def test_a_batched_line_without_a_harness_still_reads(tmp_path):
     loaded, problems = load([str(path)])
     assert problems == [] and loaded.points[0].result.batch == 10
     assert "harness's own cost per sample (n/a" in report(loaded.points[0].result)
+
+
+def test_a_saved_result_compared_with_a_live_one_names_what_else_differs(ip, tmp_path):
+    """Beside the verdict, what differs besides the code, as both results recorded it: the device,
+    Python's version and a framework's (NumPy, imported on both sides)."""
+    import platform
+
+    import numpy
+
+    saved = full_result()
+    env = dataclasses.replace(saved.task.env, python="3.9.1", frameworks={"numpy": "1.0.0"})
+    saved = dataclasses.replace(saved, task=dataclasses.replace(saved.task, label="before", params={}, env=env))
+    path = tmp_path / "before.jsonl"
+    save([Point(saved.task, saved)], str(path))
+    run(ip, "%cudatime_compare --clear")
+    run(ip, "import numpy\n%cudatime -q -n 6 -l after numpy.ones(3).sum()")
+    [text] = run(ip, f"%cudatime_compare --load {path}").displayed
+    [line] = [line for line in text.splitlines() if " against " in line]
+    assert line.startswith("before @ colab-vm against after @ ") and "(also differs: device cpu " in line
+    assert line.endswith(f" vs cuda:0 NVIDIA T4; Python {platform.python_version()} vs 3.9.1; "
+                         f"numpy {numpy.__version__} vs 1.0.0)")
+    run(ip, "%cudatime_compare --clear")  # the shell is the session's: leave no record to later tests

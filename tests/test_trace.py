@@ -223,7 +223,8 @@ def test_cpu_verdicts_for_few_operators():
     assert cpu_verdict(cpu_profile(3, 0.002, 0.010, [("aten::mm", 1, 0.0021)]))[1].startswith(
         "overhead-bound: PyTorch operators fill only 20%")
     assert cpu_verdict(cpu_profile(3, 0.009, 0.010, [("aten::mm", 1, 0.008)])) == (
-        "compute-bound", "compute-bound: 80% of the run in aten::mm")
+        "operator-bound", "operator-bound: 80% of the run in aten::mm, not in Python or dispatch (whether it is "
+        "compute- or memory-bound: --roofline)")
     assert cpu_verdict(cpu_profile(9, 0.009, 0.010, [("aten::add", 3, 0.003)]))[1].startswith(
         "mixed: 9 operator calls; the largest")
 
@@ -260,8 +261,9 @@ def test_a_gpu_bound_run_of_copies_names_the_copies_not_the_top_kernel(tmp_path)
 def test_cpu_verdicts_near_a_threshold_say_so():
     """The same ``a @ a`` measured 62% in aten::matmul once and 44% of operators another time."""
     near_compute = cpu_verdict(cpu_profile(1, 0.0062, 0.010, [("aten::matmul", 1, 0.0062)]))
-    assert near_compute == ("compute-bound", "compute-bound: 62% of the run in aten::matmul, "
-                                             "near the 50% line between compute-bound and mixed")
+    assert near_compute == ("operator-bound", "operator-bound: 62% of the run in aten::matmul, near the 50% line "
+                                              "between operator-bound and mixed, not in Python or dispatch (whether "
+                                              "it is compute- or memory-bound: --roofline)")
     near_overhead = cpu_verdict(cpu_profile(1, 0.0044, 0.010, [("aten::matmul", 1, 0.0044)]))[1]
     assert near_overhead.startswith("overhead-bound: PyTorch operators fill only 44% of the run, "
                                     "near the 50% line between overhead-bound and the rest;")

@@ -1,38 +1,53 @@
 """Why warm runs were noisy or slow, from the CPU facts of the measurement (``cpu_context``).
 
-Two symptoms: the runs are *noisy* (their IQR is large against the median and against the clocks'
-own jitter), or *starved* (the timing thread waited for a core during a good part of them). A
-symptom gets a cause only where the facts support one:
+Two symptoms: the answer is *noisy* (the warm median's 95% interval reaches further than 5% from
+it, or the runs fall into separate groups, and the spread is wider than the clocks' own jitter),
+or the runs were *starved* (the timing thread waited for a core during a good part of them).
+Runs that vary while many of them pin the median down are neither: at most a quiet note in the
+details (``quiet_note``). A symptom gets a cause only where the facts support one:
 
-- **oversubscribed**: a framework pool runs more threads than the cores the machine's load left
-  free, so its threads wait for each other at every barrier while one is descheduled;
-- **loaded**: the machine's other work took the cores (the thread waited for one);
+- **oversubscribed**: a framework pool the cell's work ran in runs more threads than the cores
+  the machine's load left free, so its threads wait for each other at every barrier while one
+  is descheduled;
+- **loaded**: the machine's other work took the cores (the thread waited for one, or the load
+  was above the usable cores);
 - **varies**: the machine was quiet, the thread never waited and the process was busy all along,
   so the spread is the runs' own, or from what no reading here shows (a neighbour VM, clock changes);
 - **unknown**: none of these is supported (or no facts were recorded).
 
-The same check serves a single report, every sweep point and every compared result.
+A warning is one line: the symptom with its size, the cause in a few words and the fix
+(``noisy (median ±12%): machine loaded, load 6.70 on 2 usable cores · fix: a quieter machine``);
+the cause's full reasoning (``NoiseCause.text``) goes under "Why". The same check serves a single
+report, every sweep point and every compared result.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..cpu_context import CpuContext, pools_text
 from ..units import format_seconds as fmt
+from ..units import percent_text
 
 if TYPE_CHECKING:
     from ..result import CudaTimeResult
 
-NOISY_IQR = 0.10  # IQR above 10% of the median: the warm runs disagree...
+NOISY_CI = 0.05  # the median's 95% interval reaching further than 5% from it: the answer is in doubt...
 # ... by more than this in absolute terms: perf_counter resolves 1 ns and CUDA events 0.5 µs, but
 # a synchronized run's own jitter (the synchronize call, the scheduler) is a few µs; a wider spread
 # than that is the machine's, a narrower one is the timer's.
 NOISY_MIN_IQR = 20e-6
 # Where the harness was measured (null runs), the floor is the clocks' own spread instead: a warm
 # spread within this many times the null runs' IQR (per run of a sample) is the clock's jitter.
+VARIES = 0.10  # an IQR above 10% of the median, with the median pinned down: a quiet note, not a warning
+MODES_MIN_RUNS = 10  # warm samples from which two groups can be told apart...
+MODE_SHARE = 5  # ... each holding at least a fifth of them...
+MODE_GAP = 0.10  # ... with a gap between them of 10% of the median or more...
+MODE_SPREAD = 2  # ... and this many times the spread (IQR) within either group
 JITTER_TIMES = 3
 STARVED = 0.2  # the timing thread waited for a core during a fifth of the warm runs or more
 QUIET_WAIT = 0.05  # ... and during under 5% of them, the CPU was not what held it back
@@ -42,11 +57,20 @@ BUSY = 0.8  # CPU time at least 80% of the wall time: the process was working, n
 @dataclass(frozen=True)
 class NoiseCause:
     """The verdict on one result's warm runs: ``symptom`` ("noisy" or "starved"), ``kind``
-    ("oversubscribed", "loaded", "varies" or "unknown") and the sentence with its numbers."""
+    ("oversubscribed", "loaded", "varies" or "unknown"), the full sentence with its numbers
+    (``text``), and the one-line form: the cause in a few words (``short``) and its ``fix``."""
 
     symptom: str
     kind: str
     text: str
+    short: str = ""
+    fix: str = ""
+    pool: str | None = None  # the pool an oversubscription is blamed on
+
+    @property
+    def group(self) -> tuple[str, str | None]:
+        """What a table names once for all the rows it was found at: the kind, and the pool blamed."""
+        return self.kind, self.pool
 
 
 def clock_jitter(result: CudaTimeResult) -> float:
@@ -57,11 +81,62 @@ def clock_jitter(result: CudaTimeResult) -> float:
     return JITTER_TIMES * result.harness.jitter / result.batch
 
 
+def uncertainty(result: CudaTimeResult) -> float | None:
+    """How far the warm median's 95% interval reaches from the median, as a share of it; below
+    ``CI_MIN_RUNS`` samples the min–max range stands in (an interval of lower confidence: when even
+    it is wide, the answer is in doubt). None without two warm runs or a median."""
+    median = result.median
+    if result.runs < 2 or not median:
+        return None
+    low, high = result.median_ci or (min(result.samples), max(result.samples))
+    return max(high - median, median - low) / median
+
+
+def modes(result: CudaTimeResult) -> tuple[list[float], list[float]] | None:
+    """The warm samples split into two groups where they fall into separate modes: the widest gap
+    between neighbours that leaves at least a fifth of the runs on each side, when it is 10% of the
+    median or more and wider than ``MODE_SPREAD`` times either group's IQR. None otherwise."""
+    ordered, median = sorted(result.samples), result.median
+    if len(ordered) < MODES_MIN_RUNS or not median:
+        return None
+    least = len(ordered) // MODE_SHARE
+    cut = max(range(least, len(ordered) - least + 1), key=lambda i: ordered[i] - ordered[i - 1])
+    low, high = ordered[:cut], ordered[cut:]
+    gap = high[0] - low[-1]
+    if gap < MODE_GAP * median or any(gap <= MODE_SPREAD * _iqr(group) for group in (low, high)):
+        return None
+    return low, high
+
+
+def _iqr(ordered: list[float]) -> float:
+    return ordered[(3 * len(ordered)) // 4] - ordered[len(ordered) // 4]
+
+
+def _wider_than_jitter(result: CudaTimeResult) -> bool:
+    interval = result.median_ci or (min(result.samples), max(result.samples))
+    return interval[1] - interval[0] > clock_jitter(result) or (result.iqr or 0.0) > clock_jitter(result)
+
+
 def is_noisy(result: CudaTimeResult) -> bool:
-    """A spread large against the median and against the clocks' own jitter."""
-    median, iqr = result.median, result.iqr
-    return bool(result.runs >= 3 and median and iqr is not None and iqr / median > NOISY_IQR
-                and iqr > clock_jitter(result))
+    """An answer in doubt: the median's interval reaches further than ``NOISY_CI`` from it, or the
+    runs fall into separate groups; and the spread is wider than the clocks' own jitter."""
+    share = uncertainty(result)
+    if result.runs < 3 or share is None or not _wider_than_jitter(result):
+        return False
+    return share > NOISY_CI or modes(result) is not None
+
+
+def quiet_note(result: CudaTimeResult) -> str | None:
+    """For the details: runs that vary (an IQR above ``VARIES`` of the median) around a median
+    they pin down, so no warning: ``the middle half of the runs spans 30% of the median; the
+    median is known to ±0.9%``. None for steady or noisy runs."""
+    median, iqr, share = result.median, result.iqr, uncertainty(result)
+    if not median or iqr is None or share is None or result.median_ci is None or is_noisy(result):
+        return None
+    if iqr / median <= VARIES:
+        return None
+    return (f"the middle half of the runs spans {iqr / median:.0%} of the median; the median is known to "
+            f"±{percent_text(share)} (95% CI)")
 
 
 def is_starved(context: CpuContext | None) -> bool | None:
@@ -105,79 +180,108 @@ def _thread_fix(threads: Iterable[str]) -> str:
     return " and ".join(dict.fromkeys(fixes))
 
 
-def _oversubscribed(context: CpuContext, pool: str | None, threads: int) -> str:
-    return (f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)} "
-            f"(pools: {pools_text(context.threads)}), but the machine's load ({_load_words(context)}) left "
-            f"{_free_words(context.free_cores)}{_waited_words(context)}: the threads wait for each other at every "
-            f"barrier while one of them is descheduled. Fix: {_thread_fix(context.threads)}, or time with "
-            "--threads 1 (as torch's Timer does); or a quieter machine.")
+def _cpu_words(context: CpuContext) -> str:
+    """``; CPU time 1.02× the wall time``, or nothing where the CPU time was not measured."""
+    share = context.cpu_share
+    return "" if share is None else f"; CPU time {share:.2f}× the wall time"
 
 
-def _loaded(context: CpuContext) -> str:
-    return (f"Likely cause: a loaded machine: {_load_words(context)} on {_cores_words(context)}"
-            f"{_waited_words(context)}. Fix: a quieter machine (close other work), or more runs (-n/-b) "
-            "for a steadier median.")
+def _oversubscribed(context: CpuContext, pool: str | None, threads: int) -> NoiseCause:
+    fix = _thread_fix(context.cell_pools)
+    return NoiseCause(
+        "", "oversubscribed",
+        f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)} (pools: "
+        f"{pools_text(context.threads)}; the cell's work used {pool}'s), but the machine's load "
+        f"({_load_words(context)}) left {_free_words(context.free_cores)}{_waited_words(context)}: the threads wait "
+        f"for each other at every barrier while one of them is descheduled. Fix: {fix}, or time with --threads 1 "
+        "(as torch's Timer does); or a quieter machine.",
+        f"oversubscribed, {pool} runs {threads} threads with {_free_words(context.free_cores)}",
+        "--threads 1 or a quieter machine", pool)
 
 
-def _varies(context: CpuContext) -> str:
+def _loaded(context: CpuContext) -> NoiseCause:
+    load = "" if context.load_before is None else f", load {context.load_before:.2f}"
+    return NoiseCause(
+        "", "loaded",
+        f"Likely cause: a loaded machine: {_load_words(context)} on {_cores_words(context)}"
+        f"{_waited_words(context)}: other work wanted the cores this measurement ran on. Fix: a quieter machine "
+        "(close other work), or more runs (-n/-b) for a steadier median.",
+        f"machine loaded{load} on {_cores_words(context)}", "a quieter machine, or more runs (-n/-b)")
+
+
+def _varies(context: CpuContext) -> NoiseCause:
     """What a quiet machine and a busy process allow: the spread is the runs' own, or comes from
     what no reading here shows (a neighbour on the same host, clock changes). Both are named."""
-    return (f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free "
-            f"({_load_words(context)} on {_cores_words(context)}{_waited_words(context)}) and the process "
-            f"was busy all along (CPU time {context.cpu_share:.2f}× the wall time): the runs differ in the work "
-            "they do (data-dependent work, garbage collection, memory allocation), or something this process "
-            "cannot see slowed the CPU (another virtual machine on the same host, frequency changes). Time "
-            "more runs, or read the spread with the median.")
+    return NoiseCause(
+        "", "varies",
+        f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free "
+        f"({_load_words(context)} on {_cores_words(context)}{_waited_words(context)}) and the process "
+        f"was busy all along (CPU time {context.cpu_share or 0:.2f}× the wall time): "  # measured: _cause read it
+        "the runs differ in the work they do (data-dependent work, garbage collection, memory allocation), or "
+        "something this process cannot see slowed the CPU (another virtual machine on the same host, frequency "
+        "changes). Time "
+        "more runs, or read the spread with the median.",
+        "the runs themselves vary on a quiet machine", "more runs (-n/-b)")
 
 
-def _unknown(context: CpuContext | None) -> str:
+def _unknown(context: CpuContext | None) -> NoiseCause:
     if context is None:
-        return ("Cause unknown: no CPU facts were recorded with this result. Time more runs (-n/-b) for a "
-                "steadier median.")
-    return (f"Cause unknown: the CPU facts do not explain it ({_load_words(context)} on {_cores_words(context)}"
-            f"{_waited_words(context)}; "
-            f"CPU time {context.cpu_share or 0:.2f}× the wall time). Time more runs (-n/-b) for a steadier median.")
+        text = "Cause unknown: no CPU facts were recorded with this result."
+    else:
+        text = (f"Cause unknown: the CPU facts do not explain it ({_load_words(context)} on "
+                f"{_cores_words(context)}{_waited_words(context)}{_cpu_words(context)}).")
+    return NoiseCause("", "unknown", text + " Time more runs (-n/-b) for a steadier median.", "cause unknown",
+                      "more runs (-n/-b)")
 
 
-def _cause(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str]:
-    """(kind, sentence) for a result with a symptom."""
+def _cause(result: CudaTimeResult, context: CpuContext | None) -> NoiseCause:
+    """The cause for a result with a symptom (``symptom`` left for the caller to set). A pool is
+    blamed only where the cell's work ran in it (``CpuContext.cell_pools``); a load above the
+    usable cores is a loaded machine even when the timing thread itself never waited (the work may
+    run in other threads: JAX's, a BLAS pool's)."""
     if context is None:
-        return "unknown", _unknown(None)
+        return _unknown(None)
     hit = is_starved(context)  # the CPU was taken from the timing thread: True, False or not known
     pool, threads = context.widest_pool
     if hit is not False and threads >= 2 and threads > context.free_cores:
-        return "oversubscribed", _oversubscribed(context, pool, threads)
-    if hit or (hit is None and context.free_cores < 1):
-        return "loaded", _loaded(context)
+        return _oversubscribed(context, pool, threads)
+    if hit or context.others > context.cores or (hit is None and context.free_cores < 1):
+        return _loaded(context)
     quiet = context.waited_share is not None and context.waited_share < QUIET_WAIT
     if quiet and not result.on_gpu and (context.cpu_share or 0) >= BUSY:
-        return "varies", _varies(context)
-    return "unknown", _unknown(context)
+        return _varies(context)
+    return _unknown(context)
 
 
 def _symptom(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str] | None:
-    """(symptom, warning sentence), or None for runs with neither symptom."""
+    """(symptom, its words with its size), or None for runs with neither symptom."""
     if is_noisy(result):
-        assert result.iqr is not None and result.median  # what is_noisy read
-        return "noisy", (f"Warning: the warm runs are noisy (IQR is {100 * result.iqr / result.median:.0f}% of "
-                         "the median, more than the clocks' own jitter).")
+        groups = modes(result)
+        share = uncertainty(result)
+        assert share is not None  # what is_noisy read
+        if groups is not None and share <= NOISY_CI:
+            low, high = groups
+            return "noisy", (f"the runs fall into two groups ({len(low)} around {fmt(statistics.median(low))}, "
+                             f"{len(high)} around {fmt(statistics.median(high))})")
+        return "noisy", f"noisy (median ±{percent_text(share)}, 95% CI)"
     if result.runs and is_starved(context):
         assert context is not None and context.waited_share is not None  # what is_starved read
-        return "starved", (f"Warning: the warm runs were slowed down: the timing thread waited for a core during "
-                           f"{100 * context.waited_share:.0f}% of their {fmt(context.wall)}.")
+        return "starved", (f"slowed (the timing thread waited for a core during {100 * context.waited_share:.0f}% "
+                           f"of the warm runs' {fmt(context.wall)})")
     return None
 
 
 def noise(result: CudaTimeResult) -> tuple[str, NoiseCause] | tuple[None, None]:
-    """(warning sentence, ``NoiseCause``) for a result whose warm runs are noisy or starved, else
-    (None, None)."""
+    """(the one-line warning, ``NoiseCause``) for a result whose warm runs are noisy or starved, else
+    (None, None): ``Warning: noisy (median ±12%, 95% CI): machine loaded, load 6.70 on 2 usable cores ·
+    fix: a quieter machine, or more runs (-n/-b)``."""
     context: CpuContext | None = result.cpu_context
     found = _symptom(result, context)
     if found is None:
         return None, None
-    symptom, warning = found
-    kind, text = _cause(result, context)
-    return warning, NoiseCause(symptom, kind, text)
+    symptom, words = found
+    cause = dataclasses.replace(_cause(result, context), symptom=symptom)
+    return f"Warning: {words}: {cause.short} · fix: {cause.fix}", cause
 
 
 def _pair(before: float | None, after: float | None, show: Callable[[float | None], str]) -> str:

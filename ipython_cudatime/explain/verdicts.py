@@ -38,8 +38,10 @@ SYNC_SHARE = 0.3
 # CPU only: this many operator calls, each this short, and dispatch overhead dominates.
 DISPATCH_BOUND_COUNT = 200
 DISPATCH_BOUND_MEAN = 50e-6
-# CPU only: one operator taking this share of the run is where the time goes.
-COMPUTE_SHARE = 0.5
+# CPU only: one operator taking this share of the run is where the time goes ("operator-bound": time in
+# an operator rather than in Python and dispatch; whether the operator is compute- or memory-bound is
+# the roofline's question, so the profile never uses those words).
+OPERATOR_SHARE = 0.5
 # A share this close to a threshold is said to be near it: the same ``a @ a`` on a CPU measured
 # 62% in aten::matmul in one run and 44% of operators in another (both sides of the 50% lines),
 # so a verdict within 15 points of its line may flip next time.
@@ -133,8 +135,9 @@ def cpu_verdict(p: Profile) -> Verdict:
         return "overhead-bound", (f"overhead-bound: PyTorch operators fill only {_percent(busy)} of the run"
                                   f"{_near(busy, IDLE_BUSY, 'overhead-bound and the rest')}; "
                                   "the rest is Python and the profiler's own bookkeeping")
-    if share >= COMPUTE_SHARE:
-        return "compute-bound", (f"compute-bound: {_percent(share)} of the run in {top[0][0]}"
-                                 f"{_near(share, COMPUTE_SHARE, 'compute-bound and mixed')}")
+    if share >= OPERATOR_SHARE:
+        return "operator-bound", (f"operator-bound: {_percent(share)} of the run in {top[0][0]}"
+                                  f"{_near(share, OPERATOR_SHARE, 'operator-bound and mixed')}, not in Python "
+                                  "or dispatch (whether it is compute- or memory-bound: --roofline)")
     return "mixed", (f"mixed: {count_text(count, 'operator calls')}; the largest, {top[0][0]}, takes "
-                     f"{_percent(share)} of the run{_near(share, COMPUTE_SHARE, 'mixed and compute-bound')}")
+                     f"{_percent(share)} of the run{_near(share, OPERATOR_SHARE, 'mixed and operator-bound')}")

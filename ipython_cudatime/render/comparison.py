@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..compare import contrast, spread
+from ..compare import contrast, interval_text, times_text
 from ..explain.noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
-from ..units import inert, plain, ratio_text, shortened, time_unit
+from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
 from .html import capped, report_html, section_html, sentence_html, table_html
 from .image import (
     CHAR_PX,
@@ -68,11 +69,14 @@ def spread_text(result: CudaTimeResult) -> str:
         return "one run" if result.runs else ""
     if result.has_iqr:
         return f"IQR {fmt(result.iqr)}"
-    low, high = fmt(result.min), fmt(result.max)
-    unit = low.rpartition(" ")[2]
-    if high.endswith(" " + unit):  # 15.6–31.2 ms
-        low = low.rpartition(" ")[0]
-    return f"min–max {low}–{high}"
+    return f"min–max {range_text(min(result.samples), max(result.samples))}"
+
+
+def median_text(result: CudaTimeResult) -> str:
+    """A table's median cell, with its 95% interval (the column's header says so): ``17.5 ms
+    (17.1–18.0 ms)``, or ``(too few runs)`` where there are too few for one."""
+    interval = result.median_ci
+    return f"{fmt(result.median)} ({range_text(*interval) if interval else 'too few runs'})"
 
 
 def noise_text(result: CudaTimeResult) -> str:
@@ -85,20 +89,28 @@ def noise_text(result: CudaTimeResult) -> str:
     return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
 
 
-def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None]) -> list[str]:
-    """Under a table: each cause found once, in full, with the rows it was found at."""
-    found: dict[str, tuple[str, list[str]]] = {}  # cause kind -> (its text, the rows it was found at)
+def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], what: str = "rows") -> list[str]:
+    """Under a table: each cause found once, in full, with the rows it was found at ("all 8
+    points" where it was found at every one of three or more rows with warm runs); the numbers in
+    its sentence are the first such row's ("numbers from n=256")."""
+    found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
+    timed = 0
     for name, result in zip(names, results):
+        timed += result is not None and result.runs > 0
         cause = noise(result)[1] if result is not None else None
         if cause is not None:
-            found.setdefault(cause.kind, (cause.text, []))[1].append(name)
-    return [f"{', '.join(where)}: {text}" for text, where in found.values()]
+            found.setdefault(cause.group, (cause.text, []))[1].append(name)
+    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
+            f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
 
 
 def _speedup(reference: CudaTimeResult, result: CudaTimeResult) -> str:
-    """``40.0×`` against the first device's point, or "inconclusive" where the spreads overlap."""
+    """``40.0× (38.1–41.9×)`` against the first device's point, with its 95% interval, or
+    "inconclusive" where that interval holds 1."""
     verdict = contrast(reference, result)
-    return f"{verdict.ratio:.1f}×" if verdict.conclusive else "inconclusive"
+    if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
+        return "inconclusive"
+    return f"{times_text(verdict.ratio)} ({interval_text(*verdict.ci, times_text)})"
 
 
 def _sweep_rows(sweep: Results) -> Iterator[Row]:
@@ -110,10 +122,10 @@ def _sweep_rows(sweep: Results) -> Iterator[Row]:
             yield point.name, "", "", "", "", "", "", shortened(point.error or "")
             continue
         speedup = _speedup(references[index], r) if index in references else ""
-        yield (point.name, fmt(r.median), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
+        yield (point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
 
 
-HEADER = ("point", "warm median", "spread", "cold", "runs", "speed-up", "noise", "error")
+HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "noise", "error")
 
 
 def _with_columns(header: Row, rows: Iterable[Row], results: Iterable[CudaTimeResult | None]) -> tuple[Row, list[Row]]:
@@ -137,7 +149,7 @@ def _sweep_table(sweep: Results) -> tuple[Row, list[Row]]:
 
 FASTEST = " *"  # marks the fastest in a grid's row
 GRID_MAX = 100  # a grid's unit is at least that of its largest time / this: 5 digits at most (633 µs, not 633,474 ns)
-GRID_KEY = "* the fastest in its row, where its spread is clear of the next one's"
+GRID_KEY = "* the fastest in its row, where the 95% interval of its ratio to the next one's excludes 1"
 
 
 def _grid_names(sweep: Results) -> tuple[str, str] | None:
@@ -153,12 +165,24 @@ def _grid_names(sweep: Results) -> tuple[str, str] | None:
 
 
 def _fastest(points: Sequence[Point]) -> Point | None:
-    """The row's fastest point, where its spread is clear of the next fastest one's; else None."""
+    """The row's fastest point, where the 95% interval of its ratio to the next fastest excludes 1
+    (``compare.contrast``); else None."""
     timed = sorted(((p.result.median, i) for i, p in enumerate(points) if p.result is not None and p.result.median))
     if len(timed) < 2:
         return None
     first, second = points[timed[0][1]], points[timed[1][1]]
     return first if contrast(first, second).conclusive else None
+
+
+def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
+    """(low, high) of a result's warm runs, as a chart draws their spread: the quartiles where there
+    are enough runs for them, min and max below, None without two warm runs."""
+    if result is None or result.runs < 2:
+        return None
+    if result.has_iqr:
+        q1, _, q3 = statistics.quantiles(result.samples, n=4, method="inclusive")
+        return q1, q3
+    return min(result.samples), max(result.samples)
 
 
 def _in_unit(seconds: float, factor: int) -> str:
@@ -216,9 +240,24 @@ def _table_text(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[st
     return ["  ".join(row[i].ljust(w) for i, w in zip(keep, widths)).rstrip() for row in rows]
 
 
+SPREAD_OUT = 60.0  # seconds: a sequential sweep this long may have drifted between its first and last points
+
+
+def _span_line(sweep: Results) -> str | None:
+    """Where a sweep's points were timed one after the other over a minute or more: that a drift over
+    that time reads as a difference between points, and the flag that spreads it over all of them."""
+    if sweep.span is None or sweep.span < SPREAD_OUT or len(sweep.points) < 2:
+        return None
+    return (f"the points were timed one after the other over {fmt(sweep.span)}: a drift in that time (a "
+            "neighbour that starts, a clock that ramps) reads as a difference between them; --interleave -n N "
+            "spreads it over every point")
+
+
 def _sweep_notes(sweep: Results) -> list[str]:
-    """The lines under a sweep's table: the noise causes, the value check, what stopped it."""
-    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points])
+    """The lines under a sweep's table: the noise causes, how long it took (``_span_line``), the value
+    check, what stopped it."""
+    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points], "points")
+    notes += [line for line in (_span_line(sweep),) if line]
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
 
@@ -294,7 +333,7 @@ def sweep_chart(sweep: Results) -> str:
         axes.plot(xs, medians, marker="o", color=colour, linestyle="-" if numeric else "none")  # type: ignore[arg-type]
         axes.plot(xs, [r.cold_time for _, r in points], marker="o", markerfacecolor="none", color=colour,
                   linestyle="--" if numeric else "none")
-        _spread_marks(axes, xs, [spread(r) for _, r in points], colour, numeric)
+        _spread_marks(axes, xs, [_spread(r) for _, r in points], colour, numeric)
     if numeric:
         values = [p.params[x_name] for p in done]
         x_log = _spans_decades(values, X_LOG_SPAN)
@@ -349,11 +388,6 @@ def sweep_html(sweep: Results) -> str:
     return report_html([capped(sweep_chart(sweep)), table, capped("".join(extras))], "cudatime-sweep", wide=True)
 
 
-def _ratio(value: float) -> str:
-    """``0.73×``, and ``0.0009×`` rather than ``0.00×`` for results far faster than the first."""
-    return f"{value:.2f}×" if value >= 0.01 else f"{value:.2g}×"
-
-
 def _names(points: Sequence[Point]) -> list[str]:
     """Each row's name: ``label[n=2]``, and `` @ host`` when the rows come from several machines."""
     hosts = {point.task.env.host for point in points}
@@ -366,16 +400,18 @@ def _first(results: Results) -> Point | None:
 
 
 def _against(first: Point | None, point: Point) -> str:
-    """The "vs first" cell: the median ratio, or "inconclusive" where the spreads overlap."""
+    """The "vs first" cell: the median ratio with its 95% interval, or "inconclusive" where that
+    interval holds 1."""
     result = cast("CudaTimeResult", point.result)  # compare_rows asks only for a point that has one
     if first is None or not result.median:
         return ""
     if point is first:
-        return _ratio(1.0)
+        return times_text(1.0)
     verdict = contrast(first, point)
-    if not verdict.conclusive or verdict.ratio is None:  # a conclusive verdict always has its ratio
+    if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
-    return _ratio(1 / verdict.ratio)
+    low, high = verdict.ci
+    return f"{times_text(1 / verdict.ratio)} ({interval_text(1 / high, 1 / low, times_text)})"
 
 
 def compare_rows(results: Results) -> Iterator[Row]:
@@ -386,13 +422,13 @@ def compare_rows(results: Results) -> Iterator[Row]:
         if r is None:
             yield name, "", "", "", "", "", "", point.task.env.device, shortened(point.error or "")
             continue
-        yield (name, fmt(r.median), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
+        yield (name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
                noise_text(r), r.device, "")
 
 
 def compare_notes(results: Results) -> list[str]:
-    """The lines under a comparison: each row against the first, in words ("fused 5.0× faster",
-    "inconclusive: the spreads overlap"), then the noise causes."""
+    """The lines under a comparison: each row against the first, in words ("fused 5.00× faster
+    (4.81–5.20×)", "inconclusive: no difference larger than 4% either way; ..."), then the noise causes."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
     others = [point for point in results.points
@@ -405,7 +441,8 @@ def compare_notes(results: Results) -> list[str]:
     return lines + noise_lines(names, [point.result for point in results.points])
 
 
-COMPARE_HEADER = ("label", "warm median", "spread", "cold", "cold/warm", "vs first", "noise", "device", "error")
+COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "noise", "device",
+                  "error")
 
 
 def _compare_table(results: Results) -> tuple[Row, list[Row]]:
@@ -447,7 +484,7 @@ def compare_chart(results: Results) -> str:
     row_px = max(name.count("\n") + 1 for name in names) * FONT_PX * 1.25 + 10
     fig, axes = figure(MARGINS_PX[2] + MARGINS_PX[3] + row_px * len(done))
     for y, (_, r) in enumerate(done):
-        interval = spread(r)
+        interval = _spread(r)
         if interval is not None:
             axes.hlines(y, *interval, color=COLOURS["warm"], linewidth=2.5)
         if r.median is not None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..explain.noise import context_rows
+from ..explain.noise import context_rows, quiet_note
 from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import ratio_text
@@ -52,11 +52,12 @@ def scrolling(html: str) -> str:
 
 
 def header_html(result: CudaTimeResult) -> str:
-    """The answer in one line: warm median, cold run, their ratio, the device."""
+    """The answer in one line: warm median and its interval, cold run, their ratio, the device."""
     if result.median is None:
         answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
     else:
-        answer = (f"warm median <b>{fmt(result.median)}</b> · cold run {fmt(result.cold_time)} "
+        answer = (f"warm median <b>{fmt(result.median)}</b> ({escape(result.ci_text())}) · "
+                  f"cold run {fmt(result.cold_time)} "
                   f"({ratio_text(result.ratio)} the warm median)")
     return f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>"
 
@@ -91,8 +92,18 @@ def breakdown_html(result: CudaTimeResult) -> str:
 
 
 def findings_html(result: CudaTimeResult) -> str:
-    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in findings(result))
+    """The findings as a list; the noise check's full reasoning goes in its own section (``noise_section``)."""
+    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in findings(result) if not f.kind.startswith("noise-"))
     return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
+
+
+def noise_section(result: CudaTimeResult) -> tuple[str, str]:
+    """(title, body) of the section that says why the warm runs were noisy or slow: the cause's full
+    reasoning, whose one-line form is the warning among the findings; ("", "") for steady runs."""
+    reasons = [f.text for f in findings(result) if f.kind.startswith("noise-")]
+    if not reasons:
+        return "", ""
+    return "Why the warm runs vary", "".join(f"<div>{sentence_html(reason)}</div>" for reason in reasons)
 
 
 def statistics_rows(result: CudaTimeResult) -> list[tuple[str, str]]:
@@ -102,6 +113,8 @@ def statistics_rows(result: CudaTimeResult) -> list[tuple[str, str]]:
     if result.median is not None:
         rows += [
             ("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
+            ("median's interval", result.ci_text()),
+            *([("spread", note)] if (note := quiet_note(result)) is not None else []),
             *([("IQR", fmt(result.iqr)), ("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}")]
               if result.has_iqr else []),
             ("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
@@ -217,6 +230,7 @@ def render_html(result: CudaTimeResult, chart: str = "") -> str:
     features' sections come first, in their order, then the details."""
     sections = [section_html(feature.section_title, feature.section_html(result, record), feature.section_class)
                 for feature, record in result.record_pairs()]
+    sections.append(section_html(*noise_section(result), "cudatime-section-noise"))
     sections.append(section_html("Details", details_html(result), "cudatime-section-details"))
     return report_html([header_html(result), chart, findings_html(result), breakdown_html(result), *sections],
                        "cudatime-report")

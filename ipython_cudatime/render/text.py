@@ -21,15 +21,16 @@ def _clocks(run: Run) -> str:
 
 
 def _warm_line(result: CudaTimeResult) -> str:
-    """Median and spread: the IQR as "IQR 1.2 ms" (a width, not a ± half-width), or with
-    fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
+    """Median with its 95% interval, and spread: the IQR as "IQR 1.2 ms" (a width, not a ±
+    half-width), or with fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
     runs = f"{result.runs} run{'s' if result.runs != 1 else ''}"
     if result.batch > 1:
         runs = f"{result.runs} samples of {result.batch:,} runs"
     extremes = f"min {fmt(result.min)}, max {fmt(result.max)}"
+    median = f"warm     : {fmt(result.median)} median ({result.ci_text()})"
     if not result.has_iqr:
-        return f"warm     : {fmt(result.median)} median over {runs} ({result.clock} clock; {extremes})"
-    return (f"warm     : {fmt(result.median)} median, IQR {fmt(result.iqr)}, over {runs} ({result.clock} clock; "
+        return f"{median} over {runs} ({result.clock} clock; {extremes})"
+    return (f"{median}, IQR {fmt(result.iqr)}, over {runs} ({result.clock} clock; "
             f"{extremes}, mean {fmt(result.mean)} ± {fmt(result.stdev)} std)")
 
 

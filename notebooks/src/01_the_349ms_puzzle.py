@@ -91,15 +91,15 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 #
 # The `print` line then took the product's real time, because it needed the value of `cc[0, 0]` and had to wait for it. Nobody timed that line.
 #
-# What did the two `%time` cells above print on this machine? With a GPU or with JAX, each Wall time is how long Python took to **hand the product over**. The first one also paid one-time setup: cuBLAS's on a GPU; with JAX on a CPU, compiling `matmul` for this shape, so its first dispatches take milliseconds where later ones take about a tenth of a millisecond. With PyTorch on a CPU, both are the product's real time. The next cell measures the product properly, and says which case this is.
+# What did the two `%time` cells above print on this machine? With a GPU or with JAX, each Wall time is how long Python took to **hand the product over**. The first one also paid one-time setup: cuBLAS's on a GPU; with JAX on a CPU, compiling `matmul` for this shape. The second `%time` skips that, but one run's Wall time can still be milliseconds, for reasons a single run cannot tell apart (a busy core, work left from before). A warm run's host time, read from `%cudatime`'s many runs below, is the hand-over alone. With PyTorch on a CPU, both are the product's real time. The next cell measures the product properly, and says which case this is.
 
 # %% [markdown]
 # ## 3. Measure it right: `%cudatime`
 #
-# `%cudatime` is `%time` done right for a device. For each run it **drains** the device (waits until all earlier work has finished), starts the clock, runs the line, **waits for the device again**, and only then stops the clock. It keeps the first (cold) run apart from the warm runs that follow. `-n 5` asks for five warm runs, and `-v r` keeps the result in `r` for the cells below.
+# `%cudatime` is `%time` done right for a device. For each run it **drains** the device (waits until all earlier work has finished), starts the clock, runs the line, **waits for the device again**, and only then stops the clock. It keeps the first (cold) run apart from the warm runs that follow. `-n 10` asks for ten warm runs (enough for a 95% interval of their median: 6 is the least), and `-v r` keeps the result in `r` for the cells below.
 
 # %% tags=["cudatime"]
-# %cudatime -n 5 -v r cc = lib.matmul(ac, bc)
+# %cudatime -n 10 -v r cc = lib.matmul(ac, bc)
 
 # %% [markdown]
 # The first two lines have `%time`'s format, but their Wall time is the **synchronized** one. The `cold run` line shows three clocks for the first run:

@@ -77,7 +77,7 @@ print(f"100 calls: {100 * one_call / 3600:.1f} hours")
 #
 # **What about the timer bug?** After the second loop, the question's code printed `endTime1 - startTime1`, the *first* timer, again. But that loop never finished, so the line never printed anything. The 7757.1 ms and 1930.15 ms came from the third and fourth timers, which were read correctly. The bug changed no reported number.
 #
-# The 164.34 ms is another story. Those 100 matrix products were only queued when `time.time()` was read, because nothing waited for them (notebook 01). That figure also included the first product's one-time cuBLAS setup. It is not the time of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
+# The 164.34 ms is another story. Nothing waited for those 100 matrix products before `time.time()` was read (notebook 01), so the GPU may still have been working on them: the question did not measure how many were done by then. That figure also included the first product's one-time cuBLAS setup. It is not the time of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
 
 # %% [markdown]
 # ## Observe: the question's code, measured
@@ -274,7 +274,7 @@ print(f"vectorized, counted: {roof.flops / 100 / 1e6:.1f} MFLOP and {roof.bytes 
       f"{roof.intensity:.2f} FLOP per byte: {roof.flop_rate / 1e9:.1f} GFLOP/s and {roof.byte_rate / 1e9:.1f} GB/s")
 
 # %% [markdown] tags=["roofline-reading"]
-# **Reading the last verdict.** `-p` says where the time went: on a CPU, nearly all of it in one operator, `aten::conv2d`. That does not make the call compute-bound. `--roofline` counts each call's work: about 25 MFLOP (2 × 2 × 3 per pixel) against about 41 MB read and written (the input and the output, float32). That is under one FLOP per byte, where any CPU or GPU can do tens of FLOP in the time it moves one byte. So the vectorized version is **memory-bound**: its rate to compare with the hardware is the GB/s above, and the GFLOP/s are low by nature. The same holds for the user's matrix product, which does the same work.
+# **Reading the last verdict.** `-p` says where the time went: on a CPU, nearly all of it in one operator, `aten::conv2d`. Its verdict, *operator-bound*, says only that: time in an operator rather than in Python and dispatch, not whether the operator is compute- or memory-bound. `--roofline` counts each call's work: about 25 MFLOP (2 × 2 × 3 per pixel) against about 41 MB read and written (the input and the output, float32). That is under one FLOP per byte, where any CPU or GPU can do tens of FLOP in the time it moves one byte. So the vectorized version is **memory-bound**: its rate to compare with the hardware is the GB/s above, and the GFLOP/s are low by nature. The same holds for the user's matrix product, which does the same work.
 
 # %% [markdown] tags=["mechanics"]
 # ## Tool mechanics

@@ -24,7 +24,7 @@
 #
 # A CPU comparison is fair only with the same number of threads on both sides, so the setup gives PyTorch as many threads as NumPy's OpenBLAS uses, and prints both, with the BLAS each library was built with.
 #
-# A difference is only a difference if it is larger than the noise. `contrast(a, b, names)` from `ipython_cudatime` says "inconclusive: the spreads overlap" when the two results' spreads overlap (their IQR from 10 warm runs on, their min–max below that), and names the faster one otherwise; `%cudatime`'s comparison tables use the same rule. (`%cudatime --threads N` sets PyTorch's and the BLAS pools' threads for one measurement only; here one setting holds for the whole notebook.)
+# A difference is only a difference if the runs can tell it from the noise. `contrast(a, b, names)` from `ipython_cudatime` gives the ratio of the two warm medians with its 95% interval, names the faster one only when that interval excludes 1 ("torch 1.21× faster (1.12–1.30×)"), and otherwise says "inconclusive" and how large a difference the runs rule out; `%cudatime`'s comparison tables use the same rule. (`%cudatime --threads N` sets PyTorch's and the BLAS pools' threads for one measurement only; here one setting holds for the whole notebook.)
 
 # %% tags=["setup"]
 import os
@@ -112,10 +112,10 @@ print(f"libraries: {', '.join(LIBS)}; sizes {SIZES}")
 #
 # > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 64 FP32 FLOP per cycle (two AVX-512 FMA units × 16 lanes × 2) × 3.0 GHz, about 4.6×10¹² [2]: 3.0 GHz is its base clock, and AVX-512 code runs at or below it on all cores. What speed-up of a large FP32 product would you believe?
 #
-# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 5` gives each point five warm runs: enough for `contrast` to see their spread (a 4096 product on two CPU cores takes a second or more, so this sweep takes a minute or two there).
+# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 10` gives each point ten warm runs: enough for a 95% interval of each median, which `contrast` needs (a 4096 product on two CPU cores takes a second or more, so this sweep takes a few minutes there).
 
 # %% tags=["gemm"]
-# %%cudatime -n 5 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
+# %%cudatime -n 10 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
 a @ a
 
 # %% tags=["gemm-table"]
@@ -124,11 +124,17 @@ times, runs = medians(gemm), results(gemm)
 large = [n for n in SIZES if n >= 1024]
 found = {n: contrast(runs[n, "torch-cpu"], runs[n, "numpy"], ("torch", "NumPy")).sentence for n in large}
 print("\n".join(f"n={n}: {sentence}" for n, sentence in found.items()))
-torch_ahead = [n for n, sentence in found.items() if sentence.startswith("torch")]
+ahead = {name: sum(sentence.startswith(name) for sentence in found.values()) for name in ("torch", "NumPy")}
+untold = len(large) - sum(ahead.values())
+counts = (f"torch is faster at {ahead['torch']} of {len(large)} sizes, NumPy at {ahead['NumPy']}, and at {untold} "
+          "the runs cannot tell them apart (see each size above)")
 verdict("the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024: "
-        + ("torch is faster at every size." if len(torch_ahead) == len(large) else
-           f"torch is faster at {len(torch_ahead)} of {len(large)} sizes (see each size above), "
-           "so the claim does not hold on this machine.")
+        + ("torch is faster at every size." if ahead["torch"] == len(large) else
+           f"{counts}, so the claim does not hold at every size here." if ahead["NumPy"] else
+           f"{counts}: where the runs can tell, torch is the faster one, as the article says (by how much: see "
+           "each size above); the rest need more runs or a quieter machine."
+           if ahead["torch"] else
+           f"{counts}: the claim is neither confirmed nor refuted here; more runs or a quieter machine would tell.")
         + " Which is faster depends on the BLAS each library was built with, and its threads.")
 if GPU:
     speedup = times[4096, "torch-cpu"] / times[4096, "torch-gpu"]
@@ -198,7 +204,7 @@ if GPU:
 # > **Predict.** `a.T` is a view: the same memory, read with swapped strides. A BLAS matrix product takes a flag per operand that says "use this matrix transposed" [4]. What will `.contiguous()` change?
 
 # %% tags=["layout"]
-# %%cudatime -n 5 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
+# %%cudatime -n 10 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
 (a.T if layout == "view" else a.T.contiguous()) @ a
 
 # %% tags=["layout-table"]
@@ -230,7 +236,8 @@ a + bias
 # %% tags=["broadcast-table"]
 table(broadcast, "byte_rate", work=lambda n: 4 * (2 * n**2 + n), unit="GB/s")
 rates = {n: 4 * (2 * n**2 + n) / medians(broadcast)[n, "numpy"] / 1e9 for n in SIZES}
-verdict(f"the article's reasoning: memory-bound operations gain the ratio of memory bandwidths. On this CPU, "
+verdict(f"a common reasoning, which the article does not make: memory-bound operations gain the ratio of memory "
+        "bandwidths. On this CPU, "
         f"NumPy moves {rates[256]:.1f} GB/s at 256 (0.5 MiB: fits in a cache) and {rates[4096]:.1f} GB/s at 4096 "
         "(128 MiB: from memory). "
         + ("The rate falls once the data outgrow the caches, so the bandwidth ratio holds only beyond them."
@@ -308,7 +315,7 @@ else:
 # > **Remember**
 # >
 # > * A fair comparison needs synchronized runs, the cold run kept apart, the median of many runs, and a check that both libraries computed the same thing. `%%cudatime --sweep ... --check` does all four.
-# > * Before you believe a speed-up, multiply the slower side's measured rate by it: a GPU rate above the GPU's peak means the timer is wrong. A difference inside the spread of the runs is no difference.
+# > * Before you believe a speed-up, multiply the slower side's measured rate by it: a GPU rate above the GPU's peak means the timer is wrong. A difference whose 95% interval holds "no difference" is none that the runs can show.
 # > * `a.T` is free at any size, and a matrix product reads it through a transpose flag. Time the operation that moves the data.
 
 # %% [markdown] tags=["gpu-table"]
@@ -320,7 +327,7 @@ else:
 # | GPU more than 200× faster above 2048 (FP32 GEMM) | about 4× against a Xeon at its peak: 19.5 ÷ 4.6 TFLOP/s (TF32 about 34×, FP16 about 68×) | not measured yet |
 # | small matrices (< 512) slower on the GPU | open: a 256×256 product is 3.4×10⁷ FLOP, tens of µs on that Xeon, while a GPU pays µs to tens of µs of launch and synchronization; only a synchronized measurement can tell | not measured yet |
 # | a sum over a transposed view is slow; `.contiguous()` fixes it | no: the copy is extra work (see section 5 for this CPU) | not measured yet |
-# | memory-bound operations gain the bandwidth ratio | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
+# | memory-bound operations gain the bandwidth ratio (a common reasoning, not the article's) | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
 # | decompositions gain less | yes: dependent steps, and cuSOLVER synchronizes | not measured yet |
 #
 # This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
@@ -368,7 +375,7 @@ else:
 # * `%%cudatime --sweep NAME=V1,V2 ...` times the cell once per value; repeat `--sweep` for a grid. Code after the options on the first line is setup, run once per point, untimed.
 # * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
 # * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
-# * `-n 5` makes exactly five warm runs: enough for a spread (min–max below 10 runs) that `contrast` can compare. `-b S` instead makes warm runs for S seconds.
+# * `-n 10` makes exactly ten warm runs: enough for a 95% interval of each median (6 is the least), which `contrast` compares. `-b S` instead makes warm runs for S seconds.
 # * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
 # * `--roofline` adds a counting run per point: `r.roofline.flop_rate` and `r.roofline.byte_rate` for PyTorch's operations (NumPy's are not seen), and, on a GPU it knows, the fraction of the device's peak.
 
