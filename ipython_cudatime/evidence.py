@@ -68,7 +68,13 @@ class Evidence:
         self._saved: dict[int, Any] = {}
 
     def _take(self) -> Fingerprint:
-        return Fingerprint(self.kinds, self.deep, self.budget, self.skip).take(self.roots())
+        """A fingerprint of the roots; one that failed (a fault of ours, never the user's) is all unseen."""
+        fingerprint = Fingerprint(self.kinds, self.deep, self.budget, self.skip)
+        try:
+            return fingerprint.take(self.roots())
+        except Exception as exc:
+            fingerprint.unseen.append(f"what the cell reaches (the check failed: {type(exc).__name__})")
+            return fingerprint
 
     def before(self) -> None:
         self.first = self.baseline = self._take()

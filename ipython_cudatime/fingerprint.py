@@ -101,8 +101,10 @@ def _library_function(obj: Any, kind: type) -> bool:
 
 
 def _users_module(module: Any) -> bool:
+    """Whether ``module`` is the notebook's or a file of the user's (None: a module not imported)."""
     filename = getattr(module, "__file__", None)
-    return module.__name__ == "__main__" or (isinstance(filename, str) and not _library_file(filename))
+    notebook = getattr(module, "__name__", None) == "__main__"
+    return notebook or (isinstance(filename, str) and not _library_file(filename))
 
 
 def _mutable(items: Collection[Any]) -> Iterable[tuple[int, Any]]:
@@ -628,10 +630,10 @@ class Fingerprint:
         return self
 
     def _read(self, parent: Entry | None, suffix: str, obj: Any) -> Entry | None:
-        kind = self.kind(obj)
-        if kind.costly and not self.deep:
-            return None
         try:
+            kind = self.kind(obj)
+            if kind.costly and not self.deep:
+                return None
             if kind.costly:
                 self._count(obj)
             entry = Entry(obj, parent, suffix, kind, kind.token(obj))

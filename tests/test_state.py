@@ -680,3 +680,11 @@ def test_a_thread_started_by_the_cell_is_not_started_again(ip):
     text = assert_one_run(ip, "", "t = threading.Thread(target=work)\nt.start()\nt.join()",
                           "a second run would start a thread again", "True")
     assert ONCE in text
+
+
+def test_the_evidence_never_sinks_a_measurement(ip):
+    """An object the fingerprint cannot read (here a class that names a module never imported) is
+    unseen, never an error of ours in the user's cell: the run stands, once."""
+    ip.run_cell("Ghost = type('Ghost', (), {'__module__': 'no_such_module_i30'})\nghost = Ghost()")
+    cell = run(ip, "%cudatime y = ghost")
+    assert cell.error is None and "the cell ran" in report(cell)
