@@ -50,6 +50,10 @@ WRONG_CLAIMS = {
     r"later ones take about a tenth of a millisecond": "notebook 01's second %time printed 7.35 ms: a later Wall time can wait too",
     r"products were only queued when": "nothing measured how many of the 100 products were done when the clock was read",
     r"the article's reasoning: memory-bound": "the article makes no bandwidth-ratio argument",
+    r"Count them: each row is two selects": "the article's loop, data[i] += bias, is a select and an in-place add "
+        "per row: its 1,024 kernels are right; the copies belong to this notebook's version",
+    r"data \+= bias +# data has shape": "the article never gives data's shape, and its two snippets add along "
+        "different axes",
     r"\| the first launch of a kernel whose binary has no machine code": "under eager module loading the driver "
         "compiles PTX when modules load, at context creation (CUDA's Lazy Loading section; NVIDIA's fat binaries tip)",
 }

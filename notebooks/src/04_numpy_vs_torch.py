@@ -247,7 +247,7 @@ verdict(f"a common reasoning, which the article does not make: memory-bound oper
 # %% [markdown]
 # ## 4. A loop of rows, or one broadcast
 #
-# The article's "inefficient" version adds the bias row by row, "1024 kernel launches", against a single broadcast. Count them: each row is two selects (`data[i]`, `out[i]`: views, no work on the device), one add and one `copy_`, so **4,096 operator dispatches**. On a GPU that is 1,024 add kernels and 1,024 device-to-device copies (`cudaMemcpyAsync`, not kernels). Here both versions produce a new tensor, so that repeated runs start from the same data.
+# The article's "inefficient" version adds the bias row by row, `data[i] += bias`, "1024 kernel launches", against a single broadcast. For its code the count is right: each row is a select (`data[i]`, a view: no work on the device) and one in-place add, so 1,024 add kernels on a GPU. That code changes `data` on every run, so `%cudatime` would stop repeating it after a second run. Here both versions produce a new tensor instead, so that repeated runs start from the same data, and the loop pays for that: each row is two selects (`data[i]`, `out[i]`), one add and one `copy_`, **4,096 operator dispatches**, on a GPU 1,024 add kernels and 1,024 device-to-device copies (`cudaMemcpyAsync`, not kernels).
 
 # %% tags=["loop-setup"]
 device = "cuda" if GPU else "cpu"
@@ -335,18 +335,18 @@ else:
 # %% [markdown] tags=["exercise"]
 # ## Practise
 #
-# **Exercise 1.** The article's "efficient" broadcast is:
+# **Exercise 1.** The article never gives `data`'s shape. Its "inefficient" loop adds a `(64,)` bias to each of 1,024 rows, so there `data` is `(1024, 64)`, as in section 4. Its "efficient" version is:
 #
 # ```python
 # bias = torch.rand(64, 1, device='cuda')
-# data += bias  # data has shape (1024, 64)
+# data += bias
 # ```
 #
-# Predict what happens, then try it in a new cell (with `device` instead of `'cuda'`).
+# Predict what happens with the loop's `data` (the one of section 4), then try it in a new cell (with `device` instead of `'cuda'`).
 #
 # <details><summary>Solution</summary>
 #
-# It raises a `RuntimeError`. Broadcasting aligns shapes from the right: `(1024, 64)` against `(64, 1)` compares 64 with 1 (fine: the 1 is repeated) and then 1024 with 64, which differ and neither is 1. A bias for every row needs shape `(64,)` or `(1, 64)`. A benchmark that had run its own code would have caught this.
+# It raises a `RuntimeError`. Broadcasting aligns shapes from the right: `(1024, 64)` against `(64, 1)` compares 64 with 1 (fine: the 1 is repeated) and then 1024 with 64, which differ and neither is 1. A `(64, 1)` bias adds one number to each row of a matrix with 64 rows: it fits a `data` of shape `(64, k)`, which adds along the other axis. So the article's two snippets are not two ways of one operation; a bias for every row of the loop's `data` needs shape `(64,)` or `(1, 64)`. A benchmark that had run both on the same data would have caught this.
 # </details>
 #
 # **Exercise 2.** The article's `time_op` helper:
