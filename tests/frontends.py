@@ -183,6 +183,7 @@ READ_LAYOUT = """([panelSel, outSel]) => Array.from(document.querySelector(panel
                     .map((el) => `${el.tagName}.${el.className}: ${el.innerText.slice(0, 80)}`),
         font: Math.min(...all.filter(ownText).map((el) => parseFloat(getComputedStyle(el).fontSize))),
         charts: Array.from(r.querySelectorAll('img'), (i) => ({shown: i.clientWidth, natural: i.naturalWidth})),
+        text: r.innerText,
     };
 })"""
 
