@@ -397,10 +397,12 @@ def rotation(count: int, rounds: int) -> list[list[int]]:
 def merge_rounds(results: Sequence[CudaTimeResult]) -> CudaTimeResult:
     """One point's result from its rounds (``run_interleaved``): the first round's cold run, warm-up,
     records and facts; each later round's first run (made after the other points ran) as a warm-up
-    run; every round's warm runs, in order, as the warm runs; the CPU facts of all rounds."""
+    run; every round's warm sample (one run, or a batch of the size the first round found), in
+    order, as the warm samples; the CPU facts of all rounds."""
     first, later = results[0], results[1:]
     warmup = [*first.warmup, *(run for r in later for run in (r.cold, *r.warmup))]
-    note = (f"interleaved: {len(results)} rounds of one warm run of each point, in a rotating order (each "
+    sample = "run" if first.batch == 1 else f"sample of {first.batch:,} runs (the size its first round found)"
+    note = (f"interleaved: {len(results)} rounds of one warm {sample} of each point, in a rotating order (each "
             "round's first run of a point, after the other points ran, is a warm-up run)")
     return dataclasses.replace(
         first, warmup=warmup, warm=[run for r in results for run in r.warm], notes=[*first.notes, note],
@@ -408,11 +410,11 @@ def merge_rounds(results: Sequence[CudaTimeResult]) -> CudaTimeResult:
         cpu_context=joined([r.cpu_context for r in results]))
 
 
-def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any], bool], tuple[
-                        CudaTimeResult, Any]], rounds: int, stop_on_error: bool = False, task: Task | None = None,
+def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any], CudaTimeResult | None],
+                    tuple[CudaTimeResult, Any]], rounds: int, stop_on_error: bool = False, task: Task | None = None,
                     finished: Callable[[Point], None] = lambda point: None) -> tuple[Results, list[Any]]:
     """``run_sweep`` in rounds (``--interleave``): each round times every point once (``time_point(params,
-    first)``, ``first`` in the first round), in the rotating order of ``rotation``, so that slow drift
+    first)``, ``first`` the point's first round, None in it), in the rotating order of ``rotation``, so that slow drift
     (a neighbour starting mid-sweep, a clock that ramps) hits every point alike instead of deciding a
     comparison. A point's rounds merge into one result (``merge_rounds``); an error at a point ends
     its rounds, and the sweep too with ``stop_on_error``; KeyboardInterrupt and SystemExit stop it,
@@ -428,7 +430,7 @@ def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict
         for index in (i for i in order if i not in errors):
             params = grid_points[index]
             try:
-                result, values[index] = time_point(params, not timed[index])
+                result, values[index] = time_point(params, timed[index][0] if timed[index] else None)
             except (KeyboardInterrupt, SystemExit) as exc:
                 stopped, interrupted, error = f"{type(exc).__name__} at {format_params(params)}", True, exc
                 break

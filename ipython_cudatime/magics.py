@@ -44,7 +44,7 @@ from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
 from .result import Env, Task, format_params
-from .runner import Cell, Clock, Unmade, Watch, measure
+from .runner import SIZED, Cell, Clock, Unmade, Watch, measure
 from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
@@ -196,13 +196,18 @@ class CompiledCell:
         return values
 
 
-def _round(spec: Spec, first: bool) -> Spec:
-    """What one point's timing in one round of an interleaved sweep asks for: one warm run, after
-    the warm-up and with the features in the first round only (their records come from it)."""
+def _round(spec: Spec, first: CudaTimeResult | None) -> Spec:
+    """What one point's timing in one round of an interleaved sweep asks for: one warm sample. The
+    point's first round (``first`` is None) makes the warm-up, sizes the sample from it as the
+    runs of an ordinary call are sized (a µs-scale cell's sample is a batch of many runs, so that
+    the harness's cost per sample is not read as the cell's), and watches with the features (their
+    records come from it); every later round makes one sample of the size the first one found."""
     if not spec.interleave:
         return spec
-    plan = dataclasses.replace(spec.plan, runs=1, warmup=spec.plan.warmup if first else 0)
-    return dataclasses.replace(spec, plan=plan, features=spec.features if first else ())
+    if first is None:
+        return dataclasses.replace(spec, plan=dataclasses.replace(spec.plan, runs=1, batch=SIZED))
+    plan = dataclasses.replace(spec.plan, runs=1, warmup=0, batch=first.batch)
+    return dataclasses.replace(spec, plan=plan, features=())
 
 
 def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
@@ -265,7 +270,7 @@ class CudaTimeMagics(Magics):
             raise exc.with_traceback(None)  # noqa: B904  # the user's error itself, raised again: no new one to chain
         points = grid_size(spec.sweeps) if spec.sweeps else 1
         plan = spec.plan
-        if spec.interleave:  # each point is timed once per round, one warm run each time
+        if spec.interleave:  # each point is timed once per round, one warm sample each time
             points, plan = points * (spec.plan.runs or 1), dataclasses.replace(spec.plan, runs=1)
         with live_progress(self.shell, spec.show.quiet, plan, self.display.notebook, points, self.clock) as live:
             if spec.sweeps:
@@ -372,7 +377,7 @@ class CudaTimeMagics(Magics):
         swept = NameSnapshot(scope, [name for name, _ in spec.sweeps])
         cell_state = NameSnapshot(scope, compiled.bound)
 
-        def time_point(params: dict[str, Any], first: bool = True) -> tuple[CudaTimeResult, Any]:
+        def time_point(params: dict[str, Any], first: CudaTimeResult | None = None) -> tuple[CudaTimeResult, Any]:
             live.next_point(format_params(params))
             cell_state.restore()
             scope.update(params)

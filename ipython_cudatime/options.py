@@ -113,7 +113,7 @@ class Spec:
     raise_error: bool = True
     stop_on_error: bool = False
     check: bool = False
-    interleave: bool = False  # a sweep's points in rounds of one warm run each (-n N rounds)
+    interleave: bool = False  # a sweep's points in rounds of one warm sample each (-n N rounds)
 
 
 # Readers of values: ``reader(name, text)`` returns the value or raises OptionError naming the flag.
@@ -232,7 +232,7 @@ def _needs_sweep(flag: str) -> Rule:
 
 def _rounds(values: Values) -> None:
     if not values.runs:
-        raise OptionError("--interleave makes -n N rounds of one warm run of each point: add -n 10 or more")
+        raise OptionError("--interleave makes -n N rounds of one warm sample of each point: add -n 10 or more")
 
 
 def _sweep_names_once(values: Values) -> None:
@@ -280,9 +280,10 @@ CORE_FLAGS = (
     Flag(("--yes-large-grid",), "large_grid", f"allow a sweep grid of more than {MAX_GRID} points", default=False),
     Flag(("--stop-on-error",), "stop_on_error", "stop a sweep at the first point that fails and raise its error "
          "(default: record the error there and go on)", default=False, rules=(_needs_sweep("--stop-on-error"),)),
-    Flag(("--interleave",), "interleave", "time a sweep's points in -n N rounds, one warm run of each point per "
-         "round in a rotating order, so that slow drift (a neighbour that starts mid-sweep, a clock that ramps) "
-         "hits every point alike instead of reading as a difference", default=False,
+    Flag(("--interleave",), "interleave", "time a sweep's points in -n N rounds, one warm sample of each point per "
+         "round in a rotating order (for a cell of a few microseconds a batch of runs, sized in the first round as "
+         "without -n), so that slow drift (a neighbour that starts mid-sweep, a clock that ramps) hits every point "
+         "alike instead of reading as a difference", default=False,
          rules=(_needs_sweep("--interleave"), _rounds)),
     Flag(("--check",), "check", "compare the cell's final value across a sweep's points (allclose, NaN equal to "
          "NaN), report the largest difference and what could not be compared", default=False,

@@ -41,6 +41,7 @@ NULL_RUNS = 25
 # runs per sample, k chosen so that a sample lasts this long: the harness then adds at most 1%.
 BATCH_TARGET = 100
 MAX_BATCH = 10**7  # runs per sample, at most (a 5 ns `pass` needs 10**4 for a 50 µs sample)
+SIZED = "sized"  # ``Plan.batch``: the runs per sample sized from the warm-up, even with a fixed count
 
 Outputs = Callable[[Any], list[Any]]  # ``Cell.outputs``: a run's value -> what the run produced
 Mark = Callable[[Callable[[], Any]], Callable[[], Any]]  # the cell -> the cell as a watched run calls it
@@ -55,11 +56,18 @@ class Plan:
     MIN_RUNS when they fit in one more budget, at least one always, at most MAX_RUNS.
     ``warmup`` defaults to one run, or none when the cold run alone exceeded the
     budget, so that a slow cell is repeated only once.
+
+    ``batch`` is the runs per warm sample (see ``Sampler.batch_size``). None: sized from the
+    warm-up without ``runs``, 1 with it (-n N makes N runs). SIZED: sized from the warm-up even so
+    (an interleaved sweep's first round, whose -n counts rounds, not runs). A number: that many,
+    when the cell can be batched (its later rounds keep the size the first found, so that every
+    round's sample of a µs-scale cell spreads the harness's cost as ordinary warm runs do).
     """
 
     runs: int | None = None
     warmup: int | None = None
     budget: float = DEFAULT_BUDGET
+    batch: int | str | None = None
 
     def warmup_count(self, cold_seconds: float) -> int:
         if self.runs == 0:
@@ -73,8 +81,9 @@ class Plan:
         return dataclasses.replace(self, runs=0)
 
     def forced(self) -> Plan:
-        """What ``-n N`` gives a cell that must not repeat: exactly N more runs, no warm-up unless asked."""
-        return dataclasses.replace(self, warmup=0 if self.warmup is None else self.warmup)
+        """What ``-n N`` gives a cell that must not repeat: exactly N more runs, one per sample, no
+        warm-up unless asked."""
+        return dataclasses.replace(self, warmup=0 if self.warmup is None else self.warmup, batch=1)
 
     def wants_more(self, done: int, spent: float, last: float) -> bool:
         """Whether to make another warm run after ``done`` runs and ``spent`` seconds."""
@@ -692,17 +701,28 @@ def _warm_loop(sampler: Sampler, later: _Later, harness: Harness, progress: Prog
         progress.starting("warm-up", number)
         later.warmup.append(sampler.run())
         progress.ran("warm-up", len(later.warmup), later.warm, harness)
-    last = later.warmup[-1].wall if later.warmup else cold.wall
     shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
-    runs = sampler.batch_size(shortest, harness, later.warmup) if plan.runs is None else 1  # -n: N runs
+    runs = _sample_size(sampler, plan, shortest, harness, later.warmup)
     later.phase = "warm"
-    if runs > 1:  # the last try: a sample of ``runs`` runs
-        last = later.warmup[-1].wall * runs
+    last = (later.warmup[-1].wall if later.warmup else cold.wall) * runs  # the last run, or try, as a sample
     while plan.wants_more(len(later.warm), clock.now() - start, last):
         progress.starting("warm", len(later.warm) + 1)
         later.warm.append(sampler.sample(runs))
         last = later.warm[-1].wall * runs
         progress.ran("warm", len(later.warm), later.warm, harness)
+
+
+def _sample_size(sampler: Sampler, plan: Plan, shortest: float, harness: Harness, trials: list[Run]) -> int:
+    """Runs per warm sample as ``plan.batch`` says: a fixed number, or sized from the ``shortest``
+    run so far (``Sampler.batch_size``, whose tries go to ``trials``), or 1 (-n N: N runs); always
+    1 for a cell that cannot be batched."""
+    if sampler.batch is None:
+        return 1
+    if isinstance(plan.batch, int):
+        return plan.batch
+    if plan.runs is None or plan.batch == SIZED:
+        return sampler.batch_size(shortest, harness, trials)
+    return 1
 
 
 def _median(later: _Later, harness: Harness) -> float | None:

@@ -6,7 +6,8 @@ a framework; both plug into the seams the real ones use:
 
 - ``FakeClock`` is a ``runner.Clock`` (the magics' ``clock``): ``now()`` moves only when
   told to. A cell does host work with ``host.advance(seconds)``, which also counts as
-  user CPU time.
+  user CPU time. ``read_cost`` (0 unless a test sets it) is what each reading costs: the
+  harness's own cost per sample, which a real clock read and call have, for tests of batching.
 - ``FakeDevice`` is a registry entry (the magics' ``registry``): its ``detect`` gives a
   backend. ``launch(seconds)`` queues a kernel and returns at once, as a CUDA launch
   does; the stream runs kernels back to back; ``synchronize`` moves the clock to the
@@ -40,6 +41,7 @@ class FakeClock:
         self.seconds = 0.0
         self.user = 0.0
         self.ticks = 0
+        self.read_cost = 0.0  # seconds each now() takes
 
     def tick(self):
         """How many times this was called before: a count of runs that a cell can read, kept here,
@@ -48,6 +50,7 @@ class FakeClock:
         return self.ticks - 1
 
     def now(self):
+        self.seconds += self.read_cost
         return self.seconds
 
     def cpu(self):

@@ -404,6 +404,54 @@ def test_interleave_keeps_a_drift_from_crowning_one_of_two_identical_ways(ip, fa
     assert "interleaved: 20 rounds of one warm run of each point" in first.notes[-1]
 
 
+TINY = "host.advance(1e-6)"  # 1 µs of host work
+
+
+def typed(ip, line):
+    """``%cudatime -o -q line`` in a cell, as a user types it: the statement runs in the user's
+    namespace, where it can be batched (from a test's own code it would run in the test's locals)."""
+    cell = run(ip, f"_r = %cudatime -o -q {line}")
+    assert cell.error is None, cell.error
+    return ip.user_ns.pop("_r")
+
+
+def test_interleaved_samples_of_a_us_scale_cell_are_batched_as_a_sequential_sweeps_are(ip, fake_cpu):
+    """Each reading of the fake clock costs 5 µs, so the harness's own cost per sample is 10 µs and
+    a 1 µs cell timed one run per sample reads 11 µs. A sequential sweep sizes its samples from the
+    warm-up (1,000 runs each: the harness then adds 1%); each interleaved round's sample has the
+    size its first round found, and reads the same per-call time."""
+    fake_cpu.read_cost = 5e-6
+    sequential = typed(ip, f"-b 0.05 --sweep way='a','b' {TINY}")
+    interleaved = typed(ip, f"-n 10 --interleave --sweep way='a','b' {TINY}")
+    for alone, rounds in zip(sequential.points, interleaved.points):
+        result = rounds.result
+        assert result.runs == 10 and result.batch == alone.result.batch == 1000
+        assert all(sample.batch == 1000 for sample in result.warm)
+        assert result.median == pytest.approx(alone.result.median) == pytest.approx(1.01e-6)
+        assert "interleaved: 10 rounds of one warm sample of 1,000 runs (the size its first round found)" in (
+            result.notes[-1])
+        assert "10 warm samples × 1,000 runs" in result.counts_text()
+    assert not contrast(*interleaved.points).conclusive
+
+
+def test_interleaved_rounds_of_a_cell_that_must_not_repeat_are_single_runs(ip, fake_cpu):
+    """A cell that changes state in place is never batched: -n N rounds make exactly one run each
+    after the round's first (cold, warm-up and warm: 2 runs a round, 3 rounds, 2 points)."""
+    fake_cpu.read_cost = 5e-6
+    ip.run_cell("log = []")
+    sweep = typed(ip, f"-n 3 --interleave --sweep way='a','b' log.append({TINY})")
+    assert [point.result.batch for point in sweep.points] == [1, 1] and len(ip.user_ns["log"]) == 12
+
+
+@pytest.mark.timing  # whether a run is short next to the harness is a matter of real time
+def test_interleaved_rounds_of_real_tiny_work_are_batched(ip):
+    """Through the real clock: ``sum(range(40))`` (under a µs) is batched in every round of each way."""
+    for point in typed(ip, "-n 5 --interleave --sweep way='a','b' sum(range(40))").points:
+        result = point.result
+        assert result.runs == 5 and result.batch > 1 and all(s.batch == result.batch for s in result.warm)
+        assert f"rounds of one warm sample of {result.batch:,} runs" in result.notes[-1]
+
+
 def test_interleave_rotates_the_order_of_the_points_each_round():
     from ipython_cudatime.compare import rotation
 
@@ -414,7 +462,7 @@ def test_interleave_rotates_the_order_of_the_points_each_round():
 def test_interleave_needs_a_sweep_and_its_rounds(ip):
     with pytest.raises(UsageError, match="--interleave applies to sweeps"):
         ip.run_line_magic("cudatime", "-n 5 --interleave 1")
-    with pytest.raises(UsageError, match="--interleave makes -n N rounds of one warm run of each point"):
+    with pytest.raises(UsageError, match="--interleave makes -n N rounds of one warm sample of each point"):
         ip.run_line_magic("cudatime", "--interleave --sweep n=1,2 n")
 
 
