@@ -136,6 +136,7 @@ class CompiledCell:
             last = ast.Expression(cast(ast.Expr, body.pop()).value)
         self.statements: CodeType | None = shell.compile(ast.Module(body, []), filename, "exec") if body else None
         self.expression: CodeType | None = shell.compile(last, filename, "eval") if last is not None else None
+        self._batch: tuple[dict[str, Any], Callable[[int], Any] | None] | None = None  # (namespace, its loop)
 
     def code(self) -> CellCode:
         """What the repeat decision reads of it (``state.CellCode``)."""
@@ -166,10 +167,16 @@ class CompiledCell:
 
     def batch(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None) -> Callable[[int], Any] | None:
         """``batch(k)`` running the cell k times in one call (see ``batching``), or None when it
-        cannot be batched; never for a cell run in a function's own local scope."""
+        cannot be batched; never for a cell run in a function's own local scope. The loop is compiled
+        once per namespace, as the cell is: every round of an interleaved sweep then runs code the
+        interpreter has already adapted to it (Python 3.11+ specializes code as it runs), where a loop
+        compiled afresh for each round made that round's one sample pay the warm-up (a 300 ns cell
+        read up to 40% slower, with an interval several times as wide)."""
         if locals_ is not None and locals_ is not globals_:
             return None
-        return compile_batch(self.tree, self._compile_module, globals_)
+        if self._batch is None or self._batch[0] is not globals_:
+            self._batch = (globals_, compile_batch(self.tree, self._compile_module, globals_))
+        return self._batch[1]
 
     def outputs(self, namespace: Mapping[str, Any]) -> Callable[[Any], list[Any]]:
         """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
