@@ -24,7 +24,7 @@
 #
 # A CPU comparison is fair only with the same number of threads on both sides, so the setup gives PyTorch as many threads as NumPy's OpenBLAS uses, and prints both, with the BLAS each library was built with.
 #
-# A difference is only a difference if the runs can tell it from the noise. `contrast(a, b, names)` from `ipython_cudatime` gives the ratio of the two warm medians with its 95% interval, names the faster one only when that interval excludes 1 ("torch 1.21× faster (1.12–1.30×)"), and otherwise says "inconclusive" and how large a difference the runs rule out; `%cudatime`'s comparison tables use the same rule. (`%cudatime --threads N` sets PyTorch's and the BLAS pools' threads for one measurement only; here one setting holds for the whole notebook.)
+# A difference is only a difference if the runs can tell it from the noise. `contrast(a, b, names)` from `ipython_cudatime` gives the ratio of the two warm medians with its 95% interval, names the faster one only when that interval excludes 1 ("torch 1.21× faster (1.12–1.30×)"), and otherwise says "inconclusive" and how large a difference the runs rule out; `%cudatime`'s comparison tables use the same rule. (`%cudatime --threads N` sets PyTorch's and the BLAS pools' threads for one measurement only; here one setting holds for every comparison of the two libraries, and the comparisons of two ways of one library, in sections 2, 4 and 5, use one thread.)
 
 # %% tags=["setup"]
 import os
@@ -202,9 +202,11 @@ if GPU:
 # The article says `b = a.T; c = b @ a` triggers an inefficient kernel, and `b = a.T.contiguous()` fixes it.
 #
 # > **Predict.** `a.T` is a view: the same memory, read with swapped strides. A BLAS matrix product takes a flag per operand that says "use this matrix transposed" [4]. What will `.contiguous()` change?
+#
+# `--interleave` times the four points in ten rounds (`-n 10`), one run of each per round in an order that rotates, so that a change in the machine's load during the sweep hits both layouts alike instead of deciding the comparison. `--threads 1` gives PyTorch one thread for this cell only: two ways of one library need no thread count matched to another library's, and on a shared CPU a pool of threads waits at every barrier for whichever of its threads the other work has descheduled (a report names it: oversubscription), which can cost a µs-scale operation milliseconds. Sections 4 and 5 compare their two ways the same way.
 
 # %% tags=["layout"]
-# %%cudatime -n 10 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
+# %%cudatime -n 10 --interleave --threads 1 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
 (a.T if layout == "view" else a.T.contiguous()) @ a
 
 # %% tags=["layout-table"]
@@ -256,7 +258,7 @@ bias = torch.rand(64, device=device)
 matrix = torch.rand(1024, 1024, device=device)  # for section 5
 
 # %% tags=["loop"]
-# %%cudatime -b 0.5 --sweep way=loop,broadcast --check -v bias_add
+# %%cudatime -n 20 --interleave --threads 1 --sweep way=loop,broadcast --check -v bias_add
 if way == "loop":
     out = torch.empty_like(data)
     for i in range(len(data)):
@@ -280,7 +282,7 @@ verdict(f"the article: a loop costs 1024 launches, a broadcast one. Here the loo
 # > **Predict.** Summing `a.T` over dimension 0 is summing `a` over dimension 1: each output element reads one row of `a`, which is contiguous in memory. What will `.contiguous()`, which first copies the whole matrix, add?
 
 # %% tags=["reduction"]
-# %%cudatime -b 0.3 --sweep way=view,contiguous --check -v reduction a = matrix.T
+# %%cudatime -n 20 --interleave --threads 1 --sweep way=view,contiguous --check -v reduction a = matrix.T
 a.sum(dim=0) if way == "view" else a.contiguous().sum(dim=0)
 
 # %% tags=["reduction-verdict"]
@@ -376,6 +378,7 @@ else:
 # * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
 # * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
 # * `-n 10` makes exactly ten warm runs: enough for a 95% interval of each median (6 is the least), which `contrast` compares. `-b S` instead makes warm runs for S seconds.
+# * `--interleave` (with `-n N`) times a sweep's points in N rounds, one warm run of each point per round (for a cell of a few µs, one batch of runs), in an order that rotates each round: a drift of the machine during the sweep then hits every point alike instead of reading as a difference. The comparisons of two ways (sections 2, 4 and 5) use it; the size grids do not, since each round makes one more run of every point (its first after the others ran, kept as a warm-up run), which would nearly double a sweep whose 4096 product takes seconds on two cores.
 # * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
 # * `--roofline` adds a counting run per point: `r.roofline.flop_rate` and `r.roofline.byte_rate` for PyTorch's operations (NumPy's are not seen), and, on a GPU it knows, the fraction of the device's peak.
 
