@@ -203,10 +203,10 @@ if GPU:
 #
 # > **Predict.** `a.T` is a view: the same memory, read with swapped strides. A BLAS matrix product takes a flag per operand that says "use this matrix transposed" [4]. What will `.contiguous()` change?
 #
-# `--interleave` times the four points in ten rounds (`-n 10`), one run of each per round in an order that rotates, so that a change in the machine's load during the sweep hits both layouts alike instead of deciding the comparison. `--threads 1` gives PyTorch one thread for this cell only: two ways of one library need no thread count matched to another library's, and on a shared CPU a pool of threads waits at every barrier for whichever of its threads the other work has descheduled (a report names it: oversubscription), which can cost a µs-scale operation milliseconds. Sections 4 and 5 compare their two ways the same way.
+# `--interleave` times the four points in forty rounds (`-n 40`: the copy is a small part of a product, and a small difference needs more runs than the ten of section 1), one run of each per round in an order that rotates, so that a change in the machine's load during the sweep hits both layouts alike instead of deciding the comparison. `--threads 1` gives PyTorch one thread for this cell only: two ways of one library need no thread count matched to another library's, and on a shared CPU a pool of threads waits at every barrier for whichever of its threads the other work has descheduled (a report names it: oversubscription), which can cost a µs-scale operation milliseconds. Sections 4 and 5 compare their two ways the same way.
 
 # %% tags=["layout"]
-# %%cudatime -n 10 --interleave --threads 1 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
+# %%cudatime -n 40 --interleave --threads 1 --sweep lib=torch-cpu,torch-gpu --sweep layout=view,contiguous --check -v layout a = pick(1024, lib)
 (a.T if layout == "view" else a.T.contiguous()) @ a
 
 # %% tags=["layout-table"]
