@@ -24,7 +24,8 @@ LAYERS = (
     ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema")),
     ("explainers and their records", ("ipython_cudatime.explain", "ipython_cudatime.cpu_context")),
     ("backends", ("ipython_cudatime.backends",)),
-    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard")),
+    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard",
+               "ipython_cudatime.rehearsal")),
 )
 
 # (module, function, imported module): why it is imported when the function runs, not before.
