@@ -33,8 +33,6 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from ipython_cudatime import rehearsal
-
 ROOT = Path(__file__).resolve().parent.parent
 SRC, OUT = ROOT / "notebooks" / "src", ROOT / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -97,8 +95,10 @@ def execute(nb, cwd, rehearse=False):
     """Run ``nb`` in ``cwd`` on a kernel of this interpreter (widget state saved); name the device it
     used. ``rehearse``: its GPU branches on this CPU, then the check that every sweep point ran."""
     sys.path.insert(0, str(ROOT / "tests"))
-    import browser  # the test suite's nbclient runner
     import torch
+
+    import browser  # the test suite's nbclient runner
+    from ipython_cudatime import rehearsal  # here, not above: building a notebook needs no package
 
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     nb.metadata["outputs_from"] = gpu or "CPU only (no GPU)"  # Colab's "accelerator" only asks for a GPU
@@ -124,7 +124,8 @@ def main(argv=None):
     parser.add_argument("only", nargs="*", help="build only the notebooks whose name contains one of these")
     args = parser.parse_args(argv)
     if args.rehearse and (args.no_execute or args.out.resolve() == OUT.resolve()):
-        parser.error("--rehearse executes, and writes elsewhere than notebooks/ (--out DIR): its outputs are no lesson's")
+        parser.error("--rehearse executes, and writes elsewhere than notebooks/ (--out DIR): "
+                     "its outputs are no lesson's")
     args.out.mkdir(parents=True, exist_ok=True)
     failed = [name for name in sorted(path.stem for path in SRC.glob("*.py"))
               if (not args.only or any(part in name for part in args.only)) and not build_one(name, args)]
