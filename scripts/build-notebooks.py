@@ -135,9 +135,9 @@ def main(argv=None):
 
 
 def build_one(name, args):
-    """Build, execute and write one notebook; False where a cell raised. The notebook is written
-    either way (with the error under its cell), and the next one still runs: on the GPU machine a
-    broken notebook must not cost the others their only run."""
+    """Build, execute and write one notebook; False where a cell raised. The next one still runs: on
+    the GPU machine a broken notebook must not cost the others their only run. A failed one is
+    written with its error under its cell, for the run's record, but never over a committed one."""
     start = time.monotonic()
     nb, error = build(name), None
     if not args.no_execute:
@@ -145,10 +145,12 @@ def build_one(name, args):
             execute(nb, args.out, args.rehearse)
         except Exception as raised:  # nbclient's CellExecutionError, or a kernel that died
             error = raised
-    nbformat.write(nb, str(args.out / f"{name}.ipynb"))
-    print(f"wrote {args.out / name}.ipynb in {time.monotonic() - start:.1f} s", flush=True)
+    if error is None or args.out.resolve() != OUT.resolve():
+        nbformat.write(nb, str(args.out / f"{name}.ipynb"))
+    print(f"{'wrote' if error is None else 'FAILED'} {args.out / name}.ipynb in {time.monotonic() - start:.1f} s",
+          flush=True)
     if error is not None:
-        print(f"{name}: FAILED: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        print(f"{name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
     return error is None
 
 
