@@ -42,7 +42,7 @@ from ipython_cudatime.units import format_seconds
 
 GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the GPU branch (make gpu-dry-run)
 if GPU:  # the question's code: PyTorch on the GPU
-    lib, N = torch, rehearsal.shrink(10_000)
+    lib, N = torch, rehearsal.shrink(10_000)  # 10,000 (an eighth in the rehearsal)
     ac = torch.randn(N, N).to(rehearsal.DEVICE)  # "cuda"
     bc = torch.randn(N, N).to(rehearsal.DEVICE)
     rehearsal.synchronize()  # torch.cuda.synchronize(): the copies are finished before anything is timed
