@@ -1,6 +1,6 @@
 """The CPU a measurement ran on: how many cores it could use, how loaded the machine was, how many
 threads each imported framework's pools run, and the CPU time the warm runs used against their
-wall time. Facts only; ``explain.noise`` reads them to name why runs were noisy or slow.
+wall time. Facts only; ``noise`` reads them to name why runs were noisy or slow.
 
 Read three times per call (before the cold run, before and after the warm runs), never per run,
 from what the kernel gives in a few microseconds: ``/proc/loadavg`` (the 1-minute load and the
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
-    from .runner import Clock
+    from .clocks import Clock
 
 # Frameworks whose libraries may load a BLAS or OpenMP pool; threadpoolctl is consulted only once
 # one of them is imported (a process with none has no pool to see).

@@ -196,7 +196,7 @@ class CompiledCell:
         return values
 
 
-def _round(spec: Spec, first: bool) -> Spec:
+def _round(spec: Spec[Feature], first: bool) -> Spec[Feature]:
     """What one point's timing in one round of an interleaved sweep asks for: one warm run, after
     the warm-up and with the features in the first round only (their records come from it)."""
     if not spec.interleave:
@@ -284,7 +284,7 @@ class CudaTimeMagics(Magics):
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
+    def _measure(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
                  params: Mapping[str, Any] | None = None, hold: InterruptHold | None = None) -> Measurement:
         """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
         ``live`` (``progress.LiveProgress``) hears of each run; ``hold`` (``state.InterruptHold``)
@@ -303,7 +303,7 @@ class CudaTimeMagics(Magics):
                            machine=self.machine)
 
     @staticmethod
-    def _watches(spec: Spec, call: Call) -> dict[str, Watch]:
+    def _watches(spec: Spec[Feature], call: Call) -> dict[str, Watch]:
         """Each chosen feature's part in this measurement, by the feature's name (its record's key); a
         feature that cannot run here says why, as a one-line UsageError; one whose watch could not be
         made for another reason (a framework version it does not know) is one line in the report."""
@@ -317,7 +317,7 @@ class CudaTimeMagics(Magics):
                 watches[feature.name] = Unmade(error)
         return {name: watch for name, watch in watches.items() if watch is not None}
 
-    def _time(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
+    def _time(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:
         """Setup, then the runs; return (value, error): the report is shown before any error is raised.
         A Ctrl-C once the later runs are over waits for the report to be shown and saved."""
@@ -331,7 +331,8 @@ class CudaTimeMagics(Magics):
             value, error = self._report(spec, measurement, live)
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
-    def _report(self, spec: Spec, measurement: Measurement, live: LiveProgress) -> tuple[Any, BaseException | None]:
+    def _report(self, spec: Spec[Feature], measurement: Measurement,
+                live: LiveProgress) -> tuple[Any, BaseException | None]:
         """Keep, save and show the result; return (value, error) as ``_time`` does."""
         result, show = measurement.result, spec.show
         if show.var:
@@ -344,14 +345,14 @@ class CudaTimeMagics(Magics):
             self.display.show(result, show.text, live)
         return (result if show.output else measurement.value), measurement.error
 
-    def _record(self, spec: Spec, points: list[Point]) -> None:
+    def _record(self, spec: Spec[Feature], points: list[Point]) -> None:
         """-l records the points of this call (those timed so far) for %cudatime_compare, in place
         of what was recorded under the label before."""
         if spec.label:
             self.history.record([point for point in points if point.result is not None])
 
     @staticmethod
-    def _save(spec: Spec, points: list[Point]) -> None:
+    def _save(spec: Spec[Feature], points: list[Point]) -> None:
         """--save appends ``points`` to its file."""
         if spec.save:
             try:
@@ -359,7 +360,7 @@ class CudaTimeMagics(Magics):
             except OSError as exc:  # the timing is done: say so, and still show the report
                 print(f"cudatime: --save {spec.save}: not saved ({exc})", file=sys.stderr)
 
-    def _sweep(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
+    def _sweep(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
                run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Results | None, BaseException | None]:
         """Time the cell at every point of the --sweep grid; return (Results or None, error).
 
@@ -464,3 +465,4 @@ class CudaTimeMagics(Magics):
         if choice not in ("on", "off"):
             raise UsageError("usage: %cudatime_auto on|off")
         self.auto.enable(choice == "on")
+

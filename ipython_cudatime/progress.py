@@ -37,7 +37,7 @@ from .units import format_seconds as fmt
 from .units import inert
 
 if TYPE_CHECKING:
-    from .result import Harness, Run
+    from .clocks import Harness, Run
     from .runner import Plan
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from .features.feature import Feature
+    from .result import RecordKeeper
 
 MAX_DEPTH = 32  # the deepest line --save writes is 5; a swept list of lists adds its own levels
 MAX_LITERAL = 10_000  # characters; a shape or a small dict is a few dozen
@@ -242,7 +242,7 @@ FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a 
 
 
 @functools.lru_cache(maxsize=8)
-def result_record(features: tuple[Feature, ...] = ()) -> record:
+def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
     """A saved result: its own fields, and each feature's record under the feature's name (or null),
     as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
     fields: dict[str, Check] = dict(RESULT_FIELDS)
@@ -259,7 +259,7 @@ RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CA
            "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
 
 
-def checked_line(data: dict[str, Any], features: Iterable[Feature] = ()) -> dict[str, Any]:
+def checked_line(data: dict[str, Any], features: Iterable[RecordKeeper] = ()) -> dict[str, Any]:
     """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
     ``features``), or a failed point's task and error. Every declared record has a fixed depth
     but swept values, which ``_swept`` bounds: nothing deeper reaches ``from_dict``."""

@@ -273,7 +273,7 @@ def test_cpu_verdicts_near_a_threshold_say_so():
 def test_one_operator_call_is_singular():
     assert cpu_verdict(cpu_profile(1, 0.009, 0.010, [("aten::add", 1, 0.003)]))[1].startswith(
         "mixed: 1 operator call; the largest")
-    from ipython_cudatime.explain.profile_text import profile_lines
+    from ipython_cudatime.explain.profile_record import profile_lines
 
     profile = cpu_profile(1, 0.009, 0.010, [("aten::add", 1, 0.003)])
     profile.counted = "operator calls (CPU only: no device kernels to count)"

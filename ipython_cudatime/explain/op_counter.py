@@ -27,7 +27,7 @@ from .roofline import OpStat, PeakOverride, Roofline, build
 from .torch_probe import tf32_allowed
 
 if TYPE_CHECKING:
-    from ..result import Run
+    from ..clocks import Run
 
 Key = tuple[str, str, str]  # (op name, dtype, device): one ``OpStat`` each
 

@@ -18,7 +18,7 @@ from .. import peaks as peak_table
 from ..units import format_si
 
 if TYPE_CHECKING:
-    from ..result import Run
+    from ..clocks import Run
 
 Peaks = tuple[float | None, float | None, str | None, list[str]]  # (peak_flops, peak_bandwidth, source, notes)
 

@@ -14,7 +14,7 @@ from ..units import format_seconds as fmt
 from ..units import percent_text as _percent
 
 if TYPE_CHECKING:
-    from .profile import Profile
+    from .profile_record import Profile
 
 Verdict = tuple[str, str]  # (kind, sentence)
 

@@ -15,7 +15,7 @@ from html import escape
 from typing import Any
 
 from ..explain.profile import Profile, TorchProfiler
-from ..explain.profile_text import profile_lines
+from ..explain.profile_record import profile_lines
 from ..findings import Finding
 from ..options import Flag, OptionError, Values, writable_file
 from ..render.html import percent, stacked_bar, table_html

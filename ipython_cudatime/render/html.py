@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..explain.noise import context_rows, quiet_note
 from ..findings import findings
+from ..noise import context_rows, quiet_note
 from ..units import format_seconds as fmt
 from ..units import ratio_text
 from .image import REPORT_PX, legend_html, legend_item, swatch

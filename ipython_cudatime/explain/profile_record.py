@@ -1,15 +1,60 @@
-"""A ``Profile`` in words: the text report's ``profile  :`` block, and a profile on its own (what
-``profile_trace`` prints). Beside the record, so that a profile read from a file prints itself."""
+"""The ``--profile`` record, ``Profile``, and its words: the text report's ``profile  :`` block, and a
+profile on its own (what ``profile_trace`` prints). The words sit beside the record, so that a
+profile read from a file prints itself; ``profile`` makes records, ``verdicts`` judges them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..units import count_text, percent_text, plain
 from ..units import format_seconds as fmt
 
 if TYPE_CHECKING:
-    from .profile import Profile
+    from IPython.lib.pretty import RepresentationPrinter
+
+
+@dataclass
+class Profile:
+    """What one profiled run (or one trace file) did. Times in seconds.
+
+    ``kernel_count`` counts events of category ``kernel`` (without a traced device:
+    operator calls, and ``counted`` says so); ``copy_count`` memcpy and memset events.
+    ``window`` is the span the busy fraction is over: the profiled run's synchronized
+    span for ``--profile`` (marked in its trace), else from the first device interval's
+    start to the last one's end. ``breakdown`` sums device seconds per kind (compute,
+    communication, memory); ``top`` is (name, calls, seconds) by total time;
+    ``launch_mean`` the mean host cost of a launch call; ``sync_time`` the host time
+    blocked in device/stream/event synchronize calls that the cell made: within its marked
+    code, never the harness's own synchronizations around it.
+    """
+
+    kernel_count: int
+    kernel_time: float
+    busy_fraction: float | None  # None without a traced device (operator calls counted)
+    top: list[tuple[str, int, float]] = field(default_factory=list)  # (name, count, total seconds)
+    verdict: str = ""
+    counted: str = "device kernels"
+    wall: float | None = None  # the profiled run's own wall clock (reported apart from the timed runs); None for a file
+    cold: bool = False
+    warning: str | None = None
+    copy_count: int = 0
+    window: float | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
+    launch_count: int = 0
+    launch_mean: float | None = None
+    sync_time: float = 0.0
+    kind: str = ""  # the verdict's stable key: "GPU-bound", "launch-bound", ...
+    trace_file: str | None = None  # where --trace kept the trace, or the file profile_trace read
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
+
+    def __str__(self) -> str:
+        return profile_text(self)
+
+    def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
+        printer.text(str(self))
 
 
 def _profile_source(profile: Profile) -> str:
