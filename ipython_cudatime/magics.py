@@ -43,7 +43,7 @@ from .features import FEATURES, Call, Unavailable
 from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
-from .result import Env, Task, format_params
+from .result import CudaTimeResult, Env, Task, format_params
 from .runner import Cell, Clock, Unmade, Watch, measure
 from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from .features import Feature
     from .options import Spec
     from .progress import LiveProgress
-    from .result import CudaTimeResult
     from .runner import Measurement
 
 PACKAGE = __name__.rpartition(".")[0]
@@ -227,7 +226,8 @@ class CudaTimeMagics(Magics):
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
     or False forces it); ``machine``, where the CPU facts are read and threads set
     (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),
-    whose flags the command line takes. Tests register an instance built with their own."""
+    whose flags the command line takes (a feature whose name the result already answers to is
+    refused here, ``CudaTimeResult.check_keepers``). Tests register an instance built with their own."""
 
     shell: Any  # the InteractiveShell they are registered on (Magics allows None; these magics always have one)
 
@@ -238,6 +238,7 @@ class CudaTimeMagics(Magics):
         super().__init__(shell)
         self.registry = registry
         self.features = tuple(features)
+        CudaTimeResult.check_keepers(self.features)  # a feature named `median` would shadow r.median
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
         self.machine = machine or Machine()

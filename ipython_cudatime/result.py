@@ -16,7 +16,7 @@ import math
 import platform
 import statistics
 import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any, ClassVar
@@ -298,6 +298,24 @@ class CudaTimeResult:
     # ``import ipython_cudatime`` does); the result names no feature and imports no layer above it.
     default_features: ClassVar[tuple[RecordKeeper, ...]] = ()
 
+    @classmethod
+    def check_keepers(cls, keepers: Iterable[RecordKeeper]) -> None:
+        """Refuse ``keepers`` whose names cannot each be ``r.<name>`` (ValueError naming the keeper): a
+        name that is not an identifier, that two keepers share, or that a field, property, method or
+        statistic of the result already answers to (a feature named ``median`` would be shadowed)."""
+        taken = {item.name for item in dataclasses.fields(cls)} | set(STATS)
+        taken |= {name for name in dir(cls) if not name.startswith("_")}
+        seen: set[str] = set()
+        for keeper in keepers:
+            name, what = keeper.name, type(keeper).__name__
+            if not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"{what}'s name {name!r} is not a public Python name: r.<name> could not read it")
+            if name in taken:
+                raise ValueError(f"{what}'s name {name!r} is already the result's own r.{name}: rename the feature")
+            if name in seen:
+                raise ValueError(f"{what}'s name {name!r} is taken by another feature: names must differ")
+            seen.add(name)
+
     def __post_init__(self) -> None:
         """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
         object.__setattr__(self, "records", {**{feature.name: None for feature in self.features}, **self.records})
@@ -457,8 +475,9 @@ class CudaTimeResult:
         return self.cold_time / median if median else None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data (JSON-ready): what was timed, the runs, each feature's record under its name,
-        and the statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
+        """Plain data (JSON-ready): what was timed, the runs, each feature's record under its name in
+        ``records`` (their own key: no feature's name can take a field of the result), and the
+        statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
         data = {name: getattr(self, name) for name in STATS}
         data.update(
             task=self.task.to_dict() if self.task is not None else None,
@@ -470,7 +489,7 @@ class CudaTimeResult:
             notes=list(self.notes),
             stopped=self.stopped,
         )
-        data.update({feature.name: feature.to_json(record) for feature, record in self.record_pairs()})
+        data.update(records={feature.name: feature.to_json(record) for feature, record in self.record_pairs()})
         data.update(
             batch=self.batch,
             harness=self.harness._asdict() if self.harness is not None else None,
@@ -485,10 +504,11 @@ class CudaTimeResult:
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``
         (by default the package's own) reads its own record back; a record no feature here knows is
-        left out."""
+        left out. Plain data from before the records had their own key (schema 1) still reads."""
         get = data.get
         features = cls.default_features if features is None else tuple(features)  # a generator is read twice
         harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
+        saved = get("records", data)  # before schema 2 the records stood beside the fields
         return cls(
             cold=Run(**data["cold"]),
             warmup=[Run(**run) for run in data["warmup"]],
@@ -500,7 +520,7 @@ class CudaTimeResult:
             harness=Harness(**harness) if harness is not None else None,
             task=Task.from_dict(task) if task is not None else None,
             cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
-            records={feature.name: feature.from_json(get(feature.name)) for feature in features},
+            records={feature.name: feature.from_json(saved.get(feature.name)) for feature in features},
             features=features,
         )
 

@@ -243,13 +243,14 @@ FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a 
 
 @functools.lru_cache(maxsize=8)
 def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
-    """A saved result: its own fields, and each feature's record under the feature's name (or null),
-    as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
-    fields: dict[str, Check] = dict(RESULT_FIELDS)
+    """A saved result: its own fields, and under "records" each feature's record by the feature's name
+    (or null), as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
+    records: dict[str, Check] = {}
     for feature in features:
         check = type(feature).schema  # read on the class: a check is a plain function, never bound
         if check is not None:
-            fields[feature.name] = optional(check)
+            records[feature.name] = optional(check)
+    fields = {**RESULT_FIELDS, "records": optional(record(records))}
     return record(fields, required=("cold", "warmup", "warm", "device"))
 
 

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from .result import RecordKeeper
 
 FORMAT = "ipython_cudatime"
-SCHEMA = 1  # raise it when a field changes meaning or goes; adding a field keeps it
+# Raise it when a field changes meaning or goes; adding a field keeps it. 2: the features' records
+# moved under "records" (in 1 they stood beside the result's fields, where a feature's name could
+# take one of them); lines of 1 are read by moving them there (``_upgraded``).
+SCHEMA = 2
 MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
 
 
@@ -84,10 +87,18 @@ def _object(raw: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
     return data, None
 
 
+def _upgraded(data: dict[str, Any], features: Collection[RecordKeeper]) -> dict[str, Any]:
+    """A line of schema 1 as schema 2 writes it: each feature's record moved under "records"."""
+    if data["schema"] >= 2 or "cold" not in data:
+        return data
+    kept = {name: value for name, value in data.items() if name not in {feature.name for feature in features}}
+    return {**kept, "records": {feature.name: data[feature.name] for feature in features if feature.name in data}}
+
+
 def _point(data: dict[str, Any], features: Collection[RecordKeeper]) -> tuple[Point, None] | tuple[None, str]:
-    """The point on a line, or the reason it could not be rebuilt."""
+    """The point on a line (of any schema this version reads), or the reason it could not be rebuilt."""
     try:
-        return Point.from_dict(checked_line(data, features), features), None
+        return Point.from_dict(checked_line(_upgraded(data, features), features), features), None
     except BadField as exc:
         return None, f"bad field: {exc}"
     except (KeyError, TypeError, ValueError) as exc:  # a checked line should never get here: say so, go on

@@ -40,7 +40,7 @@ def fresh_cudatime(prelude, setup, line, env=None):
 
 
 def cause_names(result):
-    return [cause["name"] for cause in result["cold_causes"]]
+    return [cause["name"] for cause in result["records"]["cold_causes"]]
 
 
 @pytest.fixture

@@ -175,7 +175,7 @@ def test_a_cell_on_the_cpu_has_no_memory_line_and_a_note_in_the_details(ip, seam
     was on a device. The HTML report's details still say why there is no figure."""
     seams(registry=())
     r = ip.run_line_magic("cudatime", "-o -q -n 2 sum(range(100))")
-    assert r.memory is None and r.to_dict()["memory"] is None
+    assert r.memory is None and r.to_dict()["records"]["memory"] is None
     assert "memory   :" not in report(r)
     assert escape(NOT_MEASURED) in render_html(r)
 

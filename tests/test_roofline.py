@@ -146,7 +146,7 @@ def test_compare_shows_rates(tensors):
 
 def test_to_dict_carries_the_roofline(tensors):
     data = roofline(tensors, "-n 2 --roofline a @ b").to_dict()
-    assert data["roofline"]["flops"] == 2 * M * K * N and data["roofline"]["bound"] is None
+    assert data["records"]["roofline"]["flops"] == 2 * M * K * N and data["records"]["roofline"]["bound"] is None
 
 
 def test_a_copy_counts_what_it_reads_and_writes_once(tensors):
