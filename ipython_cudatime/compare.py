@@ -482,12 +482,14 @@ def bootstrap_medians(samples: Sequence[float], rng: Any, draws: int = RESAMPLES
     n, k = len(ordered), (len(ordered) + 1) // 2
 
     def value(uniform: NDArray[Any]) -> NDArray[Any]:
-        return ordered[numpy.minimum((uniform * n).astype(int), n - 1)]
+        picked: NDArray[Any] = ordered[numpy.minimum((uniform * n).astype(int), n - 1)]
+        return picked
 
     low = rng.beta(k, n - k + 1, draws)
     if n % 2:
         return value(low)
-    return (value(low) + value(low + (1 - low) * rng.beta(1, n - k, draws))) / 2
+    medians: NDArray[Any] = (value(low) + value(low + (1 - low) * rng.beta(1, n - k, draws))) / 2
+    return medians
 
 
 def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:

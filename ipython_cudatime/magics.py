@@ -35,6 +35,7 @@ from . import store
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
+from .clocks import Clock
 from .compare import Point, Results, check_values, grid, grid_size, run_interleaved, run_sweep
 from .cpu_context import Machine
 from .display import Display
@@ -44,7 +45,7 @@ from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
 from .result import CudaTimeResult, Env, Task, format_params
-from .runner import Cell, Clock, Unmade, Watch, measure
+from .runner import Cell, Unmade, Watch, measure
 from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def _show_syntax_error_plainly(shell: Any, error: SyntaxError) -> None:
             running_compiled_code = False
             with contextlib.suppress(AttributeError):
                 del shell.showsyntaxerror  # the class's method again
-        return original(filename, running_compiled_code)
+        original(filename, running_compiled_code)
 
     shell.showsyntaxerror = show
 
@@ -113,7 +114,7 @@ def _cell_number(shell: Any) -> int:
     ExecutionResult knows its own number in both."""
     running = getattr(shell.displayhook, "exec_result", None)
     number = getattr(running, "execution_count", None)
-    return shell.execution_count if number is None else number
+    return int(shell.execution_count if number is None else number)
 
 
 class CompiledCell:

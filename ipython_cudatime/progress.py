@@ -30,8 +30,9 @@ from collections.abc import Sequence
 from html import escape
 from typing import IO, TYPE_CHECKING, Any
 
+from .clocks import Clock
 from .result import statistics_clock
-from .runner import Clock, Progress
+from .runner import Progress
 from .state import OWN_WIDGET
 from .units import format_seconds as fmt
 from .units import inert

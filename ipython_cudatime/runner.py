@@ -686,7 +686,7 @@ def _median(later: _Later, harness: Harness) -> float | None:
     if not later.warm:
         return None
     clock = statistics_clock(later.warm, harness)
-    return statistics.median(getattr(run, clock) for run in later.warm)
+    return float(statistics.median(getattr(run, clock) for run in later.warm))
 
 
 def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], watches: Mapping[str, Guarded],

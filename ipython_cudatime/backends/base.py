@@ -116,7 +116,7 @@ class EventTimer(DeviceTimer):
 
 def event_elapsed_ms(start: Any, stop: Any) -> float:
     """``start.elapsed_time(stop)``: how torch's events read milliseconds."""
-    return start.elapsed_time(stop)
+    return float(start.elapsed_time(stop))
 
 
 class Backend:

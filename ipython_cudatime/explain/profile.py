@@ -174,7 +174,7 @@ class TorchProfiler:
     def __exit__(self, *exc: object) -> bool | None:
         self._mark.__exit__(*exc)
         with _silent_stderr_fd():
-            return self._profile.__exit__(*exc)
+            return bool(self._profile.__exit__(*exc))
 
     def summary(self, run: Run, cold: bool = False) -> Profile:
         if self._trace is not None:

@@ -126,9 +126,9 @@ class TorchProbe(Probe[dict[str, Any]]):
         where the argument exists (older torch has none and collects none)."""
         snapshot = self._torch.cuda.memory_snapshot
         try:
-            return snapshot(include_traces=False)
+            return list(snapshot(include_traces=False))
         except TypeError:
-            return snapshot()
+            return list(snapshot())
 
     def _workspace_blocks(self) -> int | None:
         """Active allocator blocks of this device's cuBLAS workspace size, or None where the

@@ -12,10 +12,9 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..explain import Cause, ColdWatch, remainder
-from ..findings import Finding
 from ..render.html import stacked_bar
 from ..render.image import COLOURS
-from ..result import CudaTimeResult
+from ..result import CudaTimeResult, Finding
 from ..runner import Outcome, Watch
 from ..schema import CAUSE, list_of
 from ..units import format_seconds as fmt

@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..result import RecordKeeper
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from ..explain import ProbeSet
     from ..options import Flag, Values
     from ..runner import Watch
+
+Record = TypeVar("Record", bound="DataclassInstance")  # a feature's record class (a dataclass)
 
 
 class Unavailable(Exception):
@@ -62,7 +66,7 @@ class Feature(RecordKeeper):
         return None
 
 
-def plain_record(kind: type, data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Any:
+def plain_record(kind: type[Record], data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Record | None:
     """A record of dataclass ``kind`` from its saved dict: its own fields only (``to_dict`` may add
     derived ones, such as the roofline's ridge), the fields in ``rows`` back to the tuples they were."""
     if data is None:

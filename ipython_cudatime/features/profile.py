@@ -14,12 +14,11 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from ..explain.profile import Profile, TorchProfiler
-from ..explain.profile_record import profile_lines
-from ..findings import Finding
+from ..explain.profile import TorchProfiler
+from ..explain.profile_record import Profile, profile_lines
 from ..options import Flag, OptionError, Values, writable_file
 from ..render.html import percent, stacked_bar, table_html
-from ..result import CudaTimeResult
+from ..result import CudaTimeResult, Finding
 from ..runner import Outcome, Watch
 from ..schema import PROFILE
 from ..units import count_text

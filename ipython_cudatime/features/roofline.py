@@ -18,10 +18,9 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ..explain.roofline import BYTES_NOTE, PeakOverride, Roofline, sentences
-from ..findings import Finding
 from ..options import Flag, OptionError, Values
 from ..render.image import COLOURS, MUTED, PANEL, img_tag
-from ..result import CudaTimeResult
+from ..result import CudaTimeResult, Finding
 from ..runner import Outcome, Watch
 from ..schema import ROOFLINE
 from ..units import format_seconds as fmt

@@ -22,7 +22,8 @@ from ..units import ratio_text
 from .image import REPORT_PX, legend_html, legend_item, swatch
 
 if TYPE_CHECKING:
-    from ..result import CudaTimeResult, Run
+    from ..clocks import Run
+    from ..result import CudaTimeResult
 
 # one table style for every report
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"
