@@ -242,7 +242,7 @@ class CudaTimeMagics(Magics):
         CudaTimeResult.check_keepers(self.features)  # a feature named `median` would shadow r.median
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
-        self.machine = machine or Machine()
+        self.machine = machine or Machine(registry=registry)
         self.display = Display(shell, notebook)
         self.history = Results()  # what -l recorded, in order: %cudatime_compare's live rows
         self.auto = AutoTimer(shell, registry, self.clock, self.display)

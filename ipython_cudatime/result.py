@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, ClassVar
 
+from . import backends
 from .clocks import Harness, Run
 from .cpu_context import CpuContext
 from .guard import failure_line
@@ -36,9 +37,6 @@ CI_MIN_RUNS = 6
 EXACT_RANKS = 1000
 
 
-FRAMEWORKS = ("torch", "jax", "cupy", "tensorflow", "numba", "numpy")  # versions an Env records
-
-
 @dataclass(frozen=True)
 class Env:
     """Where a result was timed: enough to tell two machines' results apart in one table."""
@@ -49,12 +47,15 @@ class Env:
     host: str = ""
 
     @classmethod
-    def here(cls, device: str, modules: Mapping[str, Any] | None = None) -> Env:
-        """This process, now. Versions come from frameworks already imported (``modules``,
-        default ``sys.modules``): asking a version must never import a framework."""
+    def here(cls, device: str, modules: Mapping[str, Any] | None = None,
+             frameworks: Iterable[str] | None = None) -> Env:
+        """This process, now. Versions come from ``frameworks`` (default: those of the backends'
+        registry, ``backends.frameworks``) already imported (``modules``, default ``sys.modules``):
+        asking a version must never import a framework."""
         modules = sys.modules if modules is None else modules
+        names = backends.frameworks() if frameworks is None else frameworks
         versions = {name: str(getattr(modules[name], "__version__", "unknown"))
-                    for name in FRAMEWORKS if modules.get(name) is not None}
+                    for name in names if modules.get(name) is not None}
         return cls(device, versions, platform.python_version(), platform.node())
 
     def to_dict(self) -> dict[str, Any]:

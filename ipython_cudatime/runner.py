@@ -14,9 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from .backends.base import made_by
 from .clocks import Clock, Harness, Run
-from .cpu_context import POOL_FRAMEWORKS, CpuWatch, NoCpuWatch
+from .cpu_context import CpuWatch, NoCpuWatch
 from .guard import failure_line
 from .result import CudaTimeResult, Env, Task, statistics_clock
 
@@ -541,15 +540,9 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     produced = cell.outputs(value) if cell.outputs is not None else [value]
     seen = (cell.reads() if cell.reads is not None else []) + produced
     devices.attribute(seen)
-    result = _assemble(devices, task, features, named, later, harness, cpu.context(_frameworks(seen)),
+    result = _assemble(devices, task, features, named, later, harness, cpu.context(seen),
                        _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
-
-
-def _frameworks(seen: list[Any]) -> list[str]:
-    """The frameworks (of ``POOL_FRAMEWORKS``) whose objects are among ``seen``: those whose
-    thread pools the cell's work could have run in, so that no other pool is blamed for its noise."""
-    return [name for name in POOL_FRAMEWORKS if made_by(seen, (name,))]
 
 
 def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> list[str]:
@@ -697,7 +690,8 @@ def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], 
                for name, watch in watches.items()}
     notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
     device = devices.describe()
+    env = Env.here(device, frameworks=devices.frameworks)
     return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
                           synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,
-                          task=dataclasses.replace(task, env=Env.here(device)), cpu_context=cpu_context,
+                          task=dataclasses.replace(task, env=env), cpu_context=cpu_context,
                           records=records, features=tuple(features))

@@ -231,7 +231,7 @@ CPU_CONTEXT = record({
     "cores": whole("a whole number of cores, at least 1", lambda value: value >= 1),
     "load_before": optional(AMOUNT), "load_after": optional(AMOUNT), "ready_before": optional(COUNT),
     "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
-    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)),
+    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)), "users": optional(dict_of(list_of(TEXT))),
 }, required=("cores",))
 RESULT_FIELDS: dict[str, Check] = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,

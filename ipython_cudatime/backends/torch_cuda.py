@@ -8,7 +8,7 @@ from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer, Place, event_elapsed_ms
 from .objects import Kind
-from .torch_objects import torch_kinds
+from .torch_objects import TorchPool, torch_kinds
 
 MEMORY_KEYS = (
     "num_device_alloc",
@@ -45,6 +45,7 @@ class TorchCudaBackend(Backend):
     """Synchronizes every initialized CUDA device; times with events on the current stream."""
 
     packages = ("torch",)
+    pools = (TorchPool(),)
 
     def __init__(self, torch: Any) -> None:
         self._torch = torch
