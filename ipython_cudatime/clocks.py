@@ -1,5 +1,5 @@
 """The clocks of a run and where they are read: the bottom of the house, so that the runner, the
-result, the CPU context and the explainers share these types without knowing one another.
+result, the CPU context and the features share these types without knowing one another.
 
 ``Run`` is one run's clocks, ``Harness`` the harness's own cost from null runs, and ``Clock`` the
 seam the runner reads time through (tests pass a fake clock, exact and never sleeping).

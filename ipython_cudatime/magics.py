@@ -39,8 +39,8 @@ from .clocks import Clock
 from .compare import Point, Results, check_values, grid, grid_size, run_interleaved, run_sweep
 from .cpu_context import Machine
 from .display import Display
-from .explain import PROBES, ProbeSet
 from .features import FEATURES, Call, Unavailable
+from .features.cold_causes.probes import PROBES, ProbeSet
 from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
@@ -50,8 +50,8 @@ from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
     from .backends import Entry
-    from .explain import Probe
     from .features import Feature
+    from .features.cold_causes.probes import Probe
     from .options import Spec
     from .progress import LiveProgress
     from .runner import Measurement
@@ -223,7 +223,7 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
 class CudaTimeMagics(Magics):
     """The magics and what they keep between cells. The seams are passed in, with defaults:
     ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
-    cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
+    cold-run probes (``features.cold_causes.probes.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
     or False forces it); ``machine``, where the CPU facts are read and threads set
     (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),

@@ -191,6 +191,9 @@ class RecordKeeper:
     name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its key in a saved line
     # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
     schema: ClassVar[staticmethod[[Any], Any] | None] = None
+    # (record class, the check that reads one) for each class its saved record is made of: every field
+    # of the class is declared by its check (tests/test_store.py holds them equal)
+    record_checks: ClassVar[tuple[tuple[type, Any], ...]] = ()
     section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
     section_class: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables

@@ -22,7 +22,7 @@ LAYERS = (
                     "ipython_cudatime.batching", "ipython_cudatime.evidence", "ipython_cudatime.fingerprint",
                     "ipython_cudatime.audit")),
     ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema", "ipython_cudatime.noise")),
-    ("explainers and their records", ("ipython_cudatime.explain", "ipython_cudatime.cpu_context")),
+    ("the CPU context", ("ipython_cudatime.cpu_context",)),
     ("backends", ("ipython_cudatime.backends",)),
     ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard", "ipython_cudatime.clocks")),
 )
@@ -36,7 +36,7 @@ DEFERRED = {
         "the package's names load when first used (its __getattr__): import ipython_cudatime takes ~2 ms",
     ("ipython_cudatime", "load", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime", "report", "ipython_cudatime.display"): "as load's store",
-    ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.explain.op_counter"):
+    ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.features.roofline.op_counter"):
         "op_counter imports torch: only with --roofline, once the user has imported torch",
 }
 

@@ -28,9 +28,9 @@ from ..result import RecordKeeper
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from ..explain import ProbeSet
     from ..options import Flag, Values
     from ..runner import Watch
+    from .cold_causes.probes import ProbeSet
 
 Record = TypeVar("Record", bound="DataclassInstance")  # a feature's record class (a dataclass)
 

@@ -19,12 +19,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .profile_record import Profile
+from .record import Profile
 from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
 from .verdicts import cpu_verdict, device_verdict
 
 if TYPE_CHECKING:
-    from ..clocks import Run
+    from ...clocks import Run
     from .trace import DeviceActivity, Span
 
 TOP = 5

@@ -23,11 +23,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from .roofline import OpStat, PeakOverride, Roofline, build
-from .torch_probe import tf32_allowed
+from ..cold_causes.torch_probe import tf32_allowed
+from .model import OpStat, PeakOverride, Roofline, build
 
 if TYPE_CHECKING:
-    from ..clocks import Run
+    from ...clocks import Run
 
 Key = tuple[str, str, str]  # (op name, dtype, device): one ``OpStat`` each
 

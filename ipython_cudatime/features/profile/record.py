@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..units import count_text, percent_text, plain
-from ..units import format_seconds as fmt
+from ...schema import AMOUNT, COUNT, FLAG, SECONDS, TEXT, dict_of, list_of, optional, record, row
+from ...units import count_text, percent_text, plain
+from ...units import format_seconds as fmt
 
 if TYPE_CHECKING:
     from IPython.lib.pretty import RepresentationPrinter
@@ -55,6 +56,16 @@ class Profile:
 
     def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
         printer.text(str(self))
+
+
+# What a saved Profile may hold (``schema``): its feature's part of a saved line.
+PROFILE = record({
+    "kernel_count": COUNT, "kernel_time": SECONDS, "busy_fraction": optional(AMOUNT),
+    "top": list_of(row(TEXT, COUNT, SECONDS)), "verdict": TEXT, "counted": TEXT, "wall": optional(SECONDS),
+    "cold": FLAG, "warning": optional(TEXT), "copy_count": COUNT, "window": optional(SECONDS),
+    "breakdown": dict_of(SECONDS), "launch_count": COUNT, "launch_mean": optional(SECONDS),
+    "sync_time": SECONDS, "kind": TEXT, "trace_file": optional(TEXT),
+}, required=("kernel_count", "kernel_time", "busy_fraction"))
 
 
 def _profile_source(profile: Profile) -> str:

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..backends.torch_cuda import TorchCudaBackend
-from ..guard import failure_text
-from ..units import format_bytes, format_seconds
-from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
+from ...backends.torch_cuda import TorchCudaBackend
+from ...guard import failure_text
+from ...units import format_bytes, format_seconds
+from ..memory.record import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 from .probe import Cause, Probe
 
 # The cuBLAS workspace torch allocates on a (thread, device, stream)'s first matrix product, as
