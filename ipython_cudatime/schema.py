@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from .features.feature import Feature
+    from .result import RecordKeeper
 
 MAX_DEPTH = 32  # the deepest line --save writes is 5; a swept list of lists adds its own levels
 MAX_LITERAL = 10_000  # characters; a shape or a small dict is a few dozen
@@ -208,30 +208,11 @@ TASK = record({"stmt": TEXT, "label": optional(TEXT), "params": dict_of(_swept),
                "threads": optional(whole("a whole number of threads, at least 1", lambda value: value >= 1))},
               required=("stmt", "label", "params", "env"))
 HARNESS = record({"wall": SECONDS, "jitter": SECONDS, "device": optional(SECONDS)}, required=("wall", "jitter"))
-CAUSE = record({"name": TEXT, "seconds": optional(SECONDS), "detail": TEXT, "explains": FLAG}, required=("name",))
-PROFILE = record({
-    "kernel_count": COUNT, "kernel_time": SECONDS, "busy_fraction": optional(AMOUNT),
-    "top": list_of(row(TEXT, COUNT, SECONDS)), "verdict": TEXT, "counted": TEXT, "wall": optional(SECONDS),
-    "cold": FLAG, "warning": optional(TEXT), "copy_count": COUNT, "window": optional(SECONDS),
-    "breakdown": dict_of(SECONDS), "launch_count": COUNT, "launch_mean": optional(SECONDS),
-    "sync_time": SECONDS, "kind": TEXT, "trace_file": optional(TEXT),
-}, required=("kernel_count", "kernel_time", "busy_fraction"))
-ROOFLINE = record({
-    "flops": AMOUNT, "bytes": AMOUNT, "intensity": optional(AMOUNT), "flop_rate": optional(AMOUNT),
-    "byte_rate": optional(AMOUNT), "peak_flops": optional(AMOUNT), "peak_bandwidth": optional(AMOUNT),
-    "fraction_of_peak": optional(AMOUNT), "bound": optional(TEXT), "device": TEXT, "dtype": optional(TEXT),
-    "peak_source": optional(TEXT), "pointwise_flops": AMOUNT, "uncounted": list_of(row(TEXT, COUNT, AMOUNT)),
-    "outside_share": AMOUNT, "wall": optional(SECONDS), "notes": list_of(TEXT), "verdict": TEXT,
-}, required=("flops", "bytes"))
-MEMORY = record({
-    "cold_peak": optional(INTEGER), "cold_exact": FLAG, "warm_peak": optional(INTEGER), "warm_exact": FLAG,
-    "reserved_growth": INTEGER, "total": optional(COUNT), "before": INTEGER,
-}, required=("cold_peak", "cold_exact"))
 CPU_CONTEXT = record({
     "cores": whole("a whole number of cores, at least 1", lambda value: value >= 1),
     "load_before": optional(AMOUNT), "load_after": optional(AMOUNT), "ready_before": optional(COUNT),
     "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
-    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)),
+    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)), "users": optional(dict_of(list_of(TEXT))),
 }, required=("cores",))
 RESULT_FIELDS: dict[str, Check] = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
@@ -242,24 +223,25 @@ FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a 
 
 
 @functools.lru_cache(maxsize=8)
-def result_record(features: tuple[Feature, ...] = ()) -> record:
-    """A saved result: its own fields, and each feature's record under the feature's name (or null),
-    as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
-    fields: dict[str, Check] = dict(RESULT_FIELDS)
+def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
+    """A saved result: its own fields, and under "records" each feature's record by the feature's name
+    (or null), as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
+    records: dict[str, Check] = {}
     for feature in features:
         check = type(feature).schema  # read on the class: a check is a plain function, never bound
         if check is not None:
-            fields[feature.name] = optional(check)
+            records[feature.name] = optional(check)
+    fields = {**RESULT_FIELDS, "records": optional(record(records))}
     return record(fields, required=("cold", "warmup", "warm", "device"))
 
 
-# Which record checks which class: tests/test_store.py holds every field of these classes declared here
-# (a feature's record class is checked against its feature's ``schema``).
-RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CAUSE, "Profile": PROFILE,
-           "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
+# Which record checks which class of the core line: tests/test_store.py holds every field of these classes
+# declared here; each feature's record class (``RecordKeeper.record_class``) is checked against its own
+# ``schema``, declared beside the record in the feature's folder.
+RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "CpuContext": CPU_CONTEXT}
 
 
-def checked_line(data: dict[str, Any], features: Iterable[Feature] = ()) -> dict[str, Any]:
+def checked_line(data: dict[str, Any], features: Iterable[RecordKeeper] = ()) -> dict[str, Any]:
     """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
     ``features``), or a failed point's task and error. Every declared record has a fixed depth
     but swept values, which ``_swept`` bounds: nothing deeper reaches ``from_dict``."""

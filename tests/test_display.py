@@ -202,7 +202,7 @@ def raw_controls(text):
 
 
 def test_control_characters_in_any_field_are_escaped_in_the_text_report():
-    from ipython_cudatime.explain import Cause
+    from ipython_cudatime.features.cold_causes.probes import Cause
 
     r = sample(device=f"cuda:0 {ESCAPES}", synchronized=[f"torch {ESCAPES}"], notes=[f"note {ESCAPES}"],
                records={"cold_causes": [Cause(f"cause {ESCAPES}", 0.1, f"detail {ESCAPES}")]})
@@ -391,7 +391,7 @@ def test_legends_are_below_the_chart_and_list_only_what_it_draws():
 
 
 def test_bar_labels_live_in_a_legend_below_not_in_the_segments():
-    from ipython_cudatime.explain.probe import Cause
+    from ipython_cudatime.features.cold_causes.probe import Cause
 
     result = sample(records={"cold_causes": [Cause("JAX compilation", 0.0154, "compiled 1 function")]})
     html = _report(result)

@@ -10,10 +10,10 @@ from report_parts import table
 
 from ipython_cudatime import report
 from ipython_cudatime.compare import Point, Results
-from ipython_cudatime.explain import Cause
-from ipython_cudatime.explain.memory import DeviceMemory
-from ipython_cudatime.explain.profile import Profile
-from ipython_cudatime.explain.roofline import Roofline
+from ipython_cudatime.features.cold_causes.probes import Cause
+from ipython_cudatime.features.memory.record import DeviceMemory
+from ipython_cudatime.features.profile.summary import Profile
+from ipython_cudatime.features.roofline.model import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
 from ipython_cudatime import load
 from ipython_cudatime.features import FEATURES
@@ -262,10 +262,10 @@ HOSTILE = [  # (how the line is spoiled, what the problem must say)
      'task.params["shape"] is a literal of 200,000 characters (at most 10,000)'),
     ({"task.params.shape": {"literal": "'\\d'"}}, 'task.params["shape"] is not a Python literal'),
     ({"task.params.shape": {"literal": "__import__('os')"}}, 'task.params["shape"] is not a Python literal'),
-    ({"profile.top.0.1": "3"}, "profile.top[0][1] must be a whole number, not negative, got a string"),
-    ({"profile.breakdown": {"compute": -1}}, 'profile.breakdown["compute"] must be a finite number of seconds'),
-    ({"memory.cold_exact": 1}, "memory.cold_exact must be true or false, got 1"),
-    ({"cold_causes.0.name": None}, "cold_causes[0].name must be a string, got null"),
+    ({"records.profile.top.0.1": "3"}, "records.profile.top[0][1] must be a whole number, not negative, got a string"),
+    ({"records.profile.breakdown": {"compute": -1}}, 'records.profile.breakdown["compute"] must be a finite number of seconds'),
+    ({"records.memory.cold_exact": 1}, "records.memory.cold_exact must be true or false, got 1"),
+    ({"records.cold_causes.0.name": None}, "records.cold_causes[0].name must be a string, got null"),
     ({"harness.jitter": ...}, "harness.jitter is missing"),
     ({"notes": "a note"}, "notes must be a list, got a string"),
     ({"task.params.shape": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
@@ -329,11 +329,15 @@ def test_every_field_of_every_saved_record_is_checked():
 
     from ipython_cudatime.cpu_context import CpuContext
 
-    for cls in (Run, Env, Task, Harness, Cause, Profile, Roofline, DeviceMemory, CpuContext):
+    kept = [(cls, schema.RECORDS[cls.__name__]) for cls in (Run, Env, Task, Harness, CpuContext)]
+    kept += [pair for feature in FEATURES for pair in type(feature).record_checks]  # each feature's own
+    assert {cls.__name__ for cls, _ in kept} >= {"Cause", "Profile", "Roofline", "DeviceMemory"}
+    for cls, check in kept:
         fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
-        assert set(fields) == set(schema.RECORDS[cls.__name__].fields), cls.__name__
-    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"records", "features"}
-    assert own | {feature.name for feature in FEATURES} == set(schema.result_record(FEATURES).fields)
+        assert set(fields) == set(check.fields), cls.__name__
+    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"features"}
+    assert own == set(schema.result_record(FEATURES).fields)  # the records under "records", each by its schema
+    assert [feature.name for feature in FEATURES if type(feature).schema is None] == []
 
 
 def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):

@@ -18,7 +18,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
 from ..compare import contrast, interval_text, times_text
-from ..explain.noise import noise
+from ..noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit

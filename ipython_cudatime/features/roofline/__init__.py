@@ -1,6 +1,6 @@
 """``--roofline`` and ``--peak``: how good is the time? One more run counts the FLOPs and bytes of
-every PyTorch op (``explain.op_counter``); over the warm median they are rates, set against the
-device's peaks (``explain.roofline``), with a compute- or memory-bound verdict.
+every PyTorch op (``op_counter``); over the warm median they are rates, set against the
+device's peaks (``model``), with a compute- or memory-bound verdict.
 
 Its words: text lines, findings, table columns, and an HTML section with a small log-log chart
 drawn by hand in SVG (no matplotlib): the device's roof (bandwidth × intensity up to the ridge,
@@ -17,19 +17,17 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..explain.roofline import BYTES_NOTE, PeakOverride, Roofline, sentences
-from ..findings import Finding
-from ..options import Flag, OptionError, Values
-from ..render.image import COLOURS, MUTED, PANEL, img_tag
-from ..result import CudaTimeResult
-from ..runner import Outcome, Watch
-from ..schema import ROOFLINE
-from ..units import format_seconds as fmt
-from ..units import format_si
-from .feature import Call, Feature, Unavailable, plain_record
+from ...options import Flag, OptionError, Values
+from ...render.image import COLOURS, MUTED, PANEL, img_tag
+from ...result import CudaTimeResult, Finding
+from ...runner import Outcome, Watch
+from ...units import format_seconds as fmt
+from ...units import format_si
+from ..feature import Call, Feature, Unavailable, plain_record
+from .model import BYTES_NOTE, ROOFLINE, PeakOverride, Roofline, sentences
 
 if TYPE_CHECKING:
-    from ..explain.op_counter import OpCounter  # imports torch: for the type checker only
+    from .op_counter import OpCounter  # imports torch: for the type checker only
 
 UNCOUNTED_SHOWN = 5
 SVG_SIZE = (360, 220)
@@ -195,6 +193,7 @@ class RooflineFeature(Feature):
              "FLOPS[,BYTES_PER_S]", _peak),
     )
     schema = staticmethod(ROOFLINE)
+    record_checks = ((Roofline, ROOFLINE),)
     section_title = "Roofline"
     section_class = "cudatime-section-roofline"
     columns = RATE_HEADER
@@ -209,7 +208,7 @@ class RooflineFeature(Feature):
         if sys.modules.get("torch") is None:
             raise Unavailable("--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
                               "not counted)")
-        from ..explain.op_counter import OpCounter  # imports torch: only once the user has
+        from .op_counter import OpCounter  # imports torch: only once the user has
 
         return CountingWatch(OpCounter(settings.peak))
 
