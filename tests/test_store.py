@@ -1,7 +1,10 @@
 """Results as plain data that outlive the kernel: exact round trips, --save, %cudatime_compare --load."""
 
+import copy
 import dataclasses
+import functools
 import json
+import operator
 
 import pytest
 from conftest import in_fresh_shell, run
@@ -15,8 +18,9 @@ from ipython_cudatime.explain.memory import DeviceMemory
 from ipython_cudatime.explain.profile import Profile
 from ipython_cudatime.explain.roofline import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
-from ipython_cudatime import load
+from ipython_cudatime import load, schema
 from ipython_cudatime.features import FEATURES
+from ipython_cudatime.schema import BadField
 from ipython_cudatime.store import SCHEMA, save
 
 
@@ -267,6 +271,7 @@ HOSTILE = [  # (how the line is spoiled, what the problem must say)
     ({"memory.cold_exact": 1}, "memory.cold_exact must be true or false, got 1"),
     ({"cold_causes.0.name": None}, "cold_causes[0].name must be a string, got null"),
     ({"harness.jitter": ...}, "harness.jitter is missing"),
+    ({"harness.jitter": 10**400}, "harness.jitter must be a finite number of seconds, not negative, got 1000"),
     ({"notes": "a note"}, "notes must be a list, got a string"),
     ({"task.params.shape": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
      "nested more than 32 levels deep"),
@@ -334,6 +339,73 @@ def test_every_field_of_every_saved_record_is_checked():
         assert set(fields) == set(schema.RECORDS[cls.__name__].fields), cls.__name__
     own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"records", "features"}
     assert own | {feature.name for feature in FEATURES} == set(schema.result_record(FEATURES).fields)
+
+
+SPOILERS = [None, True, 0, -1, 0.5, float("inf"), float("nan"), 10**400, "3", [], {}, [1.5], [[]], {"literal": "(1,)"}]
+
+
+def places(node, path=()):
+    """The path of every value below ``node`` (keys and indexes), parents before their items."""
+    items = node.items() if type(node) is dict else enumerate(node) if type(node) is list else ()
+    for key, item in items:
+        yield (*path, key)
+        yield from places(item, (*path, key))
+
+
+def spoiled(data):
+    """Copies of ``data`` with one thing changed at one place: every value replaced by each of
+    ``SPOILERS``, every key deleted, a key added to every object."""
+    text = json.dumps(data)
+    for *parents, last in places(data):
+        for spoiler in [*SPOILERS, ...]:
+            line = json.loads(text)
+            node = functools.reduce(operator.getitem, parents, line)
+            if spoiler is not ...:
+                node[last] = copy.deepcopy(spoiler)
+            elif type(node) is dict:
+                del node[last]
+            yield line
+    for path in [(), *places(data)]:
+        line = json.loads(text)
+        node = functools.reduce(operator.getitem, path, line)
+        if type(node) is dict:
+            node["added_by_a_newer_version"] = 1
+            yield line
+
+
+def outcome(check, line):
+    """What a check makes of a line: the data it keeps (as sorted JSON, NaN included), or its message."""
+    try:
+        return "kept", json.dumps(check(line), sort_keys=True)
+    except BadField as exc:
+        return "refused", str(exc)
+
+
+def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
+    """Loading tries each line's compiled check first (``record.fast``), and the full one, which gives the
+    messages, only where the compiled one is unsure (``record.quick``). Over thousands of lines spoiled
+    at every place, the compiled check never keeps a line the full one refuses, nor keeps it
+    differently, and ``quick`` gives the full check's outcome, message included."""
+    good = full_result()
+    failed = Point(good.task, None, "ZeroDivisionError: division by zero")
+    live = run(ip, "%cudatime -q -o -n 3 sum(range(40))").value
+    lines = [(schema.result_record(FEATURES), through_json({"format": "ipython_cudatime", "schema": SCHEMA,
+                                                             **good.to_dict()})),
+             (schema.result_record(FEATURES), through_json(live.to_dict())),
+             (schema.FAILED, through_json(failed.to_dict()))]
+    tried = kept_fast = 0
+    for check, data in lines:
+        assert outcome(check.fast, data) == outcome(check, data)  # a well-formed line takes the fast path
+        for line in spoiled(data):
+            full = outcome(check, line)
+            assert outcome(check.quick, line) == full, line
+            try:
+                fast = outcome(check.fast, line)
+            except schema._Unsure:
+                continue
+            assert fast == full, (line, fast, full)
+            tried, kept_fast = tried + 1, kept_fast + (fast[0] == "kept")
+    assert tried > 1000 and kept_fast > 100, (tried, kept_fast)
 
 
 def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):
