@@ -123,21 +123,20 @@ def _fail(what: str, value: Any) -> NoReturn:
 
 class number(Check):  # named, as every check is, for the value it accepts: a class only to carry ``emit``
     """A finite int or float (never a bool), at least ``least`` where given. An int a float cannot
-    hold is not finite: the statistics would overflow on it."""
+    hold is not finite: the statistics would overflow on it. One test does all (``_LARGEST``): inf
+    and nan fall outside every range."""
 
     def __init__(self, what: str, least: float | None = None) -> None:
-        self.what, self.least = what, least
+        self.what, self.least = what, -_LARGEST if least is None else least
 
     def __call__(self, value: Any) -> Any:
-        finite = type(value) is float and value - value == 0.0 or type(value) is int and -_LARGEST <= value <= _LARGEST
-        if not finite or self.least is not None and value < self.least:
+        if type(value) not in (int, float) or not self.least <= value <= _LARGEST:
             _fail(self.what, value)
         return value
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        least = "" if self.least is None else f" and {var} >= {self.least!r}"
-        code.add(depth, f"if not ((type({var}) is float and {var} - {var} == 0.0 or type({var}) is int and "
-                        f"-{_LARGEST!r} <= {var} <= {_LARGEST!r}){least}): raise _Unsure")
+        code.add(depth, f"if type({var}) not in {code.name((int, float))} or not {self.least!r} <= {var} <= "
+                        f"{_LARGEST!r}: raise _Unsure")
 
 
 class whole(Check):
