@@ -3,6 +3,7 @@
 import copy
 import dataclasses
 import functools
+import gc
 import json
 import operator
 
@@ -406,6 +407,19 @@ def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
             assert fast == full, (line, fast, full)
             tried, kept_fast = tried + 1, kept_fast + (fast[0] == "kept")
     assert tried > 1000 and kept_fast > 100, (tried, kept_fast)
+
+
+def test_loading_leaves_the_cycle_collector_as_it_was(tmp_path):
+    """Loading holds the collector off while it reads (``store._collector_paused``): on or off before, so after."""
+    good = full_result()
+    path = tmp_path / "one.jsonl"
+    save([Point(good.task, good)], str(path))
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert len(load(str(path))[0].points) == 1 and gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):
