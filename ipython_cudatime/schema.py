@@ -80,10 +80,18 @@ class _Code:
         self.lines.append("    " * depth + line)
 
     def function(self) -> Callable[[Any], Any]:
-        """The code as the function ``fast`` it defines, compiled once."""
+        """The code as the function ``fast`` it defines, compiled once; for a schema nested deeper than
+        Python compiles (some 20 lists in lists), a function unsure of every value: the call checks them."""
         namespace = dict(self.names)
-        exec("\n".join(self.lines), namespace)  # the source is ours: names, and repr()s of declared keys
+        try:
+            exec("\n".join(self.lines), namespace)  # the source is ours: names, and repr()s of declared keys
+        except (SyntaxError, RecursionError, MemoryError):
+            return _unsure
         return namespace["fast"]
+
+
+def _unsure(value: Any) -> NoReturn:
+    raise _Unsure
 
 
 def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> None:

@@ -409,6 +409,18 @@ def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
     assert tried > 1000 and kept_fast > 100, (tried, kept_fast)
 
 
+def test_a_schema_too_deep_to_compile_is_still_checked():
+    """Python compiles some 20 nested loops at most: a record whose lists nest deeper (a feature's own
+    schema could) is checked by the call alone, with the same answers."""
+    deep, value = schema.TEXT, "a"
+    for _ in range(30):
+        deep, value = schema.list_of(deep), [value]
+    check = schema.record({"x": deep})
+    assert check.quick({"x": value, "y": 1}) == {"x": value}
+    with pytest.raises(BadField, match=r"x\[0\]\[0\]"):
+        check.quick({"x": [[5]]})
+
+
 def test_loading_leaves_the_cycle_collector_as_it_was(tmp_path):
     """Loading holds the collector off while it reads (``store._collector_paused``): on or off before, so after."""
     good = full_result()
