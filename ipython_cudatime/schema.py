@@ -2,13 +2,19 @@
 
 A line that ``%cudatime_compare --load`` reads may come from another version, another tool,
 a hand edit or a hostile file. ``checked_line`` compares it with the fields declared here
-(``LINE``) and returns a copy holding only them: a field a newer version added is dropped, so
+(``LINE``) and returns the line holding only them: a field a newer version added is dropped, so
 an older reader still loads the line, and the statistics a line carries for other readers are
 dropped too (loading recomputes them from the runs). Any other value raises ``BadField``,
 which names the field by its path in the line (``warm[3].wall``) and says what it should
 have been (the path is built only for a bad value: a good line costs its checks alone). So
 ``from_dict``, the table and the chart only ever see values they can use: finite, non-negative
 times; whole numbers that are not booleans; text where text belongs.
+
+Each check is also written out as code (``Check.emit``), and a record compiles the code of all
+the checks below it into one function (``record.fast``, made on first use): loading a line
+calls it first (``record.quick``), and the checks themselves only for a line it is unsure of,
+a bad line included, so that messages come from one place and a good line costs a few
+comparisons a field rather than a few calls (tests/test_store.py holds the two to the same answers).
 
 Limits, per line (``store.MAX_LINE`` bounds its length): a swept value's lists nested at most
 ``MAX_DEPTH`` deep (every other field has a fixed depth); a swept value JSON has no type for
@@ -17,6 +23,7 @@ Limits, per line (``store.MAX_LINE`` bounds its length): a swept value's lists n
 
 from __future__ import annotations
 
+import abc
 import ast
 import functools
 import itertools
@@ -104,18 +111,19 @@ def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> Non
         code.add(depth, f"if {code.name(check)}({var}) is not {var}: raise _Unsure")
 
 
-class Check:
+class Check(abc.ABC):
     """A field's check: ``check(value)`` gives back the value to keep, or raises BadField. ``emit``
     writes the same test as straight-line code, so that ``record`` compiles a whole line's checks
     into one function: a well-formed line costs a few comparisons a field, not a few calls."""
 
+    @abc.abstractmethod
     def __call__(self, value: Any) -> Any:
-        raise NotImplementedError
+        """The value to keep, or BadField saying what is wrong with it."""
 
+    @abc.abstractmethod
     def emit(self, code: _Code, var: str, depth: int) -> None:
         """Code that raises ``_Unsure`` unless ``self(var)`` would give back ``var`` itself: never
         for a value the check refuses (tests/test_store.py runs both over spoiled lines)."""
-        raise NotImplementedError
 
 
 def _shown(value: Any) -> str:
