@@ -394,19 +394,20 @@ def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
                                                              **good.to_dict()})),
              (schema.result_record(FEATURES), through_json(live.to_dict())),
              (schema.FAILED, through_json(failed.to_dict()))]
-    tried = kept_fast = 0
+    spoilt = kept_fast = 0
     for check, data in lines:
         assert outcome(check.fast, data) == outcome(check, data)  # a well-formed line takes the fast path
         for line in spoiled(data):
             full = outcome(check, line)
             assert outcome(check.quick, line) == full, line
+            spoilt += 1
             try:
-                fast = outcome(check.fast, line)
+                fast = check.fast(line)  # never a BadField: what it is unsure of, the full check answers
             except schema._Unsure:
                 continue
-            assert fast == full, (line, fast, full)
-            tried, kept_fast = tried + 1, kept_fast + (fast[0] == "kept")
-    assert tried > 1000 and kept_fast > 100, (tried, kept_fast)
+            assert ("kept", json.dumps(fast, sort_keys=True)) == full, (line, fast, full)
+            kept_fast += 1
+    assert spoilt > 3000 and kept_fast > 1000, (spoilt, kept_fast)  # e.g. a time changed to 0.5: still fast
 
 
 def test_a_schema_too_deep_to_compile_is_still_checked():
