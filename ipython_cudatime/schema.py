@@ -94,7 +94,8 @@ class _Code:
             exec("\n".join(self.lines), namespace)  # the source is ours: names, and repr()s of declared keys
         except (SyntaxError, RecursionError, MemoryError):
             return _unsure
-        return namespace["fast"]
+        fast: Callable[[Any], Any] = namespace["fast"]
+        return fast
 
 
 def _unsure(value: Any) -> NoReturn:
@@ -309,9 +310,10 @@ class record(Check):
         """What calling the check gives, sooner for a well-formed value: the compiled form (``fast``)
         first, and the call, which finds the message, only for a value that form is unsure of."""
         try:
-            return self.fast(value)
+            kept: dict[str, Any] = self.fast(value)
         except _Unsure:
             return self(value)
+        return kept
 
     @functools.cached_property
     def fast(self) -> Callable[[Any], Any]:
