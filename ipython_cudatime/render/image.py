@@ -11,8 +11,12 @@ no font on the reader's system.
 
 Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so a figure
 of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
-width up to that natural size, so ``FONT_PX`` text stays at least 10 px tall down to a
-340 px wide output area (a phone, or a 500 px panel beside JupyterLab's file browser).
+width up to that natural size and no wider, and its text shrinks with it: so a chart is drawn
+for a phone, ``CHART_PX`` wide with ``FONT_PX`` text, and stays at least 11 px tall down to a
+220 px wide output area (JupyterLab's in a 360 px window: 223 px). Drawn 500 px wide and shrunk,
+its text was 6.7 px there. At its natural size on a wide screen it is a 280 px chart of 14 px text.
+The sanitizer of an untrusted notebook keeps this: the ``<img>``'s inline width and max-width
+are all it needs, and nothing inside the image reaches it.
 
 Text drawn as paths is no text to search, but matplotlib writes each string drawn as an SVG
 comment beside its paths (``<!-- 1 ms -->``): tests read the tick labels there. Every axis of
@@ -37,12 +41,12 @@ if TYPE_CHECKING:
 from ..units import format_seconds
 
 REPORT_PX = 600  # the width of every report
-CHART_PX = 500  # the natural width of its charts
-FONT_PX = 15.0  # chart text at natural size: 10.2 px in a 340 px output area
+CHART_PX = 280  # the natural width of its charts, and their widest
+FONT_PX = 14.0  # chart text at natural size: 11 px in a 220 px output area
 FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
 CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
 # left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
-MARGINS_PX = (94, 14, 10, 44)
+MARGINS_PX = (88, 12, 10, 42)
 PANEL = "#ffffff"  # the chart's own background, under its text
 MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
 MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
@@ -106,11 +110,12 @@ def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     axis = axes.yaxis if which == "y" else axes.xaxis
-    most = 5 if which == "y" else 4  # side by side, "100 ms" labels need about 70 px each
+    most = 5 if which == "y" else 3  # side by side, "100 ms" labels need about 60 px each
     if log:
         low, high = sorted(axes.get_ylim() if which == "y" else axes.get_xlim())
         span = high / low if low > 0 else math.inf
-        subs = (1.0,) if span >= 1000 else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
+        decades = 1000 if which == "y" else 10  # a row of "200 µs" labels side by side holds few
+        subs = (1.0,) if span >= decades else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
         axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=most if which == "x" else None))
     else:
         axes.set_ylim(bottom=0.0) if which == "y" else axes.set_xlim(left=0.0)
@@ -149,7 +154,7 @@ def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
     from matplotlib.ticker import NullLocator
 
     room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
-    chars = max(3, int(room / CHAR_PX) - 1)
+    chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: room is left between two labels
     wrapped = [textwrap.wrap(label, chars, break_long_words=True) or [""] for label in labels]
     key = []
     if max(len(lines) for lines in wrapped) > CATEGORY_LINES:
