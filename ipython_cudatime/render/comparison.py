@@ -453,7 +453,7 @@ def compare_text(results: Results) -> str:
     return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
 
 
-NAME_CHARS = 12  # characters in a line of a row's name, left of a comparison's dots (104 px of a 280 px chart)
+NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's dots (102 px of a 270 px chart)
 NAME_LINES = 3  # lines a name may take; a longer one ends in "…" (the table below has it whole)
 
 

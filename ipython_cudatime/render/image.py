@@ -13,8 +13,9 @@ Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so
 of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
 width up to that natural size and no wider, and its text shrinks with it: so a chart is drawn
 for a phone, ``CHART_PX`` wide with ``FONT_PX`` text, and stays at least 11 px tall down to a
-220 px wide output area (JupyterLab's in a 360 px window: 223 px). Drawn 500 px wide and shrunk,
-its text was 6.7 px there. At its natural size on a wide screen it is a 280 px chart of 14 px text.
+200 px wide chart (classic Notebook's in a 360 px window shows it 204 px wide, JupyterLab's 223 px).
+Drawn 500 px wide and shrunk, its text was 6.1-6.7 px there. At its natural size on a wide screen it
+is a 270 px chart of 15 px text.
 The sanitizer of an untrusted notebook keeps this: the ``<img>``'s inline width and max-width
 are all it needs, and nothing inside the image reaches it.
 
@@ -41,12 +42,12 @@ if TYPE_CHECKING:
 from ..units import format_seconds
 
 REPORT_PX = 600  # the width of every report
-CHART_PX = 280  # the natural width of its charts, and their widest
-FONT_PX = 14.0  # chart text at natural size: 11 px in a 220 px output area
+CHART_PX = 270  # the natural width of its charts, and their widest
+FONT_PX = 15.0  # chart text at natural size: 11.1 px shown 200 px wide
 FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
 CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
 # left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
-MARGINS_PX = (88, 12, 10, 42)
+MARGINS_PX = (94, 13, 10, 44)
 PANEL = "#ffffff"  # the chart's own background, under its text
 MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
 MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
@@ -146,18 +147,20 @@ CATEGORY_LINES = 3  # wrapped category labels of more lines than this become num
 
 
 def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
-    """Horizontal labels under categories 0..n-1, wrapped to the room each has. Returns the
-    lines the tallest takes, and the key (``1: label``) when they would need more than
-    CATEGORY_LINES lines and the ticks are numbers instead."""
+    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (a word
+    is never cut: "contiguo / us"). Returns the lines the tallest takes, and the key (``1: label``)
+    when they would need more than CATEGORY_LINES lines, or a word is too wide for its room, and
+    the ticks are numbers instead."""
     import textwrap
 
     from matplotlib.ticker import NullLocator
 
     room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
-    chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: room is left between two labels
-    wrapped = [textwrap.wrap(label, chars, break_long_words=True) or [""] for label in labels]
+    chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: a word 2 characters longer still fits
+    wrapped = [textwrap.wrap(label, chars, break_long_words=False) or [""] for label in labels]
     key = []
-    if max(len(lines) for lines in wrapped) > CATEGORY_LINES:
+    widest = max(len(line) for lines in wrapped for line in lines)
+    if max(len(lines) for lines in wrapped) > CATEGORY_LINES or widest > chars + 2:
         key = [f"{number}: {label}" for number, label in enumerate(labels, 1)]
         wrapped = [[str(number)] for number in range(1, len(labels) + 1)]
     axes.set_xticks(range(len(labels)), ["\n".join(lines) for lines in wrapped], **USER_TEXT)
