@@ -214,6 +214,8 @@ def _smallest_text(sizes):
 
 
 def _check_chart_text(sizes):
+    """Every label of every chart at least MIN_CHART_TEXT_PX as the browser draws it: a chart drawn
+    500 px wide and shrunk into a phone's output area had 6 px text, which its numbers cannot afford."""
     measured = _measured(sizes)
     assert measured and all(len(chart["labels"]) >= 3 for _, _, chart in measured), measured[:1]
     digits = [label for _, _, chart in measured for label in chart["labels"]
