@@ -125,18 +125,27 @@ def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+VALUE_MARGIN = 0.1  # of the swept values' span, beyond them on either side of the x axis
+
+
 def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
-    """The swept values as the x ticks, thinned so that no two labels touch; no minor ticks."""
+    """The swept values as the x ticks, thinned so that no two labels touch and none passes the
+    chart's right edge (where "1e+06" was cut in half); no minor ticks."""
     from matplotlib.ticker import NullLocator
 
     values = sorted(set(values))
     where = [math.log(v) if log else v for v in values]
-    scale = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / ((where[-1] - where[0]) or 1.0)
+    span = (where[-1] - where[0]) or 1.0
+    plot = CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]
+    axes.margins(x=VALUE_MARGIN)
+    scale = plot / (span * (1 + 2 * VALUE_MARGIN))
     kept, last = [], None
     for value, position in zip(values, where):
         label = f"{value:g}"
         # a label is centred on its tick: the next may start half a label width past the last one's end
-        if last is None or (position - last[0]) * scale >= (len(label) + len(last[1])) / 2 * CHAR_PX + CHAR_PX:
+        spaced = last is None or (position - last[0]) * scale >= (len(label) + len(last[1])) / 2 * CHAR_PX + CHAR_PX
+        right = (position - where[0] + VALUE_MARGIN * span) * scale + len(label) / 2 * CHAR_PX
+        if spaced and right <= plot + MARGINS_PX[1]:
             kept.append(value)
             last = (position, label)
     axes.set_xticks(kept, [f"{v:g}" for v in kept])
