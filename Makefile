@@ -77,9 +77,9 @@ dist: .venv/.installed
 browser-deps:
 	scripts/install-browser-deps
 
-# ruff's checks, then mypy, over the library (their settings are in pyproject.toml); both come with .[test].
+# ruff's checks, then mypy --strict, over the library (their settings are in pyproject.toml); both come with .[test].
 lint: .venv/.installed
-	.venv/bin/ruff check ipython_cudatime && .venv/bin/mypy
+	.venv/bin/ruff check ipython_cudatime && .venv/bin/mypy --strict
 
 test-current: lint browser-deps frontends
 	.venv/bin/python -m pytest

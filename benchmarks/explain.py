@@ -17,7 +17,7 @@ from common import arguments, median_ms, plain_against
 from IPython.testing.globalipapp import start_ipython
 from seeds import loop_and_matmul
 
-from ipython_cudatime.explain import ColdWatch, ProbeSet
+from ipython_cudatime.features.cold_causes.probes import ColdWatch, ProbeSet
 
 GOAL_MS = 1.0
 SETUP, CELLS = loop_and_matmul()

@@ -22,7 +22,7 @@ from common import arguments, median_ms, plain_against
 from IPython.testing.globalipapp import start_ipython
 from seeds import loop_and_matmul
 
-from ipython_cudatime.explain.torch_probe import TorchProbe
+from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 
 GOAL_US = 50.0
 

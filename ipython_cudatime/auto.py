@@ -11,8 +11,8 @@ from collections.abc import Collection
 from typing import Any
 
 from .backends import REGISTRY, DeviceSet, Entry
+from .clocks import Clock
 from .display import Display
-from .runner import Clock
 from .units import format_seconds as fmt
 from .units import ratio_text
 

@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .cpu_context import joined, pools_text
-from .explain.noise import noise
+from .noise import noise
 from .result import CI_MIN_RUNS, CudaTimeResult, Env, Task, format_params, params_from_json, params_to_json
 from .units import inert, percent_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from .features.feature import Feature
+    from .result import RecordKeeper
 
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
 RUN_BYTES = 256  # what a result keeps per run, rounded up (about 190 bytes, measured on 10,000 runs)
@@ -193,7 +193,7 @@ class Point:
         return {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> Point:
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] | None = None) -> Point:
         """The point ``to_dict`` wrote; ``features`` (by default the package's own) read their records
         back (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
@@ -298,7 +298,7 @@ class Results:
                 "stopped": self.stopped, "interrupted": self.interrupted, "span": self.span}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> Results:
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] | None = None) -> Results:
         """The results ``to_dict`` wrote; ``features`` as for ``Point.from_dict``."""
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
@@ -484,12 +484,14 @@ def bootstrap_medians(samples: Sequence[float], rng: Any, draws: int = RESAMPLES
     n, k = len(ordered), (len(ordered) + 1) // 2
 
     def value(uniform: NDArray[Any]) -> NDArray[Any]:
-        return ordered[numpy.minimum((uniform * n).astype(int), n - 1)]
+        picked: NDArray[Any] = ordered[numpy.minimum((uniform * n).astype(int), n - 1)]
+        return picked
 
     low = rng.beta(k, n - k + 1, draws)
     if n % 2:
         return value(low)
-    return (value(low) + value(low + (1 - low) * rng.beta(1, n - k, draws))) / 2
+    medians: NDArray[Any] = (value(low) + value(low + (1 - low) * rng.beta(1, n - k, draws))) / 2
+    return medians
 
 
 def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:

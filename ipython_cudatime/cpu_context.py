@@ -1,6 +1,6 @@
 """The CPU a measurement ran on: how many cores it could use, how loaded the machine was, how many
 threads each imported framework's pools run, and the CPU time the warm runs used against their
-wall time. Facts only; ``explain.noise`` reads them to name why runs were noisy or slow.
+wall time. Facts only; ``noise`` reads them to name why runs were noisy or slow.
 
 Read three times per call (before the cold run, before and after the warm runs), never per run,
 from what the kernel gives in a few microseconds: ``/proc/loadavg`` (the 1-minute load and the
@@ -16,18 +16,16 @@ import contextlib
 import dataclasses
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-if TYPE_CHECKING:
-    from .runner import Clock
+from .backends import REGISTRY, Entry, entries
+from .backends.base import made_by
 
-# Frameworks whose libraries may load a BLAS or OpenMP pool; threadpoolctl is consulted only once
-# one of them is imported (a process with none has no pool to see).
-POOL_FRAMEWORKS = ("numpy", "scipy", "torch", "jax", "tensorflow", "sklearn", "cupy", "numba")
-POOL_USERS = {"torch": frozenset({"torch"})}  # a pool's users, where not a BLAS library's (below)
-BLAS_USERS = frozenset({"numpy", "scipy", "sklearn"})  # frameworks whose linear algebra runs in the BLAS pools
+if TYPE_CHECKING:
+    from .clocks import Clock
+
 BLAS = "blas"  # threadpoolctl's user_api for BLAS libraries (OpenBLAS, MKL, BLIS, ...); an unseen BLAS: blas=None
 Reading = TypeVar("Reading", int, float)  # a counter read at the start and the end (seconds waited, switches)
 
@@ -106,15 +104,52 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+def _declared(backend: Any, name: str) -> tuple[Any, ...]:
+    """What a registry entry declares (``Backend.packages``, ``pools``, ``blas_users``), or nothing:
+    an entry may be any object with a ``detect``, as a test's stand-in device is."""
+    return tuple(getattr(backend, name, ()))
+
+
 class Machine:
     """Where the CPU facts are read; a seam: tests pass a stand-in with fixed facts. One per
     magics instance, since it keeps threadpoolctl's list of loaded libraries (1-2 ms to build),
-    built again only when another framework has been imported since."""
+    built again only when another framework has been imported since. What it knows of each
+    framework (its pools, its packages, whether it calls BLAS) comes from the backends of
+    ``registry`` (``backends.entries``): a new framework is its backend and one registry line."""
 
-    def __init__(self, modules: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, modules: Mapping[str, Any] | None = None, registry: Iterable[Entry] = REGISTRY) -> None:
         self._modules = sys.modules if modules is None else modules
+        self._entries = entries(registry)
         self._controller: Any = None  # threadpoolctl's ThreadpoolController, where it is installed
         self._seen: tuple[str, ...] | None = None
+
+    def frameworks(self) -> list[str]:
+        """The packages of every framework known (its own, and those whose linear algebra goes
+        through BLAS): a cell's work touched those among its values, and once one is imported it
+        may have loaded a BLAS or OpenMP pool."""
+        return list(dict.fromkeys(name for module, backend in self._entries for name in (
+            module.partition(".")[0], *_declared(backend, "packages"), *_declared(backend, "blas_users"))))
+
+    def touched(self, seen: list[Any]) -> list[str]:
+        """The frameworks (of ``frameworks``) whose objects are among ``seen``: those whose thread
+        pools the cell's work could have run in, so that no other pool is blamed for its noise."""
+        return [name for name in self.frameworks() if made_by(seen, (name,))]
+
+    def users(self, pools: Mapping[str, int | None]) -> dict[str, list[str]]:
+        """{pool: the frameworks whose work runs in it} for ``pools``: a framework's own pool its
+        packages (``Backend.pools``), any other (a BLAS library, or ``blas`` unseen) the packages
+        whose linear algebra goes through BLAS (``Backend.blas_users``)."""
+        own = {pool.name: list(_declared(backend, "packages")) for _, backend in self._entries
+               for pool in _declared(backend, "pools")}
+        blas = [name for _, backend in self._entries for name in _declared(backend, "blas_users")]
+        return {pool: own.get(pool, blas) for pool in pools}
+
+    def _own_pools(self) -> Iterator[tuple[Any, Any]]:
+        """(pool, its framework's module) for each framework's own pool, its framework imported."""
+        for module_name, backend in self._entries:
+            module = self._modules.get(module_name)
+            if module is not None:
+                yield from ((pool, module) for pool in _declared(backend, "pools"))
 
     def cores(self) -> int:
         return usable_cores()
@@ -131,7 +166,7 @@ class Machine:
     def _blas(self) -> list[Any] | None:
         """threadpoolctl's BLAS libraries loaded in this process; None without threadpoolctl; []
         before any framework that could load one is imported."""
-        seen = tuple(name for name in POOL_FRAMEWORKS if self._modules.get(name) is not None)
+        seen = tuple(name for name in self.frameworks() if self._modules.get(name) is not None)
         if not seen:
             return []
         if seen != self._seen:
@@ -146,13 +181,13 @@ class Machine:
         return [lib for lib in self._controller.lib_controllers if lib.user_api == BLAS]
 
     def threads(self) -> dict[str, int | None]:
-        """{pool: threads}: torch's intra-op pool, each BLAS library threadpoolctl sees (by its
-        internal name, e.g. ``openblas``, ``mkl``); ``blas: None`` when a framework is imported
-        but threadpoolctl is not installed to see its BLAS."""
+        """{pool: threads}: each imported framework's own pools (torch's intra-op pool), each BLAS
+        library threadpoolctl sees (by its internal name, e.g. ``openblas``, ``mkl``); ``blas:
+        None`` when a framework is imported but threadpoolctl is not installed to see its BLAS."""
         pools: dict[str, int | None] = {}
-        torch = self._modules.get("torch")
-        if torch is not None and hasattr(torch, "get_num_threads"):
-            pools["torch"] = torch.get_num_threads()
+        for pool, module in self._own_pools():
+            with contextlib.suppress(AttributeError):  # a module of that name that is not the framework
+                pools[pool.name] = pool.threads(module)
         blas = self._blas()
         if blas is None:
             pools[BLAS] = None
@@ -162,25 +197,25 @@ class Machine:
 
     @contextlib.contextmanager
     def limit(self, threads: int | None) -> Iterator[None]:
-        """Run the block with ``threads`` intra-op threads in torch and in every BLAS pool that
-        threadpoolctl sees, as torch's ``Timer(num_threads=)`` does; the user's settings come back
-        afterwards, even when the block raises. None: change nothing."""
+        """Run the block with ``threads`` threads in each framework's own pools (torch's intra-op
+        pool) and in every BLAS pool that threadpoolctl sees, as torch's ``Timer(num_threads=)``
+        does; the user's settings come back afterwards, even when the block raises. None: change
+        nothing."""
         if threads is None:
             yield
             return
-        torch = self._modules.get("torch")
-        before = torch.get_num_threads() if torch is not None else None
+        own = [(pool, module, pool.threads(module)) for pool, module in self._own_pools()]
         blas = self._blas()
         limits = None
         try:
             if blas:
                 limits = self._controller.limit(limits=threads, user_api=BLAS)
-            if torch is not None:
-                torch.set_num_threads(threads)
+            for pool, module, _ in own:
+                pool.set(module, threads)
             yield
         finally:
-            if torch is not None:
-                torch.set_num_threads(before)
+            for pool, module, before in own:
+                pool.set(module, before)
             if limits is not None:
                 limits.restore_original_limits()
 
@@ -205,17 +240,18 @@ class CpuWatch:
         if moment == "warm":
             self.pools = machine.threads()
 
-    def context(self, touched: list[str] | None = None) -> CpuContext | None:
-        """The ``CpuContext`` of the call (``touched``: the frameworks the cell's values came from),
-        or None when the warm runs never began."""
+    def context(self, seen: list[Any] | None = None) -> CpuContext | None:
+        """The ``CpuContext`` of the call (``seen``: what the cell read, returned and bound, whose
+        frameworks it touched; None: not known), or None when the warm runs never began."""
         if not {"before", "warm", "after"} <= self.readings.keys():
             return None
         (_, _, first), (t0, cpu0, start), (t1, cpu1, end) = (self.readings[m] for m in ("before", "warm", "after"))
         return CpuContext(
             cores=self.machine.cores(), load_before=first.load, load_after=end.load,
-            ready_before=first.ready, threads=dict(self.pools),
+            ready_before=first.ready, threads=dict(self.pools), users=self.machine.users(self.pools),
             cpu=cpu1 - cpu0, wall=t1 - t0, waited=_delta(start.waited, end.waited),
-            preempted=_delta(start.preempted, end.preempted), touched=touched)
+            preempted=_delta(start.preempted, end.preempted),
+            touched=self.machine.touched(seen) if seen is not None else None)
 
 
 def joined(contexts: list[CpuContext | None]) -> CpuContext | None:
@@ -244,7 +280,7 @@ class NoCpuWatch:
     def read(self, moment: str) -> None:
         pass
 
-    def context(self, touched: list[str] | None = None) -> None:
+    def context(self, seen: list[Any] | None = None) -> None:
         return None
 
 
@@ -263,8 +299,10 @@ class CpuContext:
                            warm runs (warm-up included);
     waited                 seconds the timing thread waited for a core during them (Linux), or None;
     preempted              involuntary context switches of the process during them (Unix), or None;
+    users                  {pool: the frameworks whose work runs in it}, as their backends declare
+                           (``Machine.users``); None in a file saved before it was recorded;
     touched                the frameworks whose objects the cell read, returned or bound (of
-                           ``POOL_FRAMEWORKS``), so whose pools its work could run in; None where
+                           ``Machine.frameworks``), so whose pools its work could run in; None where
                            not known (a file saved before it was recorded): every pool counts.
     """
 
@@ -278,6 +316,7 @@ class CpuContext:
     waited: float | None = None
     preempted: int | None = None
     touched: list[str] | None = None
+    users: dict[str, list[str]] | None = None
 
     @property
     def cpu_share(self) -> float | None:
@@ -302,14 +341,14 @@ class CpuContext:
 
     @property
     def cell_pools(self) -> dict[str, int | None]:
-        """The pools the cell's work could have run in: torch's where it touched torch, a BLAS
-        library's where it touched a framework that calls BLAS through it (``BLAS_USERS``; torch
-        sizes its own BLAS threads with its intra-op pool). All of them where ``touched`` is None."""
-        if self.touched is None:
+        """The pools the cell's work could have run in: those whose users (``users``) it touched
+        (torch's where it touched torch, a BLAS library's where it touched NumPy; torch sizes its
+        own BLAS threads with its intra-op pool). All of them where either is not known: without
+        the evidence, no pool is cleared."""
+        if self.touched is None or self.users is None:
             return dict(self.threads)
         touched = set(self.touched)
-        return {pool: count for pool, count in self.threads.items()
-                if touched & (POOL_USERS.get(pool) or BLAS_USERS)}
+        return {pool: count for pool, count in self.threads.items() if touched & set(self.users.get(pool, ()))}
 
     @property
     def widest_pool(self) -> tuple[str, int] | tuple[None, int]:

@@ -5,10 +5,10 @@ Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .explain.noise import noise
+from .noise import noise
+from .result import Finding
 from .units import format_seconds as fmt
 from .units import inert
 
@@ -19,12 +19,6 @@ ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the 
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
 # Device events seeing less than this share of the synchronized time (harness cost out) missed work.
 COVERED = 0.9
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    text: str
 
 
 def _async_gap(host: float, wall: float) -> bool:
@@ -66,7 +60,7 @@ def _feature_findings(result: CudaTimeResult) -> list[Finding]:
 
 def _noise_findings(result: CudaTimeResult) -> list[Finding]:
     """The noise warning, one line with its cause and fix, then the cause's full reasoning (kind
-    ``noise-<cause>``, which the HTML report puts under "Why"; see ``explain.noise``), when the
+    ``noise-<cause>``, which the HTML report puts under "Why"; see ``noise``), when the
     answer is in doubt or the warm runs were slowed down by the CPU."""
     warning, cause = noise(result)
     if warning is None or cause is None:  # both, or neither

@@ -37,7 +37,7 @@ import time
 import types
 import warnings
 import weakref
-from collections.abc import Collection, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -723,7 +723,7 @@ class Fingerprint:
         if isinstance(a, dict):
             return list(a) == list(b) and all(map(self.equal_values, a.values(), b.values()))
         if isinstance(a, (set, frozenset)):
-            return a == b
+            return bool(a == b)
         kind = self.kind(a)
         return not kind.holds_state and kind.equal(a, b)
 
@@ -745,7 +745,7 @@ class Fingerprint:
             return [self.path(entry) + kind.change(before, now)]
         names, values, how = named
         old, new = dict(zip(before[names], before[values])), dict(zip(now[names], now[values]))
-        label = (lambda name: _name(entry.obj.label(name))) if kind is NAMES else (
+        label: Callable[[Any], str] = (lambda name: _name(entry.obj.label(name))) if kind is NAMES else (
             lambda name: f"{self.path(entry)}.{name}" if how == "." else f"{self.path(entry)}[{_key(name)}]")
         return [_change(label(name), old.get(name, MISSING), new.get(name, MISSING))
                 for name in dict.fromkeys([*old, *new]) if old.get(name, MISSING) is not new.get(name, MISSING)

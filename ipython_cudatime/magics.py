@@ -35,25 +35,25 @@ from . import store
 from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
+from .clocks import Clock
 from .compare import Point, Results, check_values, grid, grid_size, run_interleaved, run_sweep
 from .cpu_context import Machine
 from .display import Display
-from .explain import PROBES, ProbeSet
 from .features import FEATURES, Call, Unavailable
+from .features.cold_causes.probes import PROBES, ProbeSet
 from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
-from .result import Env, Task, format_params
-from .runner import SIZED, Cell, Clock, Unmade, Watch, measure
+from .result import CudaTimeResult, Env, Task, format_params
+from .runner import SIZED, Cell, Unmade, Watch, measure
 from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 
 if TYPE_CHECKING:
     from .backends import Entry
-    from .explain import Probe
     from .features import Feature
+    from .features.cold_causes.probes import Probe
     from .options import Spec
     from .progress import LiveProgress
-    from .result import CudaTimeResult
     from .runner import Measurement
 
 PACKAGE = __name__.rpartition(".")[0]
@@ -103,7 +103,7 @@ def _show_syntax_error_plainly(shell: Any, error: SyntaxError) -> None:
             running_compiled_code = False
             with contextlib.suppress(AttributeError):
                 del shell.showsyntaxerror  # the class's method again
-        return original(filename, running_compiled_code)
+        original(filename, running_compiled_code)
 
     shell.showsyntaxerror = show
 
@@ -114,7 +114,7 @@ def _cell_number(shell: Any) -> int:
     ExecutionResult knows its own number in both."""
     running = getattr(shell.displayhook, "exec_result", None)
     number = getattr(running, "execution_count", None)
-    return shell.execution_count if number is None else number
+    return int(shell.execution_count if number is None else number)
 
 
 class CompiledCell:
@@ -203,7 +203,7 @@ class CompiledCell:
         return values
 
 
-def _round(spec: Spec, first: CudaTimeResult | None) -> Spec:
+def _round(spec: Spec[Feature], first: CudaTimeResult | None) -> Spec[Feature]:
     """What one point's timing in one round of an interleaved sweep asks for: one warm sample. The
     point's first round (``first`` is None) makes the warm-up, sizes the sample from it as the
     runs of an ordinary call are sized (a µs-scale cell's sample is a batch of many runs, so that
@@ -235,11 +235,12 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
 class CudaTimeMagics(Magics):
     """The magics and what they keep between cells. The seams are passed in, with defaults:
     ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
-    cold-run probes (``explain.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
+    cold-run probes (``features.cold_causes.probes.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
     or False forces it); ``machine``, where the CPU facts are read and threads set
     (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),
-    whose flags the command line takes. Tests register an instance built with their own."""
+    whose flags the command line takes (a feature whose name the result already answers to is
+    refused here, ``CudaTimeResult.check_keepers``). Tests register an instance built with their own."""
 
     shell: Any  # the InteractiveShell they are registered on (Magics allows None; these magics always have one)
 
@@ -250,9 +251,10 @@ class CudaTimeMagics(Magics):
         super().__init__(shell)
         self.registry = registry
         self.features = tuple(features)
+        CudaTimeResult.check_keepers(self.features)  # a feature named `median` would shadow r.median
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
-        self.machine = machine or Machine()
+        self.machine = machine or Machine(registry=registry)
         self.display = Display(shell, notebook)
         self.history = Results()  # what -l recorded, in order: %cudatime_compare's live rows
         self.auto = AutoTimer(shell, registry, self.clock, self.display)
@@ -296,7 +298,7 @@ class CudaTimeMagics(Magics):
         self.shell.showtraceback((type(error), error, tb or error.__traceback__), tb_offset=0)
         return None
 
-    def _measure(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
+    def _measure(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
                  params: Mapping[str, Any] | None = None, hold: InterruptHold | None = None) -> Measurement:
         """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
         ``live`` (``progress.LiveProgress``) hears of each run; ``hold`` (``state.InterruptHold``)
@@ -315,7 +317,7 @@ class CudaTimeMagics(Magics):
                            machine=self.machine)
 
     @staticmethod
-    def _watches(spec: Spec, call: Call) -> dict[str, Watch]:
+    def _watches(spec: Spec[Feature], call: Call) -> dict[str, Watch]:
         """Each chosen feature's part in this measurement, by the feature's name (its record's key); a
         feature that cannot run here says why, as a one-line UsageError; one whose watch could not be
         made for another reason (a framework version it does not know) is one line in the report."""
@@ -329,7 +331,7 @@ class CudaTimeMagics(Magics):
                 watches[feature.name] = Unmade(error)
         return {name: watch for name, watch in watches.items() if watch is not None}
 
-    def _time(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
+    def _time(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:
         """Setup, then the runs; return (value, error): the report is shown before any error is raised.
         A Ctrl-C once the later runs are over waits for the report to be shown and saved."""
@@ -343,7 +345,8 @@ class CudaTimeMagics(Magics):
             value, error = self._report(spec, measurement, live)
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
-    def _report(self, spec: Spec, measurement: Measurement, live: LiveProgress) -> tuple[Any, BaseException | None]:
+    def _report(self, spec: Spec[Feature], measurement: Measurement,
+                live: LiveProgress) -> tuple[Any, BaseException | None]:
         """Keep, save and show the result; return (value, error) as ``_time`` does."""
         result, show = measurement.result, spec.show
         if show.var:
@@ -356,14 +359,14 @@ class CudaTimeMagics(Magics):
             self.display.show(result, show.text, live)
         return (result if show.output else measurement.value), measurement.error
 
-    def _record(self, spec: Spec, points: list[Point]) -> None:
+    def _record(self, spec: Spec[Feature], points: list[Point]) -> None:
         """-l records the points of this call (those timed so far) for %cudatime_compare, in place
         of what was recorded under the label before."""
         if spec.label:
             self.history.record([point for point in points if point.result is not None])
 
     @staticmethod
-    def _save(spec: Spec, points: list[Point]) -> None:
+    def _save(spec: Spec[Feature], points: list[Point]) -> None:
         """--save appends ``points`` to its file."""
         if spec.save:
             try:
@@ -371,7 +374,7 @@ class CudaTimeMagics(Magics):
             except OSError as exc:  # the timing is done: say so, and still show the report
                 print(f"cudatime: --save {spec.save}: not saved ({exc})", file=sys.stderr)
 
-    def _sweep(self, spec: Spec, compiled: CompiledCell, where: dict[str, Any] | None,
+    def _sweep(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
                run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Results | None, BaseException | None]:
         """Time the cell at every point of the --sweep grid; return (Results or None, error).
 
@@ -476,3 +479,4 @@ class CudaTimeMagics(Magics):
         if choice not in ("on", "off"):
             raise UsageError("usage: %cudatime_auto on|off")
         self.auto.enable(choice == "on")
+

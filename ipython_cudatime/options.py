@@ -20,15 +20,12 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from .compare import MAX_GRID, grid_size, largest_grid, not_yours, parse_sweep, top_level
 from .cpu_context import usable_cores
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
 from .units import symbol
-
-if TYPE_CHECKING:
-    from .features.feature import Feature
 
 HELP = "`%cudatime?` for help"  # the end of every UsageError
 THREADS_PER_CORE = 4  # --threads N: at most this many per usable core
@@ -37,6 +34,22 @@ MAX_N = 100_000  # -n and -w: runs per call; more is a mistaken zero or a loop b
 
 class OptionError(ValueError):
     """A bad command line; the magic turns it into a one-line UsageError."""
+
+
+class Optioned(Protocol):
+    """What the parser needs of a feature (``features.Feature`` is one), declared here so that the
+    command line never knows the features above it: the flags it adds and what it asks of one call."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def flags(self) -> tuple[Flag, ...]: ...
+
+    def settings(self, values: Values) -> Any: ...
+
+
+F = TypeVar("F", bound=Optioned)  # the features a Spec carries, as the magics passed them in
 
 
 class Values(dict[str, Any]):
@@ -98,13 +111,13 @@ class Show:
 
 
 @dataclass(frozen=True)
-class Spec:
+class Spec(Generic[F]):
     """What one ``%cudatime`` line asks for, built once by ``parse`` and passed down: how many runs
     (``plan``), which features with which settings (``features``: (feature, settings) pairs), how to
     show the result (``show``), the sweep, and what to record. Nothing below the magic sees the flags."""
 
     plan: Plan
-    features: tuple[tuple[Feature, Any], ...] = ()
+    features: tuple[tuple[F, Any], ...] = ()
     show: Show = Show()
     sweeps: tuple[tuple[str, list[Any]], ...] = ()
     label: str | None = None
@@ -353,7 +366,7 @@ measured, a progress widget shows the run under way, and the report replaces it.
 HELP_COLUMN, HELP_WIDTH = 24, 80
 
 
-def all_flags(features: Iterable[Feature]) -> tuple[Flag, ...]:
+def all_flags(features: Iterable[Optioned]) -> tuple[Flag, ...]:
     """The core flags, then each feature's, in the features' order."""
     return CORE_FLAGS + tuple(flag for feature in features for flag in feature.flags)
 
@@ -368,7 +381,7 @@ def _help_entry(flag: Flag) -> str:
     return "\n".join([spelled, *(indent + line for line in lines)])
 
 
-def usage(features: Iterable[Feature]) -> str:
+def usage(features: Iterable[Optioned]) -> str:
     """``%cudatime?``: the summary, every flag from its declaration, then how it works."""
     entries = [_help_entry(flag) for flag in all_flags(features)]
     entries.append("  --".ljust(HELP_COLUMN) + "end of options (for a statement that starts with -)")
@@ -469,7 +482,7 @@ def _checked(values: Values, given: Sequence[Flag]) -> None:
         rule(values)
 
 
-def parse(line: str, features: Sequence[Feature]) -> tuple[Spec, str]:
+def parse(line: str, features: Sequence[F]) -> tuple[Spec[F], str]:
     """Split ``line`` into (the ``Spec`` it asks for, the rest of the line, verbatim); every rule is
     checked before anything runs."""
     reader = _Reader(line, all_flags(features))

@@ -30,14 +30,15 @@ from collections.abc import Sequence
 from html import escape
 from typing import IO, TYPE_CHECKING, Any
 
+from .clocks import Clock
 from .result import statistics_clock
-from .runner import Clock, Progress
+from .runner import Progress
 from .state import OWN_WIDGET
 from .units import format_seconds as fmt
 from .units import inert
 
 if TYPE_CHECKING:
-    from .result import Harness, Run
+    from .clocks import Harness, Run
     from .runner import Plan
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import math
 import platform
 import statistics
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from html import escape
+from typing import Any, ClassVar
 
+from . import backends
+from .clocks import Harness, Run
 from .cpu_context import CpuContext
+from .guard import failure_line
 from .units import format_seconds, range_text
-
-if TYPE_CHECKING:
-    from .features.feature import Feature
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 # Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.
@@ -33,41 +35,6 @@ IQR_MIN_RUNS = 10
 # to EXACT_RANKS samples, from the normal approximation beyond (one rank wider at most, never narrower).
 CI_MIN_RUNS = 6
 EXACT_RANKS = 1000
-
-
-class Run(NamedTuple):
-    """The clocks of one run, in seconds.
-
-    host   until Python got control back (what ``%time`` prints);
-    wall   synchronized: all devices drained before and after;
-    device event time on the current stream, or None without a device clock;
-    cpu_user, cpu_sys  process CPU time over the wall span (cold run only).
-
-    A NamedTuple: cheap to create on the hot path, and never tracked by the GC.
-    """
-
-    host: float
-    wall: float
-    device: float | None = None
-    cpu_user: float | None = None
-    cpu_sys: float | None = None
-    batch: int = 1  # runs of the cell this sample timed (see ``batching``); the clocks are per run
-
-
-class Harness(NamedTuple):
-    """The harness's own cost, from null runs (nothing in them) through the same path and devices.
-
-    wall    median synchronized time of a null run: what the clocks and synchronize add to a sample;
-    jitter  IQR of those times: the spread the clocks show on their own;
-    device  median device-clock time of a null run, or None without a device clock.
-    """
-
-    wall: float
-    jitter: float
-    device: float | None = None
-
-
-FRAMEWORKS = ("torch", "jax", "cupy", "tensorflow", "numba", "numpy")  # versions an Env records
 
 
 @dataclass(frozen=True)
@@ -80,12 +47,15 @@ class Env:
     host: str = ""
 
     @classmethod
-    def here(cls, device: str, modules: Mapping[str, Any] | None = None) -> Env:
-        """This process, now. Versions come from frameworks already imported (``modules``,
-        default ``sys.modules``): asking a version must never import a framework."""
+    def here(cls, device: str, modules: Mapping[str, Any] | None = None,
+             frameworks: Iterable[str] | None = None) -> Env:
+        """This process, now. Versions come from ``frameworks`` (default: those of the backends'
+        registry, ``backends.frameworks``) already imported (``modules``, default ``sys.modules``):
+        asking a version must never import a framework."""
         modules = sys.modules if modules is None else modules
+        names = backends.frameworks() if frameworks is None else frameworks
         versions = {name: str(getattr(modules[name], "__version__", "unknown"))
-                    for name in FRAMEWORKS if modules.get(name) is not None}
+                    for name in names if modules.get(name) is not None}
         return cls(device, versions, platform.python_version(), platform.node())
 
     def to_dict(self) -> dict[str, Any]:
@@ -201,6 +171,103 @@ def statistics_clock(runs: Sequence[Run], harness: Harness | None = None) -> str
 
 
 @dataclass(frozen=True)
+class Finding:
+    """One sentence about a result, shared by every view: ``kind`` is a stable key that tests and
+    widgets use, ``text`` the sentence."""
+
+    kind: str
+    text: str
+
+
+class RecordKeeper:
+    """What keeps one record on a result: the seam the result, the schema, the store and the views
+    are typed against, declared here, below them, so that they never know the features above them
+    (``features.Feature`` is a keeper that adds its flags and its part in the runs). Every method
+    has a default that adds nothing. ``record`` below is the keeper's record on a result, or None
+    (it was off, or the result comes from a file written before it existed): every method accepts
+    None. Its word methods cannot sink a report: where one raises, the view gets what it shows for
+    no record and one line saying what was not shown and why (``__init_subclass__``)."""
+
+    name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its key in a saved line
+    # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
+    schema: ClassVar[staticmethod[[Any], Any] | None] = None
+    # (record class, the check that reads one) for each class its saved record is made of: every field
+    # of the class is declared by its check (tests/test_store.py holds them equal)
+    record_checks: ClassVar[tuple[tuple[type, Any], ...]] = ()
+    section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
+    section_class: ClassVar[str] = ""
+    columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each word method a keeper defines is guarded (``_shown``): every view and table calls
+        them, and none of those call sites needs to know."""
+        super().__init_subclass__(**kwargs)
+        for name, instead in INSTEAD.items():
+            if name in cls.__dict__:
+                setattr(cls, name, _shown(cls.__dict__[name], instead))
+
+    def to_json(self, record: Any) -> Any:
+        """The record as JSON data for a saved line."""
+        return None if record is None else record.to_dict()
+
+    def from_json(self, data: Any) -> Any:
+        """The record ``to_json`` wrote (already checked against ``schema``), or None."""
+        return None
+
+    def text_lines(self, result: CudaTimeResult, record: Any) -> list[str]:
+        """Its lines in the text report, after the run counts."""
+        return []
+
+    def findings(self, result: CudaTimeResult, record: Any) -> list[Finding]:
+        """Its sentences under the numbers (every view shows them)."""
+        return []
+
+    def section_html(self, result: CudaTimeResult, record: Any) -> str:
+        """The body of its collapsed HTML section ("" leaves the section out)."""
+        return ""
+
+    def detail_rows(self, result: CudaTimeResult, record: Any) -> list[tuple[str, str]]:
+        """(label, value) rows in the report's Details table."""
+        return []
+
+    def cells(self, record: Any) -> tuple[str, ...]:
+        """Its cells in a table row, one per ``columns``; shown where any row has a record."""
+        return ()
+
+    def table_fields(self, record: Any) -> dict[str, Any]:
+        """Its columns in ``Results.to_pandas()``, where the row has a record."""
+        return {}
+
+    def extra_runs(self, record: Any) -> list[str]:
+        """The runs it added out of the statistics, as the run counts name them ("1 profiled")."""
+        return []
+
+
+# What a view gets from a word method that raised, given the keeper and the one line saying so.
+INSTEAD: dict[str, Callable[[RecordKeeper, str], Any]] = {
+    "text_lines": lambda keeper, line: [line],
+    "findings": lambda keeper, line: [Finding("note", line)],
+    "section_html": lambda keeper, line: escape(line),
+    "detail_rows": lambda keeper, line: [(keeper.name, line)],
+    "cells": lambda keeper, line: ("",) * len(keeper.columns),
+    "table_fields": lambda keeper, line: {},
+    "extra_runs": lambda keeper, line: [],
+}
+
+
+def _shown(words: Callable[..., Any], instead: Callable[[RecordKeeper, str], Any]) -> Callable[..., Any]:
+    """``words`` (a keeper's word method), or where it raises, ``instead(keeper, line)``."""
+    @functools.wraps(words)
+    def shown(keeper: RecordKeeper, *args: Any) -> Any:
+        try:
+            return words(keeper, *args)
+        except Exception as error:  # a record this version cannot word: say so, keep the report
+            return instead(keeper, failure_line(f"{keeper.name} not shown", error))
+
+    return shown
+
+
+@dataclass(frozen=True)
 class CudaTimeResult:
     """One cold run, the untimed-for-statistics warm-up runs, and the warm runs: built once, by
     ``runner.measure`` or ``from_dict``, and never changed after.
@@ -222,7 +289,7 @@ class CudaTimeResult:
     cpu_context: CpuContext | None = None  # the CPU facts of the call, or None (older files)
     records: dict[str, Any] = field(default_factory=dict)  # feature name -> its record (plain data) or None
     # The features that read ``records``; by default the package's own (``default_features``).
-    features: tuple[Feature, ...] = field(default_factory=lambda: CudaTimeResult.default_features, compare=False,
+    features: tuple[RecordKeeper, ...] = field(default_factory=lambda: CudaTimeResult.default_features, compare=False,
                                           repr=False)
     coverage: float | None = field(init=False, compare=False, repr=False)
     clock: str = field(init=False, compare=False, repr=False)
@@ -233,7 +300,25 @@ class CudaTimeResult:
     # The features of a result made without naming them (by hand, or ``from_dict(data)``): the package's
     # own, ``features.FEATURES``, which ``features/__init__.py`` hands down here when it loads (as
     # ``import ipython_cudatime`` does); the result names no feature and imports no layer above it.
-    default_features: ClassVar[tuple[Feature, ...]] = ()
+    default_features: ClassVar[tuple[RecordKeeper, ...]] = ()
+
+    @classmethod
+    def check_keepers(cls, keepers: Iterable[RecordKeeper]) -> None:
+        """Refuse ``keepers`` whose names cannot each be ``r.<name>`` (ValueError naming the keeper): a
+        name that is not an identifier, that two keepers share, or that a field, property, method or
+        statistic of the result already answers to (a feature named ``median`` would be shadowed)."""
+        taken = {item.name for item in dataclasses.fields(cls)} | set(STATS)
+        taken |= {name for name in dir(cls) if not name.startswith("_")}
+        seen: set[str] = set()
+        for keeper in keepers:
+            name, what = keeper.name, type(keeper).__name__
+            if not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"{what}'s name {name!r} is not a public Python name: r.<name> could not read it")
+            if name in taken:
+                raise ValueError(f"{what}'s name {name!r} is already the result's own r.{name}: rename the feature")
+            if name in seen:
+                raise ValueError(f"{what}'s name {name!r} is taken by another feature: names must differ")
+            seen.add(name)
 
     def __post_init__(self) -> None:
         """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
@@ -311,7 +396,7 @@ class CudaTimeResult:
     def runs(self) -> int:
         return len(self.warm)
 
-    def record_pairs(self) -> list[tuple[Feature, Any]]:
+    def record_pairs(self) -> list[tuple[RecordKeeper, Any]]:
         """(feature, its record or None) for each feature of this result, in the features' order."""
         return [(feature, self.records.get(feature.name)) for feature in self.features]
 
@@ -394,8 +479,9 @@ class CudaTimeResult:
         return self.cold_time / median if median else None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data (JSON-ready): what was timed, the runs, each feature's record under its name,
-        and the statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
+        """Plain data (JSON-ready): what was timed, the runs, each feature's record under its name in
+        ``records`` (their own key: no feature's name can take a field of the result), and the
+        statistics for a reader of the file (``from_dict`` recomputes them from the runs)."""
         data = {name: getattr(self, name) for name in STATS}
         data.update(
             task=self.task.to_dict() if self.task is not None else None,
@@ -407,7 +493,7 @@ class CudaTimeResult:
             notes=list(self.notes),
             stopped=self.stopped,
         )
-        data.update({feature.name: feature.to_json(record) for feature, record in self.record_pairs()})
+        data.update(records={feature.name: feature.to_json(record) for feature, record in self.record_pairs()})
         data.update(
             batch=self.batch,
             harness=self.harness._asdict() if self.harness is not None else None,
@@ -416,16 +502,17 @@ class CudaTimeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[Feature] | None = None) -> CudaTimeResult:
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] | None = None) -> CudaTimeResult:
         """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict()) == r``, and
         ``from_dict(r.to_dict(), r.features) == r`` for a result with features of its own. The runs
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``
         (by default the package's own) reads its own record back; a record no feature here knows is
-        left out."""
+        left out. Plain data from before the records had their own key (schema 1) still reads."""
         get = data.get
         features = cls.default_features if features is None else tuple(features)  # a generator is read twice
         harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
+        saved = get("records", data)  # before schema 2 the records stood beside the fields
         return cls(
             cold=Run(**data["cold"]),
             warmup=[Run(**run) for run in data["warmup"]],
@@ -437,7 +524,7 @@ class CudaTimeResult:
             harness=Harness(**harness) if harness is not None else None,
             task=Task.from_dict(task) if task is not None else None,
             cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
-            records={feature.name: feature.from_json(get(feature.name)) for feature in features},
+            records={feature.name: feature.from_json(saved.get(feature.name)) for feature in features},
             features=features,
         )
 

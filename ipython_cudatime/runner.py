@@ -9,27 +9,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import os
 import statistics
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from .backends.base import made_by
-from .cpu_context import POOL_FRAMEWORKS, CpuWatch, NoCpuWatch
+from .clocks import Clock, Harness, Run
+from .cpu_context import CpuWatch, NoCpuWatch
 from .guard import failure_line
-from .result import CudaTimeResult, Env, Harness, Run, Task, statistics_clock
-
-try:
-    import resource
-except ImportError:  # Windows: os.times instead
-    resource = None  # type: ignore[assignment]
+from .result import CudaTimeResult, Env, Task, statistics_clock
 
 if TYPE_CHECKING:
     from .backends import DeviceSet
     from .cpu_context import CpuContext, Machine
-    from .features.feature import Feature
+    from .result import RecordKeeper
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
 MIN_RUNS = 3  # warm runs (samples), whenever they fit
@@ -153,24 +146,6 @@ class Repeats:
         """A later run raised ``error``: True when the repeats explain it (a probe run that failed on
         the state the first run left), which ends the runs as ``Unrepeatable`` does, with no error."""
         return False
-
-
-class Clock:
-    """Where the runner reads time; a seam: tests pass a fake clock, exact and never sleeping."""
-
-    def now(self) -> float:
-        """Seconds on the finest monotonic clock (``time.perf_counter``)."""
-        return time.perf_counter()
-
-    def cpu(self) -> tuple[float, float]:
-        """(user, system) CPU seconds this process has used so far: ``getrusage`` as IPython's
-        ``%time`` reads them (microseconds, from the scheduler's exact runtime on Linux), where
-        ``os.times`` counts 10 ms ticks and reads 0 for a short sweep point's warm runs."""
-        if resource is None:  # Windows
-            times = os.times()
-            return times.user, times.system
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        return usage.ru_utime, usage.ru_stime
 
 
 @dataclass
@@ -526,7 +501,7 @@ class Cell:
     batch: Callable[[int], Any] | None = None
 
 
-def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[Feature] = (),
+def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[RecordKeeper] = (),
             watches: Mapping[str, Watch] | None = None, repeats: Repeats | None = None, clock: Clock | None = None,
             progress: Progress | None = None, machine: Machine | None = None) -> Measurement:
     """Cold run, warm-up and warm runs of ``cell`` (a ``Cell``) on ``devices`` according to ``plan``;
@@ -574,15 +549,9 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     produced = cell.outputs(value) if cell.outputs is not None else [value]
     seen = (cell.reads() if cell.reads is not None else []) + produced
     devices.attribute(seen)
-    result = _assemble(devices, task, features, named, later, harness, cpu.context(_frameworks(seen)),
+    result = _assemble(devices, task, features, named, later, harness, cpu.context(seen),
                        _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
-
-
-def _frameworks(seen: list[Any]) -> list[str]:
-    """The frameworks (of ``POOL_FRAMEWORKS``) whose objects are among ``seen``: those whose
-    thread pools the cell's work could have run in, so that no other pool is blamed for its noise."""
-    return [name for name in POOL_FRAMEWORKS if made_by(seen, (name,))]
 
 
 def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> list[str]:
@@ -730,10 +699,10 @@ def _median(later: _Later, harness: Harness) -> float | None:
     if not later.warm:
         return None
     clock = statistics_clock(later.warm, harness)
-    return statistics.median(getattr(run, clock) for run in later.warm)
+    return float(statistics.median(getattr(run, clock) for run in later.warm))
 
 
-def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watches: Mapping[str, Guarded],
+def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], watches: Mapping[str, Guarded],
               later: _Later, harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
     median = _median(later, harness)
@@ -741,7 +710,8 @@ def _assemble(devices: DeviceSet, task: Task, features: Iterable[Feature], watch
                for name, watch in watches.items()}
     notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
     device = devices.describe()
+    env = Env.here(device, frameworks=devices.frameworks)
     return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
                           synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,
-                          task=dataclasses.replace(task, env=Env.here(device)), cpu_context=cpu_context,
+                          task=dataclasses.replace(task, env=env), cpu_context=cpu_context,
                           records=records, features=tuple(features))

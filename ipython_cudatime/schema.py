@@ -2,13 +2,19 @@
 
 A line that ``%cudatime_compare --load`` reads may come from another version, another tool,
 a hand edit or a hostile file. ``checked_line`` compares it with the fields declared here
-(``LINE``) and returns a copy holding only them: a field a newer version added is dropped, so
+(``LINE``) and returns the line holding only them: a field a newer version added is dropped, so
 an older reader still loads the line, and the statistics a line carries for other readers are
 dropped too (loading recomputes them from the runs). Any other value raises ``BadField``,
 which names the field by its path in the line (``warm[3].wall``) and says what it should
 have been (the path is built only for a bad value: a good line costs its checks alone). So
 ``from_dict``, the table and the chart only ever see values they can use: finite, non-negative
 times; whole numbers that are not booleans; text where text belongs.
+
+Each check is also written out as code (``Check.emit``), and a record compiles the code of all
+the checks below it into one function (``record.fast``, made on first use): loading a line
+calls it first (``record.quick``), and the checks themselves only for a line it is unsure of,
+a bad line included, so that messages come from one place and a good line costs a few
+comparisons a field rather than a few calls (tests/test_store.py holds the two to the same answers).
 
 Limits, per line (``store.MAX_LINE`` bounds its length): a swept value's lists nested at most
 ``MAX_DEPTH`` deep (every other field has a fixed depth); a swept value JSON has no type for
@@ -17,22 +23,23 @@ Limits, per line (``store.MAX_LINE`` bounds its length): a swept value's lists n
 
 from __future__ import annotations
 
+import abc
 import ast
 import functools
 import itertools
 import json
-import math
+import sys
 import warnings
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from .features.feature import Feature
+    from .result import RecordKeeper
 
 MAX_DEPTH = 32  # the deepest line --save writes is 5; a swept list of lists adds its own levels
 MAX_LITERAL = 10_000  # characters; a shape or a small dict is a few dozen
-# A field's check: ``check(value)`` gives back the value to keep, or raises BadField.
-Check = Callable[[Any], Any]
+_LARGEST = sys.float_info.max  # an int beyond it is no finite number: a float cannot hold it
+_SCALARS = (bool, int, float, str)  # what JSON reads a swept value as, besides null and lists
 
 
 class BadField(ValueError):
@@ -52,6 +59,74 @@ class BadField(ValueError):
         return BadField(self.what, part + self.path if self.path[:1] in ("", "[") else f"{part}.{self.path}")
 
 
+class _Unsure(Exception):
+    """Raised by a compiled check: this value is not one it can keep as it is, so the check itself,
+    which gives the message, decides (a bad value, or a copy to make: a key a newer version added)."""
+
+
+class _Code:
+    """The source of a compiled check being written: its lines, and the objects it names."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, Any] = {"_Unsure": _Unsure}
+        self.variables = 0
+
+    def name(self, value: Any) -> str:
+        """A name the code reads ``value`` by (a check, a set of keys, a type)."""
+        name = f"_k{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def var(self) -> str:
+        """A fresh local variable: the value at one place in the line."""
+        self.variables += 1
+        return f"_v{self.variables}"
+
+    def add(self, depth: int, line: str) -> None:
+        self.lines.append("    " * depth + line)
+
+    def function(self) -> Callable[[Any], Any]:
+        """The code as the function ``fast`` it defines, compiled once; for a schema nested deeper than
+        Python compiles (some 20 lists in lists), a function unsure of every value: the call checks them."""
+        namespace = dict(self.names)
+        try:
+            exec("\n".join(self.lines), namespace)  # the source is ours: names, and repr()s of declared keys
+        except (SyntaxError, RecursionError, MemoryError):
+            return _unsure
+        fast: Callable[[Any], Any] = namespace["fast"]
+        return fast
+
+
+def _unsure(value: Any) -> NoReturn:
+    raise _Unsure
+
+
+def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> None:
+    """Code that raises ``_Unsure`` unless ``check`` keeps ``var`` as it is. A check of this module
+    writes its own test inline; any other callable (a feature's own check) is called, and what it
+    gives back must be the value itself."""
+    if isinstance(check, Check):
+        check.emit(code, var, depth)
+    else:
+        code.add(depth, f"if {code.name(check)}({var}) is not {var}: raise _Unsure")
+
+
+class Check(abc.ABC):
+    """A field's check: ``check(value)`` gives back the value to keep, or raises BadField. ``emit``
+    writes the same test as straight-line code, so that ``record`` compiles a whole line's checks
+    into one function: a well-formed line costs a few comparisons a field, not a few calls."""
+
+    @abc.abstractmethod
+    def __call__(self, value: Any) -> Any:
+        """The value to keep, or BadField saying what is wrong with it."""
+
+    @abc.abstractmethod
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        """Code that raises ``_Unsure`` unless ``self(var)`` would give back ``var`` itself: never
+        for a value the check refuses (tests/test_store.py runs both over spoiled lines)."""
+
+
 def _shown(value: Any) -> str:
     """A value as a message shows it: its JSON spelling for a scalar, its JSON type for the rest.
     JSON's spelling escapes every control character, so a message never carries one raw."""
@@ -63,46 +138,78 @@ def _fail(what: str, value: Any) -> NoReturn:
     raise BadField(f"must be {what}, got {_shown(value)}")
 
 
-def number(what: str, allowed: Callable[[Any], bool] = lambda value: True) -> Check:
-    """A finite int or float (never a bool) that ``allowed`` accepts."""
-    def check(value: Any) -> Any:
-        if type(value) not in (int, float) or not math.isfinite(value) or not allowed(value):
-            _fail(what, value)
+class number(Check):  # named, as every check is, for the value it accepts: a class only to carry ``emit``
+    """A finite int or float (never a bool), at least ``least`` where given. An int a float cannot
+    hold is not finite: the statistics would overflow on it. One test does all (``_LARGEST``): inf
+    and nan fall outside every range."""
+
+    def __init__(self, what: str, least: float | None = None) -> None:
+        self.what, self.least = what, -_LARGEST if least is None else least
+
+    def __call__(self, value: Any) -> Any:
+        if type(value) not in (int, float) or not self.least <= value <= _LARGEST:
+            _fail(self.what, value)
         return value
-    return check
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        code.add(depth, f"if type({var}) not in {code.name((int, float))} or not {self.least!r} <= {var} <= "
+                        f"{_LARGEST!r}: raise _Unsure")
 
 
-def whole(what: str, allowed: Callable[[Any], bool] = lambda value: True) -> Check:
-    """An int (never a bool) that ``allowed`` accepts."""
-    def check(value: Any) -> Any:
-        if type(value) is not int or not allowed(value):
-            _fail(what, value)
+class whole(Check):
+    """An int (never a bool), at least ``least`` where given."""
+
+    def __init__(self, what: str, least: int | None = None) -> None:
+        self.what, self.least = what, least
+
+    def __call__(self, value: Any) -> Any:
+        if type(value) is not int or self.least is not None and value < self.least:
+            _fail(self.what, value)
         return value
-    return check
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        least = "" if self.least is None else f" or {var} < {self.least!r}"
+        code.add(depth, f"if type({var}) is not int{least}: raise _Unsure")
 
 
-def of_type(kind: type, what: str) -> Check:
-    def check(value: Any) -> Any:
-        if type(value) is not kind:
-            _fail(what, value)
+class of_type(Check):
+    """A value of exactly ``kind`` (a bool is no int here, an int no float)."""
+
+    def __init__(self, kind: type, what: str) -> None:
+        self.kind, self.what = kind, what
+
+    def __call__(self, value: Any) -> Any:
+        if type(value) is not self.kind:
+            _fail(self.what, value)
         return value
-    return check
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        code.add(depth, f"if type({var}) is not {code.name(self.kind)}: raise _Unsure")
 
 
-SECONDS = number("a finite number of seconds, not negative", lambda value: value >= 0)
-AMOUNT = number("a finite number, not negative", lambda value: value >= 0)
-COUNT = whole("a whole number, not negative", lambda value: value >= 0)
+SECONDS = number("a finite number of seconds, not negative", least=0)
+AMOUNT = number("a finite number, not negative", least=0)
+COUNT = whole("a whole number, not negative", least=0)
 INTEGER = whole("a whole number")
 TEXT = of_type(str, "a string")
 FLAG = of_type(bool, "true or false")
 
 
-def optional(check: Check) -> Check:
+class optional(Check):
     """None, or what ``check`` accepts."""
-    return lambda value: None if value is None else check(value)
+
+    def __init__(self, check: Callable[[Any], Any]) -> None:
+        self.check = check
+
+    def __call__(self, value: Any) -> Any:
+        return None if value is None else self.check(value)
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        code.add(depth, f"if {var} is not None:")
+        _emit(self.check, code, var, depth + 1)
 
 
-def _items(checks: Iterable[Check], value: list[Any]) -> list[Any]:
+def _items(checks: Iterable[Callable[[Any], Any]], value: list[Any]) -> list[Any]:
     """Each item of ``value`` checked by its check in ``checks``; a bad one is named by its index."""
     kept: list[Any] = []
     try:
@@ -113,48 +220,77 @@ def _items(checks: Iterable[Check], value: list[Any]) -> list[Any]:
     return kept
 
 
-def list_of(check: Check) -> Check:
-    def checked(value: Any) -> list[Any]:
+class list_of(Check):
+    """A list whose every item ``check`` accepts."""
+
+    def __init__(self, check: Callable[[Any], Any]) -> None:
+        self.check = check
+
+    def __call__(self, value: Any) -> list[Any]:
         if type(value) is not list:
             _fail("a list", value)
-        return _items(itertools.repeat(check), value)
-    return checked
+        return _items(itertools.repeat(self.check), value)
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        code.add(depth, f"if type({var}) is not list: raise _Unsure")
+        code.add(depth, f"for {(item := code.var())} in {var}:")
+        _emit(self.check, code, item, depth + 1)
 
 
-def dict_of(check: Check) -> Check:
+class dict_of(Check):
     """An object of any keys (JSON's are strings) whose values ``check`` accepts."""
-    def checked(value: Any) -> dict[str, Any]:
+
+    def __init__(self, check: Callable[[Any], Any]) -> None:
+        self.check = check
+
+    def __call__(self, value: Any) -> dict[str, Any]:
         if type(value) is not dict:
             _fail("an object", value)
         kept: dict[str, Any] = {}
         key = ""
         try:
             for key, item in value.items():
-                kept[key] = check(item)
+                kept[key] = self.check(item)
         except BadField as exc:
             raise exc.within(f"[{json.dumps(key)}]") from None
         return kept
-    return checked
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        code.add(depth, f"if type({var}) is not dict: raise _Unsure")
+        code.add(depth, f"for {(item := code.var())} in {var}.values():")
+        _emit(self.check, code, item, depth + 1)
 
 
-def row(*checks: Check) -> Check:
+class row(Check):
     """A list of exactly ``len(checks)`` items, each checked by its own check."""
-    def checked(value: Any) -> list[Any]:
-        if type(value) is not list or len(value) != len(checks):
-            _fail(f"a list of {len(checks)} items", value)
-        return _items(checks, value)
-    return checked
+
+    def __init__(self, *checks: Callable[[Any], Any]) -> None:
+        self.checks = checks
+
+    def __call__(self, value: Any) -> list[Any]:
+        if type(value) is not list or len(value) != len(self.checks):
+            _fail(f"a list of {len(self.checks)} items", value)
+        return _items(self.checks, value)
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        code.add(depth, f"if type({var}) is not list or len({var}) != {len(self.checks)}: raise _Unsure")
+        items = [code.var() for _ in self.checks]
+        code.add(depth, f"{', '.join(items)}, = {var}")
+        for check, item in zip(self.checks, items):
+            _emit(check, code, item, depth)
 
 
-class record:  # named as the other checks are: a class only so that its fields are typed
+class record(Check):
     """An object: the ``required`` keys present, each declared field checked, any other key dropped.
-    A check like the others (called with the value), that also names its ``fields``."""
+    A check like the others (called with the value), that also names its ``fields``, and that can
+    check a whole line faster (``quick``)."""
 
-    def __init__(self, fields: dict[str, Check], required: Collection[str] = ()) -> None:
+    def __init__(self, fields: Mapping[str, Callable[[Any], Any]], required: Collection[str] = ()) -> None:
         self._checks, self._required = fields, required
         self.fields = tuple(fields)
 
     def __call__(self, value: Any) -> dict[str, Any]:
+        """The check that says what is wrong: the first bad field by its path."""
         if type(value) is not dict:
             _fail("an object", value)
         for name in self._required:
@@ -169,6 +305,71 @@ class record:  # named as the other checks are: a class only so that its fields 
         except BadField as exc:
             raise exc.within(name) from None
         return kept
+
+    def quick(self, value: Any) -> dict[str, Any]:
+        """What calling the check gives, sooner for a well-formed value: the compiled form (``fast``)
+        first, and the call, which finds the message, only for a value that form is unsure of."""
+        try:
+            kept: dict[str, Any] = self.fast(value)
+        except _Unsure:
+            return self(value)
+        return kept
+
+    @functools.cached_property
+    def fast(self) -> Callable[[Any], Any]:
+        """The compiled check, made on first use: the call's answer for a value whose every field is
+        good, else ``_Unsure`` (also where a check it calls, such as a swept value's, refuses the value:
+        the call then says where). Every check below the record is written inline."""
+        code = _Code()
+        code.add(0, f"def fast({(var := code.var())}):")
+        code.add(1, "try:")
+        self._emit_copying(code, var, 2)
+        code.add(1, f"except {code.name(BadField)}: raise _Unsure from None")
+        code.add(1, f"return {var}")
+        return code.function()
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        """In a list, a row or an object of any keys, a record is kept as it is, so it may hold no
+        undeclared key (where it does, the call makes the copy)."""
+        code.add(depth, f"if type({var}) is not dict or not {var}.keys() <= {code.name(frozenset(self.fields))}: "
+                        "raise _Unsure")
+        self._emit_fields(code, var, depth)
+
+    def _emit_copying(self, code: _Code, var: str, depth: int) -> None:
+        """At the top, or in a record's field, a record is rebound to a copy of its declared fields
+        where it holds other keys (a line's statistics, a roofline's ridge: written for other readers)
+        or where a record in one of its fields was copied."""
+        code.add(depth, f"if type({var}) is not dict: raise _Unsure")
+        copied = self._emit_fields(code, var, depth)
+        changed = [f"not {var}.keys() <= {code.name(frozenset(self.fields))}",
+                   *(f"{item} is not {var}.get({name!r})" for name, item in copied)]
+        code.add(depth, f"if {' or '.join(changed)}:")
+        code.add(depth + 1, f"{var} = {{key: {var}[key] for key in {code.name(self.fields)} if key in {var}}}")
+        for name, item in copied:
+            code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
+
+    def _emit_fields(self, code: _Code, var: str, depth: int) -> list[tuple[str, str]]:
+        """The required keys' test, then each field's: a required one read directly, an optional one
+        with ``get`` (missing and null both pass), any other where present. A field holding a record
+        may be copied (``_emit_copying``): (name, variable) of each such field."""
+        if self._required:
+            code.add(depth, f"if not {code.name(frozenset(self._required))} <= {var}.keys(): raise _Unsure")
+        copied = []
+        for name, check in self._checks.items():
+            item, inner, within = code.var(), check.check if isinstance(check, optional) else check, depth
+            code.add(depth, f"{item} = {var}[{name!r}]" if name in self._required else f"{item} = {var}.get({name!r})")
+            if name not in self._required and check is inner:
+                code.add(depth, f"if {name!r} in {var}:")
+                within += 1
+            if not isinstance(inner, record):
+                _emit(check, code, item, within)
+                continue
+            if check is not inner:
+                code.add(within, f"if {item} is not None:")
+                within += 1
+            inner._emit_copying(code, item, within)
+            copied.append((name, item))
+        return copied
 
 
 def _literal(text: str) -> dict[str, str]:
@@ -185,53 +386,44 @@ def _literal(text: str) -> dict[str, str]:
     return {"literal": text}
 
 
-def _swept(value: Any, depth: int = 0) -> Any:
+class _Swept(Check):
     """A swept value as ``params_to_json`` writes it: JSON's own null, true/false, number
     (inf and nan included: a sweep may take them), string or list of these (nested at most
     ``MAX_DEPTH`` deep: the one field a line may nest without end), or a literal."""
-    if value is None or type(value) in (bool, int, float, str):
-        return value
-    if type(value) is list:
-        if depth >= MAX_DEPTH:
-            raise BadField(f"is nested more than {MAX_DEPTH} levels deep")
-        return _items(itertools.repeat(lambda item: _swept(item, depth + 1)), value)
-    if type(value) is dict and list(value) == ["literal"] and type(value["literal"]) is str:
-        return _literal(value["literal"])
-    _fail('a JSON value or {"literal": "..."}', value)
+
+    def __call__(self, value: Any, depth: int = 0) -> Any:
+        if value is None or type(value) in _SCALARS:
+            return value
+        if type(value) is list:
+            if depth >= MAX_DEPTH:
+                raise BadField(f"is nested more than {MAX_DEPTH} levels deep")
+            return _items(itertools.repeat(lambda item: self(item, depth + 1)), value)
+        if type(value) is dict and list(value) == ["literal"] and type(value["literal"]) is str:
+            return _literal(value["literal"])
+        _fail('a JSON value or {"literal": "..."}', value)
+
+    def emit(self, code: _Code, var: str, depth: int) -> None:
+        """A scalar inline; a list or a literal through the check itself, for its error alone: what
+        it gives back is a copy of the value holding the same items, so the value itself is kept."""
+        code.add(depth, f"if {var} is not None and type({var}) not in {code.name(_SCALARS)}: {code.name(self)}({var})")
+
+
+_swept = _Swept()
 
 
 RUN = record({"host": SECONDS, "wall": SECONDS, "device": optional(SECONDS), "cpu_user": optional(SECONDS),
-              "cpu_sys": optional(SECONDS), "batch": whole("a whole number, at least 1", lambda value: value >= 1)},
+              "cpu_sys": optional(SECONDS), "batch": whole("a whole number, at least 1", least=1)},
              required=("host", "wall"))
 ENV = record({"device": TEXT, "frameworks": dict_of(TEXT), "python": TEXT, "host": TEXT})
 TASK = record({"stmt": TEXT, "label": optional(TEXT), "params": dict_of(_swept), "env": ENV,
-               "threads": optional(whole("a whole number of threads, at least 1", lambda value: value >= 1))},
+               "threads": optional(whole("a whole number of threads, at least 1", least=1))},
               required=("stmt", "label", "params", "env"))
 HARNESS = record({"wall": SECONDS, "jitter": SECONDS, "device": optional(SECONDS)}, required=("wall", "jitter"))
-CAUSE = record({"name": TEXT, "seconds": optional(SECONDS), "detail": TEXT, "explains": FLAG}, required=("name",))
-PROFILE = record({
-    "kernel_count": COUNT, "kernel_time": SECONDS, "busy_fraction": optional(AMOUNT),
-    "top": list_of(row(TEXT, COUNT, SECONDS)), "verdict": TEXT, "counted": TEXT, "wall": optional(SECONDS),
-    "cold": FLAG, "warning": optional(TEXT), "copy_count": COUNT, "window": optional(SECONDS),
-    "breakdown": dict_of(SECONDS), "launch_count": COUNT, "launch_mean": optional(SECONDS),
-    "sync_time": SECONDS, "kind": TEXT, "trace_file": optional(TEXT),
-}, required=("kernel_count", "kernel_time", "busy_fraction"))
-ROOFLINE = record({
-    "flops": AMOUNT, "bytes": AMOUNT, "intensity": optional(AMOUNT), "flop_rate": optional(AMOUNT),
-    "byte_rate": optional(AMOUNT), "peak_flops": optional(AMOUNT), "peak_bandwidth": optional(AMOUNT),
-    "fraction_of_peak": optional(AMOUNT), "bound": optional(TEXT), "device": TEXT, "dtype": optional(TEXT),
-    "peak_source": optional(TEXT), "pointwise_flops": AMOUNT, "uncounted": list_of(row(TEXT, COUNT, AMOUNT)),
-    "outside_share": AMOUNT, "wall": optional(SECONDS), "notes": list_of(TEXT), "verdict": TEXT,
-}, required=("flops", "bytes"))
-MEMORY = record({
-    "cold_peak": optional(INTEGER), "cold_exact": FLAG, "warm_peak": optional(INTEGER), "warm_exact": FLAG,
-    "reserved_growth": INTEGER, "total": optional(COUNT), "before": INTEGER,
-}, required=("cold_peak", "cold_exact"))
 CPU_CONTEXT = record({
-    "cores": whole("a whole number of cores, at least 1", lambda value: value >= 1),
+    "cores": whole("a whole number of cores, at least 1", least=1),
     "load_before": optional(AMOUNT), "load_after": optional(AMOUNT), "ready_before": optional(COUNT),
     "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
-    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)),
+    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)), "users": optional(dict_of(list_of(TEXT))),
 }, required=("cores",))
 RESULT_FIELDS: dict[str, Check] = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
@@ -242,25 +434,26 @@ FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a 
 
 
 @functools.lru_cache(maxsize=8)
-def result_record(features: tuple[Feature, ...] = ()) -> record:
-    """A saved result: its own fields, and each feature's record under the feature's name (or null),
-    as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
-    fields: dict[str, Check] = dict(RESULT_FIELDS)
+def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
+    """A saved result: its own fields, and under "records" each feature's record by the feature's name
+    (or null), as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
+    records: dict[str, Check] = {}
     for feature in features:
         check = type(feature).schema  # read on the class: a check is a plain function, never bound
         if check is not None:
-            fields[feature.name] = optional(check)
+            records[feature.name] = optional(check)
+    fields = {**RESULT_FIELDS, "records": optional(record(records))}
     return record(fields, required=("cold", "warmup", "warm", "device"))
 
 
-# Which record checks which class: tests/test_store.py holds every field of these classes declared here
-# (a feature's record class is checked against its feature's ``schema``).
-RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "Cause": CAUSE, "Profile": PROFILE,
-           "Roofline": ROOFLINE, "DeviceMemory": MEMORY, "CpuContext": CPU_CONTEXT}
+# Which record checks which class of the core line: tests/test_store.py holds every field of these classes
+# declared here; each feature's record class (``RecordKeeper.record_class``) is checked against its own
+# ``schema``, declared beside the record in the feature's folder.
+RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "CpuContext": CPU_CONTEXT}
 
 
-def checked_line(data: dict[str, Any], features: Iterable[Feature] = ()) -> dict[str, Any]:
+def checked_line(data: dict[str, Any], features: Iterable[RecordKeeper] = ()) -> dict[str, Any]:
     """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
     ``features``), or a failed point's task and error. Every declared record has a fixed depth
     but swept values, which ``_swept`` bounds: nothing deeper reaches ``from_dict``."""
-    return result_record(tuple(features))(data) if "cold" in data else FAILED(data)
+    return (result_record(tuple(features)) if "cold" in data else FAILED).quick(data)

@@ -79,7 +79,7 @@ def _live_widgets() -> dict[Any, Any]:
     if module is None:
         return {}
     registry = getattr(module, "_instances", None)
-    return registry if registry is not None else module.Widget.widgets
+    return dict(registry if registry is not None else module.Widget.widgets)
 
 
 class ProcessState:

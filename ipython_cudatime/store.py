@@ -19,6 +19,8 @@ mean something this version cannot tell. Nothing in a file can make ``load`` rai
 from __future__ import annotations
 
 import codecs
+import contextlib
+import gc
 import json
 import os
 import stat
@@ -29,10 +31,13 @@ from .compare import Point, Results
 from .schema import MAX_DEPTH, BadField, checked_line
 
 if TYPE_CHECKING:
-    from .features.feature import Feature
+    from .result import RecordKeeper
 
 FORMAT = "ipython_cudatime"
-SCHEMA = 1  # raise it when a field changes meaning or goes; adding a field keeps it
+# Raise it when a field changes meaning or goes; adding a field keeps it. 2: the features' records
+# moved under "records" (in 1 they stood beside the result's fields, where a feature's name could
+# take one of them); lines of 1 are read by moving them there (``_upgraded``).
+SCHEMA = 2
 MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
 
 
@@ -84,10 +89,18 @@ def _object(raw: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
     return data, None
 
 
-def _point(data: dict[str, Any], features: Collection[Feature]) -> tuple[Point, None] | tuple[None, str]:
-    """The point on a line, or the reason it could not be rebuilt."""
+def _upgraded(data: dict[str, Any], features: Collection[RecordKeeper]) -> dict[str, Any]:
+    """A line of schema 1 as schema 2 writes it: each feature's record moved under "records"."""
+    if data["schema"] >= 2 or "cold" not in data:
+        return data
+    kept = {name: value for name, value in data.items() if name not in {feature.name for feature in features}}
+    return {**kept, "records": {feature.name: data[feature.name] for feature in features if feature.name in data}}
+
+
+def _point(data: dict[str, Any], features: Collection[RecordKeeper]) -> tuple[Point, None] | tuple[None, str]:
+    """The point on a line (of any schema this version reads), or the reason it could not be rebuilt."""
     try:
-        return Point.from_dict(checked_line(data, features), features), None
+        return Point.from_dict(checked_line(_upgraded(data, features), features), features), None
     except BadField as exc:
         return None, f"bad field: {exc}"
     except (KeyError, TypeError, ValueError) as exc:  # a checked line should never get here: say so, go on
@@ -112,7 +125,7 @@ def _lines(file: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
 
 
 def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes | None]], problems: list[str],
-                features: Collection[Feature]) -> list[Point]:
+                features: Collection[RecordKeeper]) -> list[Point]:
     """The points of one file's ``lines``; bad lines are added to ``problems``, and a newer file's lines all are."""
     points, newest = [], 0
     for number, raw in lines:
@@ -134,7 +147,7 @@ def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes |
     return points
 
 
-def _read(path: str | os.PathLike[str], problems: list[str], features: Collection[Feature]) -> list[Point]:
+def _read(path: str | os.PathLike[str], problems: list[str], features: Collection[RecordKeeper]) -> list[Point]:
     """The points of the file at ``path``: a regular file only (a device such as /dev/zero, a FIFO
     or a socket could make reading wait, or grow memory, without end); opened without waiting."""
     try:
@@ -149,12 +162,27 @@ def _read(path: str | os.PathLike[str], problems: list[str], features: Collectio
 
 
 def load(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
-         features: Collection[Feature]) -> tuple[Results, list[str]]:
+         features: Collection[RecordKeeper]) -> tuple[Results, list[str]]:
     """(Results of every good line of ``paths`` (one path or several), in order; one message per
     line or file that did not load: the lines around a bad one still do). Each of ``features``
     (``features.FEATURES``) reads its own record from a line; a record none of them knows is dropped."""
     problems: list[str] = []
     points: list[Point] = []
-    for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:  # one path, or several
-        points += _read(path, problems, features)
+    with _collector_paused():
+        for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:  # one path, or several
+            points += _read(path, problems, features)
     return Results(points), problems
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector held off while lines load, then left as it was. Each line makes a few
+    dozen containers and no cycle, and the collector, counting them, would walk the growing results
+    again and again: a third of the time of loading 10,000 lines (benchmarks/display.py)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()

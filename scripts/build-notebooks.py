@@ -5,6 +5,7 @@
     python scripts/build-notebooks.py 03            # only the notebooks whose name contains "03"
     python scripts/build-notebooks.py --no-execute  # cells only, no outputs
     python scripts/build-notebooks.py --out DIR     # elsewhere (scripts/gpu-check: a GPU run's outputs)
+    python scripts/build-notebooks.py --rehearse --out DIR  # the GPU branches on this CPU (make gpu-dry-run)
 
 `make notebooks` runs the first line in the project's .venv: the one command that rebuilds what is committed.
 
@@ -14,11 +15,19 @@ install it: the package is on no index yet and has no public repository, so ther
 badge), stable cell ids, and metadata naming the device the outputs came from. It
 keeps only the widget state that an output shows (the reports are static: none), so that a notebook
 does not carry the progress widgets' closed models.
+
+--rehearse is scripts/gpu-check --quick's way to run the GPU branches before the GPU machine's 15
+minutes are spent on them: the kernel gets IPYTHON_CUDATIME_REHEARSAL, so that on a machine
+without CUDA each notebook takes its GPU branch on the CPU, with smaller inputs
+(ipython_cudatime/rehearsal.py), and a last cell fails the notebook where a sweep point raised (a
+sweep records the error and goes on). Its outputs are no lesson's: it never writes into notebooks/.
 """
 
 import argparse
+import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import jupytext
@@ -35,6 +44,15 @@ except ImportError:  # not on PyPI yet: README.md says how to install it
     raise ModuleNotFoundError("ipython_cudatime is not installed: `pip install .` in a clone of the project, "
                               "or upload the wheel `make dist` builds and `%pip install ipython_cudatime-*.whl`") from None
 %load_ext ipython_cudatime"""
+# The rehearsal's last cell: a sweep records a point that raised and goes on, so without this a broken
+# line in a swept cell's GPU branch would pass the rehearsal unseen.
+EVERY_POINT_RAN = """\
+from ipython_cudatime.compare import Results
+
+failed = [f"{name} at {point.params}: {point.error}" for name, value in dict(globals()).items()
+          if isinstance(value, Results) for point in value.points if point.result is None]
+assert not failed, "sweep points failed in the rehearsal: " + "; ".join(failed)
+print("rehearsal: every sweep point ran")"""
 
 
 def build(name):
@@ -73,35 +91,68 @@ def drop_orphan_widgets(nb):
         nb.metadata.pop("widgets", None)
 
 
-def execute(nb, cwd):
-    """Run ``nb`` in ``cwd`` on a kernel of this interpreter (widget state saved); name the device it used."""
+def execute(nb, cwd, rehearse=False):
+    """Run ``nb`` in ``cwd`` on a kernel of this interpreter (widget state saved); name the device it
+    used. ``rehearse``: its GPU branches on this CPU, then the check that every sweep point ran."""
     sys.path.insert(0, str(ROOT / "tests"))
-    import browser  # the test suite's nbclient runner
     import torch
 
-    browser.execute_notebook(nb, cwd)
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)  # timestamps: noise in a diff
-    drop_orphan_widgets(nb)
+    import browser  # the test suite's nbclient runner
+    from ipython_cudatime import rehearsal  # here, not above: building a notebook needs no package
+
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     nb.metadata["outputs_from"] = gpu or "CPU only (no GPU)"  # Colab's "accelerator" only asks for a GPU
+    if rehearse:
+        os.environ[rehearsal.VARIABLE] = rehearsal.VALUE  # the kernel inherits this process's environment
+        nb.cells.append(nbformat.v4.new_code_cell(EVERY_POINT_RAN, metadata={"tags": ["rehearsal-check"]}))
+        if not gpu:
+            nb.metadata["outputs_from"] = "CPU, rehearsing the GPU branches (make gpu-dry-run): no lesson's outputs"
+    try:
+        browser.execute_notebook(nb, cwd)
+    finally:  # a notebook that failed is written too, with its error: tidied the same way
+        for cell in nb.cells:
+            cell.metadata.pop("execution", None)  # timestamps: noise in a diff
+        drop_orphan_widgets(nb)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-execute", action="store_true", help="write the cells without running them")
     parser.add_argument("--out", type=Path, default=OUT, help="write the notebooks here")
+    parser.add_argument("--rehearse", action="store_true",
+                        help="take the GPU branches on this CPU, inputs shrunk (the GPU dry run; needs --out)")
     parser.add_argument("only", nargs="*", help="build only the notebooks whose name contains one of these")
     args = parser.parse_args(argv)
+    if args.rehearse and (args.no_execute or args.out.resolve() == OUT.resolve()):
+        parser.error("--rehearse executes, and writes elsewhere than notebooks/ (--out DIR): "
+                     "its outputs are no lesson's")
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in sorted(path.stem for path in SRC.glob("*.py")):
-        if not args.only or any(part in name for part in args.only):
-            nb = build(name)
-            if not args.no_execute:
-                execute(nb, args.out)
-            nbformat.write(nb, str(args.out / f"{name}.ipynb"))
-            print(f"wrote {args.out / name}.ipynb")
+    failed = [name for name in sorted(path.stem for path in SRC.glob("*.py"))
+              if (not args.only or any(part in name for part in args.only)) and not build_one(name, args)]
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def build_one(name, args):
+    """Build, execute and write one notebook; False where a cell raised. The next one still runs: on
+    the GPU machine a broken notebook must not cost the others their only run. A failed one is
+    written with its error under its cell, for the run's record, but never over a committed one."""
+    start = time.monotonic()
+    nb, error = build(name), None
+    if not args.no_execute:
+        try:
+            execute(nb, args.out, args.rehearse)
+        except Exception as raised:  # nbclient's CellExecutionError, or a kernel that died
+            error = raised
+    if error is None or args.out.resolve() != OUT.resolve():
+        nbformat.write(nb, str(args.out / f"{name}.ipynb"))
+    print(f"{'wrote' if error is None else 'FAILED'} {args.out / name}.ipynb in {time.monotonic() - start:.1f} s",
+          flush=True)
+    if error is not None:
+        print(f"{name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+    return error is None
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

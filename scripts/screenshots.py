@@ -5,7 +5,8 @@
 2. The same work timed in terminal IPython; its text report is shown in a
    terminal-style page and rendered the same way: docs/screenshots/text.png.
 3. The live-frontend tests (tests/test_frontends.py) run with CUDATIME_SCREENSHOTS set: JupyterLab in
-   its light and dark themes, the progress view during a 2 s warm run, and Notebook 7 with a 360 px output area.
+   its light and dark themes, the progress view during a 2 s warm run, Notebook 7 with a 360 px output area,
+   and each of the three frontends in a 360 px window.
 """
 
 import html
@@ -31,7 +32,8 @@ CELL = "%%cudatime -n 30 -p\ny = layer(a)"
 TERMINAL_PAGE = """<html><body style="margin:0;background:#1e1e1e">
 <pre style="color:#e0e0e0;font:14px/1.35 'DejaVu Sans Mono',monospace;padding:16px;margin:0;display:inline-block">{}</pre>
 </body></html>"""
-LIVE = ("lab-light.png", "lab-dark.png", "lab-progress.png", "notebook7-light-360px.png")  # kept for the README
+LIVE = ("lab-light.png", "lab-dark.png", "lab-progress.png", "notebook7-light-360px.png",  # kept for the docs
+        "lab-light-360px-window.png", "notebook7-light-360px-window.png", "classic-light-360px-window.png")
 
 
 def crop(path, margin=12):
@@ -69,8 +71,8 @@ def text_screenshot(tmp):
 def live_screenshots(tmp):
     """Run the live-frontend tests with their screenshots kept, then keep the README's."""
     env = {**os.environ, "CUDATIME_SCREENSHOTS": str(tmp), "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_frontends.py"),
-                    "-k", "not classic"], check=True, cwd=ROOT, env=env)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_frontends.py")],
+                   check=True, cwd=ROOT, env=env)
     for name in LIVE:
         shutil.copy(tmp / name, OUT / name)
         crop(OUT / name)

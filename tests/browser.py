@@ -82,8 +82,9 @@ def execute_notebook(nb, cwd):
     return nb
 
 
-def export_html(ipynb_path, html_path, widgets=True, exclude_input=False):
-    """Export to HTML that loads only local files (require.js, the widget renderer).
+def export_html(ipynb_path, html_path, widgets=True, exclude_input=False, theme="light"):
+    """Export to HTML that loads only local files (require.js, the widget renderer), in nbconvert's
+    ``theme`` ("light" or "dark").
 
     ``widgets=False`` drops the saved widget state, as a front end that did not save it
     would: the page then shows each output's static fallback instead of widget views.
@@ -103,6 +104,7 @@ def export_html(ipynb_path, html_path, widgets=True, exclude_input=False):
         exclude_input=exclude_input,
         exclude_input_prompt=exclude_input,
         exclude_output_prompt=exclude_input,
+        theme=theme,
     )
     body, _ = exporter.from_notebook_node(nb)
     Path(html_path).write_text(body, encoding="utf-8")

@@ -32,8 +32,10 @@ the ``timing`` tests of the clocks themselves.
 
 import contextlib
 
+from ipython_cudatime.backends import REGISTRY
 from ipython_cudatime.backends.base import Backend, EventTimer, Place, event_elapsed_ms
 from ipython_cudatime.backends.objects import Leaf
+from ipython_cudatime.cpu_context import Machine
 
 
 class FakeClock:
@@ -194,11 +196,15 @@ def framework_object(name):
     return kind(name)
 
 
-class FakeMachine:
-    """A quiet machine by default: ``cores`` usable, no load, no thread pool; set ``load_average``,
-    ``ready`` and ``pools`` to load it. ``limit(n)`` sets every pool to n while it lasts."""
+class FakeMachine(Machine):
+    """A quiet machine by default (a stand-in for the facts ``cpu_context.Machine`` reads; what
+    it knows of each framework, its pools' users and the frameworks a cell touched, is the real
+    Machine's, from ``registry``): ``cores`` usable, no load, no thread pool; set
+    ``load_average``, ``ready`` and ``pools`` to load it. ``limit(n)`` sets every pool to n
+    while it lasts."""
 
-    def __init__(self, clock, cores=2):
+    def __init__(self, clock, cores=2, registry=REGISTRY):
+        super().__init__(modules={}, registry=registry)
         self.clock, self._cores = clock, cores
         self.load_average, self.ready, self.pools = 0.0, 0, {}
         self.waited = 0.0

@@ -33,6 +33,9 @@ CELLS = [
     "HTML(\"<svg id='trust-probe' width='2' height='2'></svg>\")  # an untrusted page strips inline <svg>",
     "%cudatime -n 20 sum(range(1000))",
     "%%cudatime -n 20\ntotal = sum(range(20000))",
+    # a two-name sweep of 4 x 2 points: a grid that fits a phone's output area
+    "%%cudatime -n 3 --sweep n=1000,10000,100000,300000 --sweep kind='list','tuple'\n"
+    "sum(list(range(n)) if kind == 'list' else tuple(range(n)))",
     "%%cudatime -n 3 --sweep n=100,10000,1000000\nsum(range(n))",
     "r = %cudatime -o -n 10 sorted(range(5000))\nr",
     "%%cudatime -n 1\ntime.sleep(2)",  # a 2 s cold run and one 2 s warm run: the progress view must move
@@ -40,9 +43,10 @@ CELLS = [
     "print('ran after the failure')",
 ]
 SETTLE_MS = 3000
-REPORTS = 6  # cells 1-6 each show one report (line, cell, sweep, -o, slow cell, the runs before the failure)
+REPORTS = 7  # cells 1-7 each show one report (line, cell, grid, sweep, -o, slow cell, the runs before the failure)
 OUTPUT_WIDTHS = (360, 500, 1280)  # CSS px of the output area: a phone, a narrow panel, a wide screen
-FAILING, AFTER = 6, 7
+VIEWPORT_WIDTHS = (360, 500, 1280)  # CSS px of the whole window, whose output area is narrower
+FAILING, AFTER = 7, 8
 
 # What each frontend's page looks like (CSS selectors) and how it is driven.
 UI = {
@@ -187,6 +191,61 @@ READ_LAYOUT = """([panelSel, outSel]) => Array.from(document.querySelector(panel
     };
 })"""
 
+# What a reader sees of each report, measured: every chart's text as rendered and every shown table's fit.
+# A chart is an <img> of an SVG whose text is glyph paths: its SVG is parsed and laid out at the image's
+# rendered size, and each label's size read from the transform the browser applies to its glyphs (matplotlib
+# draws a glyph 100 units to the em), with its bounding box. A table shown (not in a closed section) should
+# not scroll sideways, and no word in it should break across lines ("dtype / ='flo / at32'").
+READ_SIZES = """([panelSel]) => {
+    const shownLabels = (img) => {
+        const bytes = Uint8Array.from(atob(img.src.split(',')[1]), (c) => c.charCodeAt(0));
+        const svg = document.importNode(new DOMParser().parseFromString(
+            new TextDecoder().decode(bytes), 'image/svg+xml').documentElement, true);
+        svg.querySelectorAll('style').forEach((style) => style.remove());
+        const rect = img.getBoundingClientRect();
+        svg.setAttribute('width', `${rect.width}px`);
+        svg.setAttribute('height', `${rect.height}px`);
+        const box = document.createElement('div');
+        box.style.cssText = 'position:absolute;left:0;top:0;visibility:hidden';
+        box.appendChild(svg);
+        document.body.appendChild(box);
+        const labels = Array.from(svg.querySelectorAll('g[id^="text_"] > g[transform]'), (g) => {
+            const m = g.getScreenCTM(), r = g.getBoundingClientRect();
+            const note = Array.from(g.parentNode.childNodes).find((n) => n.nodeType === 8);
+            return {label: note ? note.textContent.trim() : '', px: 100 * Math.hypot(m.a, m.b),
+                    height: r.height, rotated: Math.abs(m.b) > 1e-6};
+        });
+        box.remove();
+        return {shown: rect.width, natural: img.naturalWidth, labels};
+    };
+    const brokenWords = (cell) => {
+        const broken = [], walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const word of node.textContent.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, word.index);
+                range.setEnd(node, word.index + word[0].length);
+                if (range.getClientRects().length > 1) broken.push(word[0]);
+            }
+        }
+        return broken;
+    };
+    const fit = (table) => {
+        const box = table.parentElement;
+        return {cls: table.className, scrolls: box.scrollWidth > box.clientWidth + 1,
+                clipped: Array.from(table.querySelectorAll('td, th'), (c) => c)
+                    .filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.innerText),
+                broken: Array.from(table.querySelectorAll('td, th'), brokenWords).flat()};
+    };
+    return Array.from(document.querySelector(panelSel).querySelectorAll(
+            '.cudatime-report, .cudatime-sweep, .cudatime-compare'), (r) => ({
+        text: r.innerText.slice(0, 80),
+        area: (r.closest('.jp-OutputArea-output, .output_subarea') || r.parentElement).clientWidth,
+        charts: Array.from(r.querySelectorAll('img'), shownLabels),
+        tables: Array.from(r.querySelectorAll('table'), (t) => t).filter((t) => t.offsetParent !== null).map(fit),
+    }));
+}"""
+
 # The first section's marker, closed and then opened by a click as a person would.
 READ_MARKER = """async (panelSel) => {
     const summary = document.querySelector(panelSel).querySelector('.cudatime-report details > summary');
@@ -269,6 +328,9 @@ class Session:
     def layout(self):
         return self.page.evaluate(READ_LAYOUT, [self.ui["panel"], self.ui["output"]])
 
+    def sizes(self):
+        return self.page.evaluate(READ_SIZES, [self.ui["panel"]])
+
     def marker(self):
         return self.page.evaluate(READ_MARKER, self.ui["panel"])
 
@@ -321,6 +383,25 @@ class Session:
 
     def close(self):
         self.page.close()
+
+
+def exported_sizes(chromium, notebook, shots):
+    """{(theme, viewport width): what ``READ_SIZES`` reads} on ``notebook`` exported by nbconvert in its
+    light and dark themes, opened from the file in a page that may load nothing from the network."""
+    from browser import export_html
+
+    found = {}
+    for theme in ("light", "dark"):
+        page = chromium.new_page(viewport={"width": VIEWPORT_WIDTHS[0], "height": 3200})
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
+        page.goto(export_html(notebook, notebook.with_suffix(f".{theme}.html"), theme=theme).resolve().as_uri())
+        for width in VIEWPORT_WIDTHS:
+            page.set_viewport_size({"width": width, "height": 3200})
+            page.wait_for_timeout(500)
+            found[theme, width] = page.evaluate(READ_SIZES, ["body"])
+            page.screenshot(path=str(shots / f"nbconvert-{theme}-{width}px-window.png"), full_page=True)
+        page.close()
+    return found
 
 
 def launch():

@@ -9,7 +9,7 @@ import pytest
 
 from ipython_cudatime import report
 from ipython_cudatime.backends.base import Place
-from ipython_cudatime.explain import Cause, Probe
+from ipython_cudatime.features.cold_causes.probes import Cause, Probe
 from ipython_cudatime.findings import findings
 
 LATE = "late_framework"  # a framework that the timed cell itself imports

@@ -94,7 +94,7 @@ def test_chart_is_svg_with_text_as_paths_set_on_its_own_background():
     assert max(min(contrast(grey, "#ffffff"), contrast(grey, "#111111")) for grey in greys) < 4.5  # none serves both...
     assert f"fill: {PANEL}" in svg and contrast(MUTED, PANEL) >= 4.5  # ...so the chart brings its own
     assert f'width="{CHART_PX * 0.75:g}pt"' in svg  # shows CHART_PX CSS pixels wide at natural size
-    assert FONT_PX * 340 / CHART_PX >= 10  # text >= 10 px in a 340 px output area (a 360 px panel)
+    assert FONT_PX * 200 / CHART_PX >= 11  # text >= 11 px shown 200 px wide (classic Notebook's in a 360 px window)
 
 
 def test_per_run_numbers_are_in_the_details_section_as_a_flow_that_wraps():
@@ -202,7 +202,7 @@ def raw_controls(text):
 
 
 def test_control_characters_in_any_field_are_escaped_in_the_text_report():
-    from ipython_cudatime.explain import Cause
+    from ipython_cudatime.features.cold_causes.probes import Cause
 
     r = sample(device=f"cuda:0 {ESCAPES}", synchronized=[f"torch {ESCAPES}"], notes=[f"note {ESCAPES}"],
                records={"cold_causes": [Cause(f"cause {ESCAPES}", 0.1, f"detail {ESCAPES}")]})
@@ -314,7 +314,8 @@ def test_minor_ticks_and_labels_are_mid_tone_not_black():
 
 def test_a_sweep_has_its_values_as_x_ticks():
     [svg] = _charts(_report(chart_samples.log_sweep()))
-    assert chart_samples.tick_labels(svg)["x"] == ["256", "512", "1024", "2048", "4096"]
+    # the swept values that fit side by side in a 270 px chart, the last one within its right edge
+    assert chart_samples.tick_labels(svg)["x"] == ["256", "1024", "4096"]
     ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
     crowded = Results([Point(Task(params={"n": n}), ok) for n in range(1000, 1060)])  # 60 values on a linear axis
     [svg] = _charts(sweep_html(crowded))
@@ -370,7 +371,7 @@ def test_a_sweeps_lines_carry_their_spread_and_a_grid_reads_in_one_unit_of_five_
 
 def test_long_category_labels_wrap_or_become_numbers_keyed_below():
     ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
-    names = ["broadcast over the batch", "expand then contiguous", "view"]
+    names = ["broadcast over the batch", "expand then contiguous"]  # 10 characters a line in a 270 px chart
     [svg] = _charts(sweep_html(Results([Point(Task(params={"way": n}), ok) for n in names])))
     ticks = chart_samples.tick_labels(svg)["x"]
     assert [" ".join(t.split()) for t in ticks] == names and any("\n" in t for t in ticks)  # wrapped, not cut
@@ -391,7 +392,7 @@ def test_legends_are_below_the_chart_and_list_only_what_it_draws():
 
 
 def test_bar_labels_live_in_a_legend_below_not_in_the_segments():
-    from ipython_cudatime.explain.probe import Cause
+    from ipython_cudatime.features.cold_causes.probe import Cause
 
     result = sample(records={"cold_causes": [Cause("JAX compilation", 0.0154, "compiled 1 function")]})
     html = _report(result)

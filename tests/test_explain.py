@@ -10,10 +10,10 @@ from conftest import run
 from IPython.core.error import UsageError
 
 from ipython_cudatime import profile_trace, report
-from ipython_cudatime.explain import Cause, remainder
-from ipython_cudatime.explain.nvml_probe import NvmlProbe
-from ipython_cudatime.explain.trace import load_trace
-from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe
+from ipython_cudatime.features.cold_causes.probes import Cause, remainder
+from ipython_cudatime.features.cold_causes.nvml_probe import NvmlProbe
+from ipython_cudatime.features.profile.trace import load_trace
+from ipython_cudatime.features.cold_causes.torch_probe import SETTINGS, TorchProbe
 from ipython_cudatime.render.html import render_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -159,7 +159,7 @@ def test_jax_compilation_is_named_as_a_cold_cause(ip):
 
 PERSISTENT_CACHE_HIT = """
 import sys, jax, jax.numpy as jnp
-from ipython_cudatime.explain.jax_probe import JaxProbe
+from ipython_cudatime.features.cold_causes.jax_probe import JaxProbe
 jax.config.update("jax_compilation_cache_dir", sys.argv[1])
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
@@ -222,7 +222,7 @@ def test_gpu_clock_state_is_only_read():
     import ast
     import inspect
 
-    from ipython_cudatime.explain import nvml_probe
+    from ipython_cudatime.features.cold_causes import nvml_probe
 
     names = {node.attr if isinstance(node, ast.Attribute) else node.value
              for node in ast.walk(ast.parse(inspect.getsource(nvml_probe)))

@@ -3,8 +3,10 @@ and passing ``FEATURES + (SourceLength(),)`` is the one line that adds it. Its f
 saved field and its words in every view then work, and nothing else in the library names it."""
 
 import ast
+import json
 import pathlib
 
+import pytest
 from conftest import run
 from source_length import SourceLength
 
@@ -13,6 +15,7 @@ from ipython_cudatime import options
 from ipython_cudatime.display import bundle
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.feature import Feature
+from ipython_cudatime.magics import CudaTimeMagics
 from ipython_cudatime.runner import Watch
 
 WITH_LENGTH = FEATURES + (SourceLength(),)
@@ -54,13 +57,45 @@ def test_a_saved_record_of_a_feature_this_reader_lacks_is_dropped(ip, fake_gpu, 
     assert problems == [] and "source_length" not in loaded.points[0].result.records
 
 
+def _named(name):
+    """A test-only feature class whose only trait is its name."""
+    return type("Named", (Feature,), {"name": name})()
+
+
+@pytest.mark.parametrize("name", ["median", "clock", "cold", "device", "records", "to_dict", "stmt", "ratio"])
+def test_a_feature_whose_name_the_result_answers_to_is_refused_when_the_magics_are_built(ip, name):
+    """``r.<name>`` and a saved line's keys are the result's: a feature named ``median`` would
+    be shadowed by the statistic (and in schema 1 would have overwritten a saved field)."""
+    with pytest.raises(ValueError, match=f"name '{name}' is already the result's own r.{name}"):
+        CudaTimeMagics(ip, features=FEATURES + (_named(name),))
+
+
+@pytest.mark.parametrize(("names", "why"), [(("twice", "twice"), "taken by another feature"),
+                                            (("not a name",), "not a public Python name"),
+                                            (("_hidden",), "not a public Python name")])
+def test_features_that_share_a_name_or_have_no_usable_name_are_refused(ip, names, why):
+    with pytest.raises(ValueError, match=why):
+        CudaTimeMagics(ip, features=tuple(_named(name) for name in names))
+
+
+def test_a_saved_line_keeps_the_records_under_their_own_key(ip, fake_gpu, seams, tmp_path):
+    """Schema 2: the records sit under "records", so that no feature name meets a field of the result."""
+    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock, features=WITH_LENGTH)
+    ip.user_ns.update(gpu=fake_gpu)
+    saved = tmp_path / "runs.jsonl"
+    ip.run_line_magic("cudatime", f"-q -n 2 --source-length --save {saved} gpu.launch(1 / 64)")
+    line = json.loads(saved.read_text())
+    assert line["schema"] == 2 and line["records"]["source_length"] == len("gpu.launch(1 / 64)")
+    assert not {feature.name for feature in WITH_LENGTH} & set(line)
+
+
 def test_no_library_module_names_a_feature_outside_its_own_room():
     """The runner, the result, the store and the renderers loop over the features they are given."""
     records = {"profile", "roofline", "memory", "cold_causes"}
     classes = {"Profiling", "RooflineFeature", "ColdCauses", "Memory", "ProfileWatch", "CountingWatch",
                "MemoryWatch", "CausesWatch", "TorchProfiler", "OpCounter"}
     for path in LIBRARY.rglob("*.py"):
-        if path.relative_to(LIBRARY).parts[0] in ("features", "explain"):
+        if path.relative_to(LIBRARY).parts[0] in ("features",):
             continue
         tree = ast.parse(path.read_text())
         used = {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)} & records

@@ -40,7 +40,7 @@ def fresh_cudatime(prelude, setup, line, env=None):
 
 
 def cause_names(result):
-    return [cause["name"] for cause in result["cold_causes"]]
+    return [cause["name"] for cause in result["records"]["cold_causes"]]
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_cold_causes_name_context_pool_and_cublas_on_a_first_matmul():
 def test_a_tensor_of_the_workspaces_size_is_no_cublas_cause():
     """A first CUDA cell that creates a tensor exactly the size of this GPU's cuBLAS workspace (32 MiB
     on an H100/H200: a 4096×4096 bf16 tensor) runs no product: no cuBLAS cause."""
-    setup = "import torch\nfrom ipython_cudatime.explain.torch_probe import workspace_size"
+    setup = "import torch\nfrom ipython_cudatime.features.cold_causes.torch_probe import workspace_size"
     line = "-n 3 w = torch.empty(workspace_size(torch), dtype=torch.uint8, device='cuda')"
     names = cause_names(fresh_cudatime("import torch\n", setup, line))
     assert "cuBLAS handle and workspace created" not in names and "memory pool grew" in names, names

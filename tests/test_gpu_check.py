@@ -360,3 +360,5 @@ def test_a_step_over_its_share_of_the_limit_fails_the_dry_run(tmp_path):
         "notebooks used 80 s, over 70% of its 100 s limit"]
     assert check["over_share"]([check["Outcome"](step, "passed", 69.0, 100)], {"notebooks": 100}, 0.7) == []
     assert "--max-share 0.7" in (ROOT / "scripts" / "gpu-dry-run").read_text()
+    table = check["share_table"]([rerun], {"notebooks": 100}, 0.7)  # what the check read, in the results
+    assert table.startswith("## Share of each step's limit (at most 70%)") and "| notebooks | 80.0 | 100 | 80% |" in table

@@ -9,9 +9,9 @@ The real thing is checked by the ``gpu``-marked tests on a GPU machine.
 from types import SimpleNamespace
 
 from ipython_cudatime.backends.torch_cuda import TorchCudaBackend
-from ipython_cudatime.explain.nvml_probe import NvmlProbe
-from ipython_cudatime.explain.profile import Profile
-from ipython_cudatime.explain.torch_probe import TorchProbe
+from ipython_cudatime.features.cold_causes.nvml_probe import NvmlProbe
+from ipython_cudatime.features.profile.summary import Profile
+from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 from ipython_cudatime.features.profile import Profiling
 from ipython_cudatime.result import CudaTimeResult, Run
 

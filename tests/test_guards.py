@@ -120,7 +120,7 @@ def test_after_the_new_tf32_switch_cudatime_and_roofline_report_normally(ip, new
 def test_the_settings_are_read_through_fp32_precision(new_tf32_api):
     """The probe's CUDA branch (fed the states of a cold run that made a context), on the CPU build:
     the settings come from ``fp32_precision``, never from the refused legacy reads."""
-    from ipython_cudatime.explain.torch_probe import SETTINGS, TorchProbe, tf32_allowed
+    from ipython_cudatime.features.cold_causes.torch_probe import SETTINGS, TorchProbe, tf32_allowed
 
     causes = TorchProbe(new_tf32_api).causes({"compile": 0.0, "cuda": False},
                                               {"compile": 0.0, "cuda": True, "num_device_alloc": 0,

@@ -1,4 +1,4 @@
-"""Imports point down only: the layers of the house, top to bottom, as ``docs/design.md`` draws
+"""Imports point down only, type-only imports (under ``if TYPE_CHECKING:``) included: the layers of the house, top to bottom, as ``docs/design.md`` draws
 them. A module may import its own layer and those below it, never one above; within the package
 no import runs in circles; and no function imports one of the package's own modules except where
 the reason below says why (an optional dependency, or the import a light ``import`` defers)."""
@@ -21,10 +21,11 @@ LAYERS = (
     ("the runner", ("ipython_cudatime.runner", "ipython_cudatime.state", "ipython_cudatime.repeat_rule",
                     "ipython_cudatime.batching", "ipython_cudatime.evidence", "ipython_cudatime.fingerprint",
                     "ipython_cudatime.audit")),
-    ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema")),
-    ("explainers and their records", ("ipython_cudatime.explain", "ipython_cudatime.cpu_context")),
+    ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema", "ipython_cudatime.noise")),
+    ("the CPU context", ("ipython_cudatime.cpu_context",)),
     ("backends", ("ipython_cudatime.backends",)),
-    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard")),
+    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard", "ipython_cudatime.clocks",
+               "ipython_cudatime.rehearsal")),
 )
 
 # (module, function, imported module): why it is imported when the function runs, not before.
@@ -36,7 +37,7 @@ DEFERRED = {
         "the package's names load when first used (its __getattr__): import ipython_cudatime takes ~2 ms",
     ("ipython_cudatime", "load", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime", "report", "ipython_cudatime.display"): "as load's store",
-    ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.explain.op_counter"):
+    ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.features.roofline.op_counter"):
         "op_counter imports torch: only with --roofline, once the user has imported torch",
 }
 
@@ -66,13 +67,15 @@ def _targets(module, is_package, node, modules):
     return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else _known(base, modules) for alias in node.names]
 
 
-def _imports(modules):
-    """(importer, imported, the function it is in or None) for every import of a package module."""
+def _imports(modules, types=True):
+    """(importer, imported, the function it is in or None) for every import of a package module;
+    with ``types``, the imports under ``if TYPE_CHECKING:`` too: a type names its module as surely
+    as a call does, and a lower floor typed against a higher one knows it."""
     for module, (tree, is_package) in modules.items():
         functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
         inside = {id(n): f.name for f in functions for n in ast.walk(f)}
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)) and not _type_checking_only(tree, node):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and (types or not _type_checking_only(tree, node)):
                 for target in _targets(module, is_package, node, modules):
                     yield module, target, inside.get(id(node))
 
@@ -126,7 +129,7 @@ def test_no_import_cycle_within_the_package():
 
 
 def test_a_function_imports_our_own_modules_only_for_a_stated_reason():
-    deferred = {(importer, function, imported) for importer, imported, function in _imports(_modules())
+    deferred = {(importer, function, imported) for importer, imported, function in _imports(_modules(), types=False)
                 if function is not None}
     assert deferred == set(DEFERRED)
 

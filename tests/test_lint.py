@@ -28,5 +28,6 @@ def test_ruff_passes_over_the_library():
     passes("ruff", "check", "ipython_cudatime")
 
 
-def test_mypy_passes_over_the_library():
-    passes("mypy")
+def test_mypy_passes_over_the_library_with_every_check():
+    """``--strict`` on the command line too, so that the settings cannot quietly lose it."""
+    passes("mypy", "--strict")

@@ -16,12 +16,12 @@ import pytest
 
 from ipython_cudatime import report
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.explain import ColdWatch
+from ipython_cudatime.features.cold_causes.probes import ColdWatch
 from ipython_cudatime.features.memory import MemoryWatch
 from ipython_cudatime.render.html import render_html
 from ipython_cudatime.result import CudaTimeResult, Run
-from ipython_cudatime.explain.memory import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
-from ipython_cudatime.explain.torch_probe import TorchProbe
+from ipython_cudatime.features.memory.record import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
+from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 
 GiB = 2**30
 WORKSPACE = 8_519_680  # the default cuBLAS workspace (see torch_probe)
@@ -175,7 +175,7 @@ def test_a_cell_on_the_cpu_has_no_memory_line_and_a_note_in_the_details(ip, seam
     was on a device. The HTML report's details still say why there is no figure."""
     seams(registry=())
     r = ip.run_line_magic("cudatime", "-o -q -n 2 sum(range(100))")
-    assert r.memory is None and r.to_dict()["memory"] is None
+    assert r.memory is None and r.to_dict()["records"]["memory"] is None
     assert "memory   :" not in report(r)
     assert escape(NOT_MEASURED) in render_html(r)
 

@@ -18,7 +18,7 @@ from conftest import run
 from ipython_cudatime import report
 from ipython_cudatime.compare import contrast
 from ipython_cudatime.cpu_context import CpuContext, Machine
-from ipython_cudatime.explain.noise import noise
+from ipython_cudatime.noise import noise
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 

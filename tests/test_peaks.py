@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from ipython_cudatime.explain.roofline import OpStat, PeakOverride, Roofline, build, resolve_peaks
+from ipython_cudatime.features.roofline.model import OpStat, PeakOverride, Roofline, build, resolve_peaks
 from ipython_cudatime import peaks
 from ipython_cudatime.peaks import TABLE, lookup, normalize
 from ipython_cudatime.result import Run

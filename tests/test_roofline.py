@@ -146,7 +146,7 @@ def test_compare_shows_rates(tensors):
 
 def test_to_dict_carries_the_roofline(tensors):
     data = roofline(tensors, "-n 2 --roofline a @ b").to_dict()
-    assert data["roofline"]["flops"] == 2 * M * K * N and data["roofline"]["bound"] is None
+    assert data["records"]["roofline"]["flops"] == 2 * M * K * N and data["records"]["roofline"]["bound"] is None
 
 
 def test_a_copy_counts_what_it_reads_and_writes_once(tensors):
@@ -187,7 +187,7 @@ def test_a_tensor_read_twice_counts_its_elements_once(tensors):
 
 
 def _stats(dtype, nbytes, flops=0, kind="data"):
-    from ipython_cudatime.explain.roofline import OpStat
+    from ipython_cudatime.features.roofline.model import OpStat
 
     return [OpStat("aten::copy_", kind, dtype, "cuda:0", calls=1, flops=flops, bytes=nbytes, seconds=1e-3)]
 
@@ -196,7 +196,7 @@ def _stats(dtype, nbytes, flops=0, kind="data"):
 def test_a_copy_of_a_dtype_without_a_flop_peak_is_rated_against_bandwidth(dtype):
     """A 1 GiB uint8 (or bool) copy on an H200: no uint8 FLOP peak in the table, yet a copy
     computes nothing, so it is memory-bound against the 4.8 TB/s bandwidth."""
-    from ipython_cudatime.explain.roofline import build
+    from ipython_cudatime.features.roofline.model import build
     from ipython_cudatime.result import Run
 
     r = build(_stats(dtype, 2 * 2**30), Run(1e-3, 1e-3), 1e-3, lambda device: "NVIDIA H200", {})
@@ -207,7 +207,7 @@ def test_a_copy_of_a_dtype_without_a_flop_peak_is_rated_against_bandwidth(dtype)
 def test_the_harness_cost_is_not_counted_as_work_outside_the_ops():
     """A counting run of 1 ms of ops plus the harness's 40 µs (final synchronize, timing event)
     spent nothing outside PyTorch ops: no "NumPy, CuPy, JAX or Python work" to report."""
-    from ipython_cudatime.explain.roofline import build
+    from ipython_cudatime.features.roofline.model import build
     from ipython_cudatime.result import Run
 
     r = build(_stats("fp32", 2**20), Run(1.04e-3, 1.04e-3), 1e-3, lambda device: "NVIDIA H200", {},

@@ -1,7 +1,11 @@
 """Results as plain data that outlive the kernel: exact round trips, --save, %cudatime_compare --load."""
 
+import copy
 import dataclasses
+import functools
+import gc
 import json
+import operator
 
 import pytest
 from conftest import in_fresh_shell, run
@@ -10,13 +14,14 @@ from report_parts import table
 
 from ipython_cudatime import report
 from ipython_cudatime.compare import Point, Results
-from ipython_cudatime.explain import Cause
-from ipython_cudatime.explain.memory import DeviceMemory
-from ipython_cudatime.explain.profile import Profile
-from ipython_cudatime.explain.roofline import Roofline
+from ipython_cudatime.features.cold_causes.probes import Cause
+from ipython_cudatime.features.memory.record import DeviceMemory
+from ipython_cudatime.features.profile.summary import Profile
+from ipython_cudatime.features.roofline.model import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
-from ipython_cudatime import load
+from ipython_cudatime import load, schema
 from ipython_cudatime.features import FEATURES
+from ipython_cudatime.schema import BadField
 from ipython_cudatime.store import SCHEMA, save
 
 
@@ -262,11 +267,12 @@ HOSTILE = [  # (how the line is spoiled, what the problem must say)
      'task.params["shape"] is a literal of 200,000 characters (at most 10,000)'),
     ({"task.params.shape": {"literal": "'\\d'"}}, 'task.params["shape"] is not a Python literal'),
     ({"task.params.shape": {"literal": "__import__('os')"}}, 'task.params["shape"] is not a Python literal'),
-    ({"profile.top.0.1": "3"}, "profile.top[0][1] must be a whole number, not negative, got a string"),
-    ({"profile.breakdown": {"compute": -1}}, 'profile.breakdown["compute"] must be a finite number of seconds'),
-    ({"memory.cold_exact": 1}, "memory.cold_exact must be true or false, got 1"),
-    ({"cold_causes.0.name": None}, "cold_causes[0].name must be a string, got null"),
+    ({"records.profile.top.0.1": "3"}, "records.profile.top[0][1] must be a whole number, not negative, got a string"),
+    ({"records.profile.breakdown": {"compute": -1}}, 'records.profile.breakdown["compute"] must be a finite number of seconds'),
+    ({"records.memory.cold_exact": 1}, "records.memory.cold_exact must be true or false, got 1"),
+    ({"records.cold_causes.0.name": None}, "records.cold_causes[0].name must be a string, got null"),
     ({"harness.jitter": ...}, "harness.jitter is missing"),
+    ({"harness.jitter": 10**400}, "harness.jitter must be a finite number of seconds, not negative, got 1000"),
     ({"notes": "a note"}, "notes must be a list, got a string"),
     ({"task.params.shape": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
      "nested more than 32 levels deep"),
@@ -329,11 +335,108 @@ def test_every_field_of_every_saved_record_is_checked():
 
     from ipython_cudatime.cpu_context import CpuContext
 
-    for cls in (Run, Env, Task, Harness, Cause, Profile, Roofline, DeviceMemory, CpuContext):
+    kept = [(cls, schema.RECORDS[cls.__name__]) for cls in (Run, Env, Task, Harness, CpuContext)]
+    kept += [pair for feature in FEATURES for pair in type(feature).record_checks]  # each feature's own
+    assert {cls.__name__ for cls, _ in kept} >= {"Cause", "Profile", "Roofline", "DeviceMemory"}
+    for cls, check in kept:
         fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
-        assert set(fields) == set(schema.RECORDS[cls.__name__].fields), cls.__name__
-    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"records", "features"}
-    assert own | {feature.name for feature in FEATURES} == set(schema.result_record(FEATURES).fields)
+        assert set(fields) == set(check.fields), cls.__name__
+    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"features"}
+    assert own == set(schema.result_record(FEATURES).fields)  # the records under "records", each by its schema
+    assert [feature.name for feature in FEATURES if type(feature).schema is None] == []
+
+
+SPOILERS = [None, True, 0, -1, 0.5, float("inf"), float("nan"), 10**400, "3", [], {}, [1.5], [[]], {"literal": "(1,)"}]
+
+
+def places(node, path=()):
+    """The path of every value below ``node`` (keys and indexes), parents before their items."""
+    items = node.items() if type(node) is dict else enumerate(node) if type(node) is list else ()
+    for key, item in items:
+        yield (*path, key)
+        yield from places(item, (*path, key))
+
+
+def spoiled(data):
+    """Copies of ``data`` with one thing changed at one place: every value replaced by each of
+    ``SPOILERS``, every key deleted, a key added to every object."""
+    text = json.dumps(data)
+    for *parents, last in places(data):
+        for spoiler in [*SPOILERS, ...]:
+            line = json.loads(text)
+            node = functools.reduce(operator.getitem, parents, line)
+            if spoiler is not ...:
+                node[last] = copy.deepcopy(spoiler)
+            elif type(node) is dict:
+                del node[last]
+            yield line
+    for path in [(), *places(data)]:
+        line = json.loads(text)
+        node = functools.reduce(operator.getitem, path, line)
+        if type(node) is dict:
+            node["added_by_a_newer_version"] = 1
+            yield line
+
+
+def outcome(check, line):
+    """What a check makes of a line: the data it keeps (as sorted JSON, NaN included), or its message."""
+    try:
+        return "kept", json.dumps(check(line), sort_keys=True)
+    except BadField as exc:
+        return "refused", str(exc)
+
+
+def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
+    """Loading tries each line's compiled check first (``record.fast``), and the full one, which gives the
+    messages, only where the compiled one is unsure (``record.quick``). Over thousands of lines spoiled
+    at every place, the compiled check never keeps a line the full one refuses, nor keeps it
+    differently, and ``quick`` gives the full check's outcome, message included."""
+    good = full_result()
+    failed = Point(good.task, None, "ZeroDivisionError: division by zero")
+    live = run(ip, "%cudatime -q -o -n 3 sum(range(40))").value
+    lines = [(schema.result_record(FEATURES), through_json({"format": "ipython_cudatime", "schema": SCHEMA,
+                                                             **good.to_dict()})),
+             (schema.result_record(FEATURES), through_json(live.to_dict())),
+             (schema.FAILED, through_json(failed.to_dict()))]
+    spoilt = kept_fast = 0
+    for check, data in lines:
+        assert outcome(check.fast, data) == outcome(check, data)  # a well-formed line takes the fast path
+        for line in spoiled(data):
+            full = outcome(check, line)
+            assert outcome(check.quick, line) == full, line
+            spoilt += 1
+            try:
+                fast = check.fast(line)  # never a BadField: what it is unsure of, the full check answers
+            except schema._Unsure:
+                continue
+            assert ("kept", json.dumps(fast, sort_keys=True)) == full, (line, fast, full)
+            kept_fast += 1
+    assert spoilt > 3000 and kept_fast > 1000, (spoilt, kept_fast)  # e.g. a time changed to 0.5: still fast
+
+
+def test_a_schema_too_deep_to_compile_is_still_checked():
+    """Python compiles some 20 nested loops at most: a record whose lists nest deeper (a feature's own
+    schema could) is checked by the call alone, with the same answers."""
+    deep, value = schema.TEXT, "a"
+    for _ in range(30):
+        deep, value = schema.list_of(deep), [value]
+    check = schema.record({"x": deep})
+    assert check.quick({"x": value, "y": 1}) == {"x": value}
+    with pytest.raises(BadField, match=r"x\[0\]\[0\]"):
+        check.quick({"x": [[5]]})
+
+
+def test_loading_leaves_the_cycle_collector_as_it_was(tmp_path):
+    """Loading holds the collector off while it reads (``store._collector_paused``): on or off before, so after."""
+    good = full_result()
+    path = tmp_path / "one.jsonl"
+    save([Point(good.task, good)], str(path))
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            assert len(load(str(path))[0].points) == 1 and gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):

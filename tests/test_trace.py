@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from ipython_cudatime import profile_trace
-from ipython_cudatime.explain.profile import Profile
-from ipython_cudatime.explain.trace import TraceError
-from ipython_cudatime.explain.verdicts import cpu_verdict
+from ipython_cudatime.features.profile.summary import Profile
+from ipython_cudatime.features.profile.trace import TraceError
+from ipython_cudatime.features.profile.verdicts import cpu_verdict
 
 DATA = Path(__file__).parent / "data"
 V100, SIMPLE_ADD, TRITON, NO_KERNELS = (DATA / f"{name}.json.gz" for name in (
@@ -273,7 +273,7 @@ def test_cpu_verdicts_near_a_threshold_say_so():
 def test_one_operator_call_is_singular():
     assert cpu_verdict(cpu_profile(1, 0.009, 0.010, [("aten::add", 1, 0.003)]))[1].startswith(
         "mixed: 1 operator call; the largest")
-    from ipython_cudatime.explain.profile_text import profile_lines
+    from ipython_cudatime.features.profile.record import profile_lines
 
     profile = cpu_profile(1, 0.009, 0.010, [("aten::add", 1, 0.003)])
     profile.counted = "operator calls (CPU only: no device kernels to count)"

@@ -35,6 +35,24 @@ REGISTRY: tuple[Entry, ...] = (
     ("tensorflow", TensorflowBackend),
     ("numba.cuda", NumbaBackend),
 )
+# The host's own frameworks, which hold no device work: NumPy (a dependency of the package) and
+# pandas. Each registry is read together with these (``entries``).
+HOST: tuple[Entry, ...] = (("numpy", CpuBackend), ("pandas", PandasTables))
+
+
+def entries(registry: Iterable[Entry] = REGISTRY) -> list[Entry]:
+    """The host's frameworks and ``registry``'s, each module once (its first entry): whatever the
+    package needs to know of a framework (its versions, objects, pools) is read from these."""
+    found: dict[str, Entry] = {}
+    for entry in (*HOST, *registry):
+        found.setdefault(entry[0], entry)
+    return list(found.values())
+
+
+def frameworks(registry: Iterable[Entry] = REGISTRY) -> list[str]:
+    """The top-level packages of every framework the package knows (``entries``), each once, in
+    order: those whose versions a result records (``numba`` for ``numba.cuda``)."""
+    return list(dict.fromkeys(module.partition(".")[0] for module, _ in entries(registry)))
 
 
 def active_backends(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, Any] | None = None,
@@ -57,16 +75,13 @@ def active_backends(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, 
 def object_kinds(registry: Iterable[Entry] = REGISTRY, modules: Mapping[str, Any] | None = None) -> list[Kind]:
     """How the repeat decision reads the objects of every framework imported now (``Backend.kinds``):
     NumPy's and pandas' first (the host's arrays and tables, no device), then each framework's of
-    ``registry``, once per framework module."""
+    ``registry``, once per framework module (``entries``)."""
     modules = sys.modules if modules is None else modules
     found: list[Kind] = []
-    asked: set[str] = set()
-    entries: list[Entry] = [("numpy", CpuBackend), ("pandas", PandasTables), *registry]
-    for module_name, backend_class in entries:
+    for module_name, backend_class in entries(registry):
         framework = modules.get(module_name)
         kinds = getattr(backend_class, "kinds", None)  # an entry that declares none reads as Python objects
-        if framework is not None and module_name not in asked and kinds is not None:
-            asked.add(module_name)
+        if framework is not None and kinds is not None:
             found += kinds(framework)
     return found
 
@@ -146,6 +161,12 @@ class DeviceSet:
 
     def describe(self) -> str:
         return ", ".join(backend.describe() for backend in self._named() or [self._cpu])
+
+    @property
+    def frameworks(self) -> list[str]:
+        """The frameworks of the registry this set was detected from (``frameworks``; the default
+        registry's for a set made by hand): those whose versions the result records."""
+        return frameworks(REGISTRY if self._registry is None else self._registry)
 
     @property
     def names(self) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Collection, Iterable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from .objects import Kind
 
@@ -116,11 +116,29 @@ class EventTimer(DeviceTimer):
 
 def event_elapsed_ms(start: Any, stop: Any) -> float:
     """``start.elapsed_time(stop)``: how torch's events read milliseconds."""
-    return start.elapsed_time(stop)
+    return float(start.elapsed_time(stop))
+
+
+class Pool:
+    """A framework's own intra-op thread pool (a BLAS library's pools are threadpoolctl's to read):
+    its name in the report, the threads it runs now, and how ``--threads N`` sets them."""
+
+    name = ""
+
+    def threads(self, module: Any) -> int:
+        """The threads the pool of ``module`` (the framework, imported) runs now."""
+        raise NotImplementedError
+
+    def set(self, module: Any, threads: int) -> None:
+        raise NotImplementedError
 
 
 class Backend:
-    """A framework that can hold queued device work.
+    """A framework that can hold queued device work, and what the rest of the package needs to
+    know of it: the one room a framework lives in. Besides its device (below), it declares its
+    packages (whose objects show its work), how the repeat decision reads its objects (``kinds``),
+    its own thread pools (``pools``) and the packages whose linear algebra runs in the BLAS pools
+    (``blas_users``); ``backends.frameworks`` and ``cpu_context`` read these from the registry.
 
     ``name`` is what the report calls it ("torch cuda"). A backend must never
     initialize a device on its own: ``synchronize`` and ``timer`` do nothing
@@ -130,6 +148,10 @@ class Backend:
 
     # the top-level modules whose objects show that a cell's work went through this framework
     packages: tuple[str, ...] = ()
+    # its own intra-op thread pools, whose threads the CPU context reads and --threads sets
+    pools: ClassVar[tuple[Pool, ...]] = ()
+    # packages whose linear algebra runs in the BLAS pools threadpoolctl sees (NumPy's, SciPy's)
+    blas_users: ClassVar[tuple[str, ...]] = ()
 
     @property
     def name(self) -> str:

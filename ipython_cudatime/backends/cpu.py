@@ -19,6 +19,7 @@ class CpuBackend(Backend):
 
     name = "cpu"
     note = NOTE
+    blas_users = ("numpy", "scipy", "sklearn")  # the host's linear algebra, through the BLAS threadpoolctl sees
 
     @classmethod
     def detect(cls, module: Any = None) -> CpuBackend:

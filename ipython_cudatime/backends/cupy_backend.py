@@ -33,7 +33,7 @@ class CupyBackend(Backend):
     def active(self) -> bool:
         """A context in this thread means CuPy (or another framework) has used the GPU;
         without one there is nothing queued, and we must not create one."""
-        return self._cupy.cuda.driver.ctxGetCurrent() != 0
+        return bool(self._cupy.cuda.driver.ctxGetCurrent() != 0)
 
     @property
     def name(self) -> str:

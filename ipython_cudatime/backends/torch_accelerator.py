@@ -12,13 +12,14 @@ from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer, event_elapsed_ms
 from .objects import Kind
-from .torch_objects import torch_kinds
+from .torch_objects import TorchPool, torch_kinds
 
 
 class TorchAcceleratorBackend(Backend):
     """Synchronizes the current non-CUDA accelerator."""
 
     packages = ("torch",)
+    pools = (TorchPool(),)
 
     def __init__(self, torch: Any, device: Any) -> None:
         self._torch = torch

@@ -8,7 +8,7 @@ from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer, Place, event_elapsed_ms
 from .objects import Kind
-from .torch_objects import torch_kinds
+from .torch_objects import TorchPool, torch_kinds
 
 MEMORY_KEYS = (
     "num_device_alloc",
@@ -25,7 +25,7 @@ def _read(nested: dict[str, Any], key: str) -> int:
     value: Any = nested
     for part in key.split("."):
         value = value.get(part, 0) if isinstance(value, dict) else 0
-    return value
+    return int(value)
 
 
 class CudaPlace(Place):
@@ -35,7 +35,7 @@ class CudaPlace(Place):
         self._cuda = cuda
 
     def device(self) -> int:
-        return self._cuda.current_device()
+        return int(self._cuda.current_device())
 
     def stream(self, device: int) -> Any:
         return self._cuda.current_stream(device)
@@ -45,6 +45,7 @@ class TorchCudaBackend(Backend):
     """Synchronizes every initialized CUDA device; times with events on the current stream."""
 
     packages = ("torch",)
+    pools = (TorchPool(),)
 
     def __init__(self, torch: Any) -> None:
         self._torch = torch
@@ -72,7 +73,7 @@ class TorchCudaBackend(Backend):
         ``get_device_name()`` initializes torch.cuda without creating one, and synchronizing or
         recording an event on a device creates its context."""
         check = getattr(self._torch._C, "_cuda_hasPrimaryContext", None)
-        return check(index) if check is not None else index == self._torch.cuda.current_device()
+        return bool(check(index) if check is not None else index == self._torch.cuda.current_device())
 
     def _active_devices(self) -> list[int]:
         """The devices that have a CUDA context: only they can hold work. Never create a

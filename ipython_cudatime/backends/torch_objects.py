@@ -1,4 +1,5 @@
-"""How the repeat decision reads PyTorch's objects, for both torch backends (CUDA and the others).
+"""How the repeat decision reads PyTorch's objects, and torch's thread pool, for both torch backends
+(CUDA and the others).
 
 A tensor carries a version counter that every in-place write bumps (``t._version``, kept on
 the host: reading it never synchronizes a device, CUDA tensors included), and its gradient
@@ -12,6 +13,7 @@ import operator
 from collections.abc import Iterator
 from typing import Any
 
+from .base import Pool
 from .objects import Kind, Leaf, Unseen, present
 
 COPY_LIMIT = 1 << 31  # bytes: a tensor larger than this is not copied to be put back
@@ -134,6 +136,18 @@ PLAIN = (int, float, str, bool, type(None))
 
 def _plain(value: Any) -> bool:
     return isinstance(value, PLAIN)
+
+
+class TorchPool(Pool):
+    """torch's intra-op pool (``torch.get_num_threads``), which also sizes torch's own BLAS threads."""
+
+    name = "torch"
+
+    def threads(self, torch: Any) -> int:
+        return int(torch.get_num_threads())
+
+    def set(self, torch: Any, threads: int) -> None:
+        torch.set_num_threads(threads)
 
 
 def torch_kinds(torch: Any) -> tuple[Kind, ...]:

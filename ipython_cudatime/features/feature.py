@@ -20,20 +20,19 @@ it shows for no record and one line saying what was not shown and why (``Feature
 from __future__ import annotations
 
 import dataclasses
-import functools
-from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ..findings import Finding
-from ..guard import failure_line
+from ..result import RecordKeeper
 
 if TYPE_CHECKING:
-    from ..explain import ProbeSet
+    from _typeshed import DataclassInstance
+
     from ..options import Flag, Values
-    from ..result import CudaTimeResult
     from ..runner import Watch
+    from .cold_causes.probes import ProbeSet
+
+Record = TypeVar("Record", bound="DataclassInstance")  # a feature's record class (a dataclass)
 
 
 class Unavailable(Exception):
@@ -51,27 +50,12 @@ class Call:
     probes: ProbeSet
 
 
-class Feature:
-    """One measurement feature. Every method has a default that adds nothing, so a feature
-    overrides only what it adds. ``record`` below is what its watch made for a result, or None:
-    the feature was off for it, or the result comes from a file written before the feature
-    existed; every word method must accept None."""
+class Feature(RecordKeeper):
+    """One measurement feature: the keeper of its record (``result.RecordKeeper``: its name, schema,
+    saved form and words in every view), with the flags it declares and its part in the runs. Every
+    method has a default that adds nothing, so a feature overrides only what it adds."""
 
-    name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its field in a saved line
     flags: ClassVar[tuple[Flag, ...]] = ()  # the options it declares
-    # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
-    schema: ClassVar[staticmethod[[Any], Any] | None] = None
-    section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
-    section_class: ClassVar[str] = ""
-    columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Each word method a feature defines is guarded (``_shown``): every view and table calls
-        them, and none of those call sites needs to know."""
-        super().__init_subclass__(**kwargs)
-        for name, instead in INSTEAD.items():
-            if name in cls.__dict__:
-                setattr(cls, name, _shown(cls.__dict__[name], instead))
 
     def settings(self, values: Values) -> Any:
         """What this call asks of the feature, from the parsed flags; None: it is off."""
@@ -81,68 +65,8 @@ class Feature:
         """Its part in one measurement (a fresh one per cell or sweep point), or None."""
         return None
 
-    def to_json(self, record: Any) -> Any:
-        """The record as JSON data for a saved line."""
-        return None if record is None else record.to_dict()
 
-    def from_json(self, data: Any) -> Any:
-        """The record ``to_json`` wrote (already checked against ``schema``), or None."""
-        return None
-
-    def text_lines(self, result: CudaTimeResult, record: Any) -> list[str]:
-        """Its lines in the text report, after the run counts."""
-        return []
-
-    def findings(self, result: CudaTimeResult, record: Any) -> list[Finding]:
-        """Its sentences under the numbers (every view shows them)."""
-        return []
-
-    def section_html(self, result: CudaTimeResult, record: Any) -> str:
-        """The body of its collapsed HTML section ("" leaves the section out)."""
-        return ""
-
-    def detail_rows(self, result: CudaTimeResult, record: Any) -> list[tuple[str, str]]:
-        """(label, value) rows in the report's Details table."""
-        return []
-
-    def cells(self, record: Any) -> tuple[str, ...]:
-        """Its cells in a table row, one per ``columns``; shown where any row has a record."""
-        return ()
-
-    def table_fields(self, record: Any) -> dict[str, Any]:
-        """Its columns in ``Results.to_pandas()``, where the row has a record."""
-        return {}
-
-    def extra_runs(self, record: Any) -> list[str]:
-        """The runs it added out of the statistics, as the run counts name them ("1 profiled")."""
-        return []
-
-
-# What a view gets from a word method that raised, given the feature and the one line saying so.
-INSTEAD: dict[str, Callable[[Feature, str], Any]] = {
-    "text_lines": lambda feature, line: [line],
-    "findings": lambda feature, line: [Finding("note", line)],
-    "section_html": lambda feature, line: escape(line),
-    "detail_rows": lambda feature, line: [(feature.name, line)],
-    "cells": lambda feature, line: ("",) * len(feature.columns),
-    "table_fields": lambda feature, line: {},
-    "extra_runs": lambda feature, line: [],
-}
-
-
-def _shown(words: Callable[..., Any], instead: Callable[[Feature, str], Any]) -> Callable[..., Any]:
-    """``words`` (a feature's word method), or where it raises, ``instead(feature, line)``."""
-    @functools.wraps(words)
-    def shown(feature: Feature, *args: Any) -> Any:
-        try:
-            return words(feature, *args)
-        except Exception as error:  # a record this version cannot word: say so, keep the report
-            return instead(feature, failure_line(f"{feature.name} not shown", error))
-
-    return shown
-
-
-def plain_record(kind: type, data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Any:
+def plain_record(kind: type[Record], data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Record | None:
     """A record of dataclass ``kind`` from its saved dict: its own fields only (``to_dict`` may add
     derived ones, such as the roofline's ridge), the fields in ``rows`` back to the tuples they were."""
     if data is None:

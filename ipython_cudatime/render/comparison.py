@@ -18,7 +18,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
 from ..compare import contrast, interval_text, times_text
-from ..explain.noise import noise
+from ..noise import noise
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 Row = tuple[str, ...]  # a table row's cells
 Series = dict[str, list[tuple[Any, "CudaTimeResult"]]]  # a sweep chart's series: name -> [(x, result)]
 
-CHART_HEIGHT_PX = 260
+CHART_HEIGHT_PX = 230
 CHART_ROWS = 40  # bars or labelled points a 600 px chart can show; past them the table stands alone
 CHART_SERIES = 12  # lines one sweep chart can tell apart in its legend
 CONTRAST_LINES = 8  # rows put in words against the first; past them the "vs first" column speaks
@@ -453,7 +453,7 @@ def compare_text(results: Results) -> str:
     return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
 
 
-NAME_CHARS = 22  # characters in a line of a row's name, left of a comparison's dots
+NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's dots (102 px of a 270 px chart)
 NAME_LINES = 3  # lines a name may take; a longer one ends in "…" (the table below has it whole)
 
 

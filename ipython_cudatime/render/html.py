@@ -15,14 +15,15 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..explain.noise import context_rows, quiet_note
 from ..findings import findings
+from ..noise import context_rows, quiet_note
 from ..units import format_seconds as fmt
 from ..units import ratio_text
 from .image import REPORT_PX, legend_html, legend_item, swatch
 
 if TYPE_CHECKING:
-    from ..result import CudaTimeResult, Run
+    from ..clocks import Run
+    from ..result import CudaTimeResult
 
 # one table style for every report
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"

@@ -11,8 +11,13 @@ no font on the reader's system.
 
 Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so a figure
 of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
-width up to that natural size, so ``FONT_PX`` text stays at least 10 px tall down to a
-340 px wide output area (a phone, or a 500 px panel beside JupyterLab's file browser).
+width up to that natural size and no wider, and its text shrinks with it: so a chart is drawn
+for a phone, ``CHART_PX`` wide with ``FONT_PX`` text, and stays at least 11 px tall down to a
+200 px wide chart (classic Notebook's in a 360 px window shows it 204 px wide, JupyterLab's 223 px).
+Drawn 500 px wide and shrunk, its text was 6.1-6.7 px there. At its natural size on a wide screen it
+is a 270 px chart of 15 px text.
+The sanitizer of an untrusted notebook keeps this: the ``<img>``'s inline width and max-width
+are all it needs, and nothing inside the image reaches it.
 
 Text drawn as paths is no text to search, but matplotlib writes each string drawn as an SVG
 comment beside its paths (``<!-- 1 ms -->``): tests read the tick labels there. Every axis of
@@ -37,12 +42,12 @@ if TYPE_CHECKING:
 from ..units import format_seconds
 
 REPORT_PX = 600  # the width of every report
-CHART_PX = 500  # the natural width of its charts
-FONT_PX = 15.0  # chart text at natural size: 10.2 px in a 340 px output area
+CHART_PX = 270  # the natural width of its charts, and their widest
+FONT_PX = 15.0  # chart text at natural size: 11.1 px shown 200 px wide
 FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
 CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
 # left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
-MARGINS_PX = (94, 14, 10, 44)
+MARGINS_PX = (94, 13, 10, 44)
 PANEL = "#ffffff"  # the chart's own background, under its text
 MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
 MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
@@ -106,11 +111,12 @@ def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     axis = axes.yaxis if which == "y" else axes.xaxis
-    most = 5 if which == "y" else 4  # side by side, "100 ms" labels need about 70 px each
+    most = 5 if which == "y" else 3  # side by side, "100 ms" labels need about 60 px each
     if log:
         low, high = sorted(axes.get_ylim() if which == "y" else axes.get_xlim())
         span = high / low if low > 0 else math.inf
-        subs = (1.0,) if span >= 1000 else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
+        decades = 100 if which == "y" else 10  # 15 px labels: 6 fit up a 160 px plot, 3 across it
+        subs = (1.0,) if span >= decades else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
         axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=most if which == "x" else None))
     else:
         axes.set_ylim(bottom=0.0) if which == "y" else axes.set_xlim(left=0.0)
@@ -119,18 +125,27 @@ def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+VALUE_MARGIN = 0.1  # of the swept values' span, beyond them on either side of the x axis
+
+
 def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
-    """The swept values as the x ticks, thinned so that no two labels touch; no minor ticks."""
+    """The swept values as the x ticks, thinned so that no two labels touch and none passes the
+    chart's right edge (where "1e+06" was cut in half); no minor ticks."""
     from matplotlib.ticker import NullLocator
 
     values = sorted(set(values))
     where = [math.log(v) if log else v for v in values]
-    scale = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / ((where[-1] - where[0]) or 1.0)
+    span = (where[-1] - where[0]) or 1.0
+    plot = CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]
+    axes.margins(x=VALUE_MARGIN)
+    scale = plot / (span * (1 + 2 * VALUE_MARGIN))
     kept, last = [], None
     for value, position in zip(values, where):
         label = f"{value:g}"
         # a label is centred on its tick: the next may start half a label width past the last one's end
-        if last is None or (position - last[0]) * scale >= (len(label) + len(last[1])) / 2 * CHAR_PX + CHAR_PX:
+        spaced = last is None or (position - last[0]) * scale >= (len(label) + len(last[1])) / 2 * CHAR_PX + CHAR_PX
+        right = (position - where[0] + VALUE_MARGIN * span) * scale + len(label) / 2 * CHAR_PX
+        if spaced and right <= plot + MARGINS_PX[1]:
             kept.append(value)
             last = (position, label)
     axes.set_xticks(kept, [f"{v:g}" for v in kept])
@@ -141,18 +156,20 @@ CATEGORY_LINES = 3  # wrapped category labels of more lines than this become num
 
 
 def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
-    """Horizontal labels under categories 0..n-1, wrapped to the room each has. Returns the
-    lines the tallest takes, and the key (``1: label``) when they would need more than
-    CATEGORY_LINES lines and the ticks are numbers instead."""
+    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (a word
+    is never cut: "contiguo / us"). Returns the lines the tallest takes, and the key (``1: label``)
+    when they would need more than CATEGORY_LINES lines, or a word is too wide for its room, and
+    the ticks are numbers instead."""
     import textwrap
 
     from matplotlib.ticker import NullLocator
 
     room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
-    chars = max(3, int(room / CHAR_PX) - 1)
-    wrapped = [textwrap.wrap(label, chars, break_long_words=True) or [""] for label in labels]
+    chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: a word 2 characters longer still fits
+    wrapped = [textwrap.wrap(label, chars, break_long_words=False) or [""] for label in labels]
     key = []
-    if max(len(lines) for lines in wrapped) > CATEGORY_LINES:
+    widest = max(len(line) for lines in wrapped for line in lines)
+    if max(len(lines) for lines in wrapped) > CATEGORY_LINES or widest > chars + 2:
         key = [f"{number}: {label}" for number, label in enumerate(labels, 1)]
         wrapped = [[str(number)] for number in range(1, len(labels) + 1)]
     axes.set_xticks(range(len(labels)), ["\n".join(lines) for lines in wrapped], **USER_TEXT)

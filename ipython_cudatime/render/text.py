@@ -10,7 +10,8 @@ from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text
 
 if TYPE_CHECKING:
-    from ..result import CudaTimeResult, Run
+    from ..clocks import Run
+    from ..result import CudaTimeResult
 
 
 def _clocks(run: Run) -> str:

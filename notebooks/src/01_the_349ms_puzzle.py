@@ -37,15 +37,16 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
+from ipython_cudatime import rehearsal
 from ipython_cudatime.units import format_seconds
 
-GPU = torch.cuda.is_available()
+GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the GPU branch (make gpu-dry-run)
 if GPU:  # the question's code: PyTorch on the GPU
-    lib, N = torch, 10_000
-    ac = torch.randn(N, N).to("cuda")
-    bc = torch.randn(N, N).to("cuda")
-    torch.cuda.synchronize()  # the copies are finished before anything is timed
-    where = torch.cuda.get_device_name()
+    lib, N = torch, rehearsal.shrink(10_000)  # 10,000 (an eighth in the rehearsal)
+    ac = torch.randn(N, N).to(rehearsal.DEVICE)  # "cuda"
+    bc = torch.randn(N, N).to(rehearsal.DEVICE)
+    rehearsal.synchronize()  # torch.cuda.synchronize(): the copies are finished before anything is timed
+    where = rehearsal.device_name()  # torch.cuda.get_device_name()
 elif importlib.util.find_spec("jax"):  # no GPU: the same trap with JAX, whose CPU dispatch is asynchronous too
     import jax
     import jax.numpy as jnp
@@ -219,7 +220,7 @@ plt.show()
 def synchronize(value):
     """Wait until the device has finished: all CUDA work, or the JAX array `value`."""
     if GPU:
-        torch.cuda.synchronize()  # every kernel on every stream of the device
+        rehearsal.synchronize()  # torch.cuda.synchronize(): every kernel on every stream of the device
     elif lib is not torch:
         value.block_until_ready()
     # (PyTorch on the CPU: nothing to wait for, the product was finished when it returned)

@@ -87,12 +87,13 @@ print(f"100 calls: {100 * one_call / 3600:.1f} hours")
 # %% tags=["setup"]
 import torch
 
+from ipython_cudatime import rehearsal
 from ipython_cudatime.units import format_seconds
 
-device = "cuda" if torch.cuda.is_available() else "cpu"
-if device == "cpu":  # one thread: these operations are tiny, and on a shared CPU threads wait for each other
+GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the GPU branch (make gpu-dry-run)
+if not torch.cuda.is_available():  # one thread: these operations are tiny, and on a shared CPU threads wait for each other
     torch.set_num_threads(1)
-SMALL = (3, 48, 27) if device == "cuda" else (3, 96, 54)  # the loop's input
+SMALL = (3, 48, 27) if GPU else (3, 96, 54)  # the loop's input
 
 
 def try_gpu(i=0):

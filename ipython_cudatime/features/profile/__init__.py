@@ -2,7 +2,7 @@
 
 By default one more run after the warm runs is profiled, so that the timed runs are not
 affected; ``--profile-cold`` profiles the cold run instead (whose time is then inflated).
-``explain.profile`` reads the run's Chrome trace into a ``Profile``: kernel and copy counts, the
+``summary`` reads the run's Chrome trace into a ``Profile``: kernel and copy counts, the
 GPU's busy fraction, launches, synchronizations, top kernels, a verdict.
 """
 
@@ -14,17 +14,15 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from ..explain.profile import Profile, TorchProfiler
-from ..explain.profile_text import profile_lines
-from ..findings import Finding
-from ..options import Flag, OptionError, Values, writable_file
-from ..render.html import percent, stacked_bar, table_html
-from ..result import CudaTimeResult
-from ..runner import Outcome, Watch
-from ..schema import PROFILE
-from ..units import count_text
-from ..units import format_seconds as fmt
-from .feature import Call, Feature, Unavailable, plain_record
+from ...options import Flag, OptionError, Values, writable_file
+from ...render.html import percent, stacked_bar, table_html
+from ...result import CudaTimeResult, Finding
+from ...runner import Outcome, Watch
+from ...units import count_text
+from ...units import format_seconds as fmt
+from ..feature import Call, Feature, Unavailable, plain_record
+from .record import PROFILE, Profile, profile_lines
+from .summary import TorchProfiler
 
 
 @dataclass(frozen=True)
@@ -81,6 +79,7 @@ class Profiling(Feature):
              writable_file("trace.json"), rules=RULES),
     )
     schema = staticmethod(PROFILE)
+    record_checks = ((Profile, PROFILE),)
     section_title = "Profile"
     section_class = "cudatime-section-profile"
 

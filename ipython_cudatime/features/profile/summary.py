@@ -17,63 +17,17 @@ import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .profile_text import profile_text
+from .record import Profile
 from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
 from .verdicts import cpu_verdict, device_verdict
 
 if TYPE_CHECKING:
-    from IPython.lib.pretty import RepresentationPrinter
-
-    from ..result import Run
+    from ...clocks import Run
     from .trace import DeviceActivity, Span
 
 TOP = 5
-
-
-@dataclass
-class Profile:
-    """What one profiled run (or one trace file) did. Times in seconds.
-
-    ``kernel_count`` counts events of category ``kernel`` (without a traced device:
-    operator calls, and ``counted`` says so); ``copy_count`` memcpy and memset events.
-    ``window`` is the span the busy fraction is over: the profiled run's synchronized
-    span for ``--profile`` (marked in its trace), else from the first device interval's
-    start to the last one's end. ``breakdown`` sums device seconds per kind (compute,
-    communication, memory); ``top`` is (name, calls, seconds) by total time;
-    ``launch_mean`` the mean host cost of a launch call; ``sync_time`` the host time
-    blocked in device/stream/event synchronize calls that the cell made: within its marked
-    code, never the harness's own synchronizations around it.
-    """
-
-    kernel_count: int
-    kernel_time: float
-    busy_fraction: float | None  # None without a traced device (operator calls counted)
-    top: list[tuple[str, int, float]] = field(default_factory=list)  # (name, count, total seconds)
-    verdict: str = ""
-    counted: str = "device kernels"
-    wall: float | None = None  # the profiled run's own wall clock (reported apart from the timed runs); None for a file
-    cold: bool = False
-    warning: str | None = None
-    copy_count: int = 0
-    window: float | None = None
-    breakdown: dict[str, float] = field(default_factory=dict)
-    launch_count: int = 0
-    launch_mean: float | None = None
-    sync_time: float = 0.0
-    kind: str = ""  # the verdict's stable key: "GPU-bound", "launch-bound", ...
-    trace_file: str | None = None  # where --trace kept the trace, or the file profile_trace read
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
-
-    def __str__(self) -> str:
-        return profile_text(self)
-
-    def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
-        printer.text(str(self))
 
 
 def union(intervals: Iterable[tuple[float, float]]) -> float:
@@ -220,7 +174,7 @@ class TorchProfiler:
     def __exit__(self, *exc: object) -> bool | None:
         self._mark.__exit__(*exc)
         with _silent_stderr_fd():
-            return self._profile.__exit__(*exc)
+            return bool(self._profile.__exit__(*exc))
 
     def summary(self, run: Run, cold: bool = False) -> Profile:
         if self._trace is not None:

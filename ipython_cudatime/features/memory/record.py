@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..units import format_bytes
+from ...schema import COUNT, FLAG, INTEGER, optional, record
+from ...units import format_bytes
 
 ALLOCATED, PEAK, RESERVED = "allocated_bytes.all.current", "allocated_bytes.all.peak", "reserved_bytes.all.current"
 NOT_MEASURED = ("peak device memory not measured: it is read from torch's CUDA allocator, "
@@ -42,6 +43,13 @@ class DeviceMemory:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+# What a saved DeviceMemory may hold (``schema``): its feature's part of a saved line.
+MEMORY = record({
+    "cold_peak": optional(INTEGER), "cold_exact": FLAG, "warm_peak": optional(INTEGER), "warm_exact": FLAG,
+    "reserved_growth": INTEGER, "total": optional(COUNT), "before": INTEGER,
+}, required=("cold_peak", "cold_exact"))
 
 
 def phase_peak(start: Mapping[str, Any], end: Mapping[str, Any]) -> tuple[int | None, bool]:

@@ -23,11 +23,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from .roofline import OpStat, PeakOverride, Roofline, build
-from .torch_probe import tf32_allowed
+from ..cold_causes.torch_probe import tf32_allowed
+from .model import OpStat, PeakOverride, Roofline, build
 
 if TYPE_CHECKING:
-    from ..result import Run
+    from ...clocks import Run
 
 Key = tuple[str, str, str]  # (op name, dtype, device): one ``OpStat`` each
 
@@ -70,9 +70,9 @@ def _unique_bytes(tensor: torch.Tensor) -> int:
     """Bytes of the distinct elements a tensor addresses: dimensions of stride 0 (broadcasts) count once."""
     try:
         elements = math.prod(size for size, stride in zip(tensor.shape, tensor.stride()) if stride != 0)
-        return elements * tensor.element_size()
+        return int(elements * tensor.element_size())
     except (RuntimeError, NotImplementedError):  # sparse or nested layouts have no strides
-        return tensor.numel() * tensor.element_size()
+        return int(tensor.numel() * tensor.element_size())
 
 
 def _elements(tensor: torch.Tensor) -> Hashable:
@@ -116,7 +116,7 @@ def _dtype_name(dtype: torch.dtype) -> str:
         text, "fp8" if text.startswith("float8") else text)
 
 
-class _Recorder(TorchDispatchMode):
+class _Recorder(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped here (Any): its class too
     """Sits above FlopCounterMode: sees each top-level op, times it and reads the FLOPs it added."""
 
     def __init__(self, flop_counter: FlopCounterMode, stats: dict[Key, OpStat]) -> None:
@@ -199,5 +199,5 @@ class OpCounter:
     def device_name(device: str) -> str:
         """``"cuda:0"`` → torch's name for that GPU (``"NVIDIA H200"``); the CPU stays ``"cpu"``."""
         if device.startswith("cuda"):
-            return torch.cuda.get_device_name(torch.device(device))
+            return str(torch.cuda.get_device_name(torch.device(device)))
         return device

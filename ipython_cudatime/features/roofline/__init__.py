@@ -1,6 +1,6 @@
 """``--roofline`` and ``--peak``: how good is the time? One more run counts the FLOPs and bytes of
-every PyTorch op (``explain.op_counter``); over the warm median they are rates, set against the
-device's peaks (``explain.roofline``), with a compute- or memory-bound verdict.
+every PyTorch op (``op_counter``); over the warm median they are rates, set against the
+device's peaks (``model``), with a compute- or memory-bound verdict.
 
 Its words: text lines, findings, table columns, and an HTML section with a small log-log chart
 drawn by hand in SVG (no matplotlib): the device's roof (bandwidth × intensity up to the ridge,
@@ -17,23 +17,23 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..explain.roofline import BYTES_NOTE, PeakOverride, Roofline, sentences
-from ..findings import Finding
-from ..options import Flag, OptionError, Values
-from ..render.image import COLOURS, MUTED, PANEL, img_tag
-from ..result import CudaTimeResult
-from ..runner import Outcome, Watch
-from ..schema import ROOFLINE
-from ..units import format_seconds as fmt
-from ..units import format_si
-from .feature import Call, Feature, Unavailable, plain_record
+from ...options import Flag, OptionError, Values
+from ...render.image import COLOURS, MUTED, PANEL, img_tag
+from ...result import CudaTimeResult, Finding
+from ...runner import Outcome, Watch
+from ...units import format_seconds as fmt
+from ...units import format_si
+from ..feature import Call, Feature, Unavailable, plain_record
+from .model import BYTES_NOTE, ROOFLINE, PeakOverride, Roofline, sentences
 
 if TYPE_CHECKING:
-    from ..explain.op_counter import OpCounter  # imports torch: for the type checker only
+    from .op_counter import OpCounter  # imports torch: for the type checker only
 
 UNCOUNTED_SHOWN = 5
-SVG_SIZE = (360, 220)
-MARGIN = (72, 12, 14, 34)  # left, right, top, bottom
+# as the run chart (render.image): drawn for a phone, 15 px text that stays 11 px or more shown 200 px wide
+SVG_SIZE = (270, 230)
+FONT_PX = 15
+MARGIN = (104, 12, 14, 46)  # left ("100 TFLOP/s"), right, top, bottom (a row of ticks and the axis's name)
 
 
 def _counted(r: Roofline) -> str:
@@ -89,8 +89,12 @@ def _scale(value: float, low: float, high: float, size: float, flip: bool = Fals
     return size * (1 - position) if flip else size * position
 
 
-def _decades(low: float, high: float) -> list[float]:
-    return [10.0 ** e for e in range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)]
+def _decades(low: float, high: float, size: float, label_px: float) -> list[float]:
+    """The powers of ten from ``low`` to ``high``, every other one (or fewer) where ``size`` px
+    would hold fewer than one ``label_px`` wide label a decade."""
+    powers = range(math.ceil(math.log10(low)), math.floor(math.log10(high)) + 1)
+    step = max(1, math.ceil(label_px * (math.log10(high) - math.log10(low)) / size))
+    return [10.0 ** e for e in powers if e % step == 0]
 
 
 def roofline_svg(r: Roofline) -> str:
@@ -110,18 +114,19 @@ def roofline_svg(r: Roofline) -> str:
     roof = " ".join(f"{x:.1f},{y:.1f}" for x, y in (xy(x_lo, bandwidth * x_lo), xy(ridge, peak_flops),
                                                     xy(x_hi, peak_flops)))
     px, py = xy(r.intensity, r.flop_rate)
-    ticks = "".join(f"<text x='{xy(v, y_lo)[0]:.1f}' y='{height - bottom + 12}' text-anchor='middle'>{v:g}</text>"
-                    for v in _decades(x_lo, x_hi))
-    ticks += "".join(f"<text x='{left - 4}' y='{xy(x_lo, v)[1] + 3:.1f}' text-anchor='end'>"
-                     f"{escape(format_si(v, 'FLOP/s'))}</text>" for v in _decades(y_lo, y_hi))
+    ticks = "".join(f"<text x='{xy(v, y_lo)[0]:.1f}' y='{height - bottom + FONT_PX + 2}' text-anchor='middle'>"
+                    f"{v:g}</text>" for v in _decades(x_lo, x_hi, plot_w, 3.5 * FONT_PX))
+    ticks += "".join(f"<text x='{left - 4}' y='{xy(x_lo, v)[1] + FONT_PX / 3:.1f}' text-anchor='end'>"
+                     f"{escape(format_si(v, 'FLOP/s'))}</text>" for v in _decades(y_lo, y_hi, plot_h, 1.4 * FONT_PX))
     return (f"<svg class='cudatime-roofline' xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' "
-            f"font-size='9' font-family='sans-serif' fill='{MUTED}'><rect width='100%' height='100%' fill='{PANEL}'/>"
+            f"font-size='{FONT_PX}' font-family='sans-serif' fill='{MUTED}'>"
+            f"<rect width='100%' height='100%' fill='{PANEL}'/>"
             f"<rect x='{left}' y='{top}' width='{plot_w}' height='{plot_h}' fill='none' stroke='{MUTED}'/>"
             f"<polyline points='{roof}' fill='none' stroke='{COLOURS['warm']}' stroke-width='2'/>"
             f"<circle cx='{px:.1f}' cy='{py:.1f}' r='4' fill='{COLOURS['cold']}'><title>this cell: "
             f"{escape(format_si(r.flop_rate, 'FLOP/s'))} at {r.intensity:.3g} FLOP/B</title></circle>"
-            f"{ticks}<text x='{left + plot_w / 2}' y='{height - 4}' text-anchor='middle'>"
-            f"intensity (FLOP/byte), ridge {ridge:.3g}</text></svg>")
+            f"{ticks}<text x='{width - right}' y='{height - 5}' text-anchor='end'>"
+            f"FLOP/byte, ridge {ridge:.3g}</text></svg>")
 
 
 def roofline_html(r: Roofline | None) -> str:
@@ -195,6 +200,7 @@ class RooflineFeature(Feature):
              "FLOPS[,BYTES_PER_S]", _peak),
     )
     schema = staticmethod(ROOFLINE)
+    record_checks = ((Roofline, ROOFLINE),)
     section_title = "Roofline"
     section_class = "cudatime-section-roofline"
     columns = RATE_HEADER
@@ -209,7 +215,7 @@ class RooflineFeature(Feature):
         if sys.modules.get("torch") is None:
             raise Unavailable("--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
                               "not counted)")
-        from ..explain.op_counter import OpCounter  # imports torch: only once the user has
+        from .op_counter import OpCounter  # imports torch: only once the user has
 
         return CountingWatch(OpCounter(settings.peak))
 

@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..cpu_context import CpuContext, pools_text
-from ..units import format_seconds as fmt
-from ..units import percent_text
+from .cpu_context import CpuContext, pools_text
+from .units import format_seconds as fmt
+from .units import percent_text
 
 if TYPE_CHECKING:
-    from ..result import CudaTimeResult
+    from .result import CudaTimeResult
 
 NOISY_CI = 0.05  # the median's 95% interval reaching further than 5% from it: the answer is in doubt...
 # ... by more than this in absolute terms: perf_counter resolves 1 ns and CUDA events 0.5 µs, but

@@ -9,10 +9,10 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..backends.torch_cuda import TorchCudaBackend
-from ..guard import failure_text
-from ..units import format_bytes, format_seconds
-from .memory import ALLOCATED, RESERVED, DeviceMemory, phase_peak
+from ...backends.torch_cuda import TorchCudaBackend
+from ...guard import failure_text
+from ...units import format_bytes, format_seconds
+from ..memory.record import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 from .probe import Cause, Probe
 
 # The cuBLAS workspace torch allocates on a (thread, device, stream)'s first matrix product, as
@@ -126,9 +126,9 @@ class TorchProbe(Probe[dict[str, Any]]):
         where the argument exists (older torch has none and collects none)."""
         snapshot = self._torch.cuda.memory_snapshot
         try:
-            return snapshot(include_traces=False)
+            return list(snapshot(include_traces=False))
         except TypeError:
-            return snapshot()
+            return list(snapshot())
 
     def _workspace_blocks(self) -> int | None:
         """Active allocator blocks of this device's cuBLAS workspace size, or None where the

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from ...schema import FLAG, SECONDS, TEXT, optional, record
+
 if TYPE_CHECKING:
-    from .memory import DeviceMemory
+    from ..memory.record import DeviceMemory
 
 # What one kind of probe reads at each moment (``Probe.state``): its own small dict, or None.
 State = TypeVar("State")
@@ -29,6 +31,10 @@ class Cause:
     seconds: float | None = None
     detail: str = ""
     explains: bool = True
+
+
+# What a saved Cause may hold (``schema``): its feature's part of a saved line.
+CAUSE = record({"name": TEXT, "seconds": optional(SECONDS), "detail": TEXT, "explains": FLAG}, required=("name",))
 
 
 class Probe(Generic[State]):

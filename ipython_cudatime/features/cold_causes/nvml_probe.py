@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backends.torch_cuda import TorchCudaBackend
+from ...backends.torch_cuda import TorchCudaBackend
 from .probe import Cause, Probe
 
 # NVML clock-event reasons (formerly "throttle reasons") worth naming.

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..units import count_text
-from ..units import format_seconds as fmt
-from ..units import percent_text as _percent
+from ...units import count_text
+from ...units import format_seconds as fmt
+from ...units import percent_text as _percent
 
 if TYPE_CHECKING:
-    from .profile import Profile
+    from .record import Profile
 
 Verdict = tuple[str, str]  # (kind, sentence)
 

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import peaks as peak_table
-from ..units import format_si
+from ... import peaks as peak_table
+from ...schema import AMOUNT, COUNT, SECONDS, TEXT, list_of, optional, record, row
+from ...units import format_si
 
 if TYPE_CHECKING:
-    from ..result import Run
+    from ...clocks import Run
 
 Peaks = tuple[float | None, float | None, str | None, list[str]]  # (peak_flops, peak_bandwidth, source, notes)
 
@@ -94,6 +95,16 @@ class Roofline:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__, uncounted=[list(row) for row in self.uncounted], notes=list(self.notes),
                     ridge=self.ridge)
+
+
+# What a saved Roofline may hold (``schema``): its feature's part of a saved line.
+ROOFLINE = record({
+    "flops": AMOUNT, "bytes": AMOUNT, "intensity": optional(AMOUNT), "flop_rate": optional(AMOUNT),
+    "byte_rate": optional(AMOUNT), "peak_flops": optional(AMOUNT), "peak_bandwidth": optional(AMOUNT),
+    "fraction_of_peak": optional(AMOUNT), "bound": optional(TEXT), "device": TEXT, "dtype": optional(TEXT),
+    "peak_source": optional(TEXT), "pointwise_flops": AMOUNT, "uncounted": list_of(row(TEXT, COUNT, AMOUNT)),
+    "outside_share": AMOUNT, "wall": optional(SECONDS), "notes": list_of(TEXT), "verdict": TEXT,
+}, required=("flops", "bytes"))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Peak device memory, read from torch's CUDA allocator around the runs, never resetting its peak.
 
-Always on; it reads only where the cell used torch's CUDA allocator (``explain.memory`` says how
+Always on; it reads only where the cell used torch's CUDA allocator (``record`` says how
 the peak is found without a reset, and when it is only an upper bound).
 """
 
@@ -10,15 +10,14 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..backends.torch_cuda import TorchCudaBackend
-from ..explain.memory import ALLOCATED, RESERVED, DeviceMemory, memory_sentence, phase_peak
-from ..result import CudaTimeResult
-from ..runner import Outcome, Watch
-from ..schema import MEMORY
-from .feature import Call, Feature
+from ...backends.torch_cuda import TorchCudaBackend
+from ...result import CudaTimeResult
+from ...runner import Outcome, Watch
+from ..feature import Call, Feature
+from .record import ALLOCATED, MEMORY, RESERVED, DeviceMemory, memory_sentence, phase_peak
 
 if TYPE_CHECKING:
-    from ..options import Values
+    from ...options import Values
 
 NOT_READY = {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
 
@@ -68,6 +67,7 @@ class MemoryWatch(Watch):
 class Memory(Feature):
     name = "memory"
     schema = staticmethod(MEMORY)
+    record_checks = ((DeviceMemory, MEMORY),)
 
     def settings(self, values: Values) -> bool:
         return True

@@ -1,7 +1,7 @@
-"""Why the cold run was slow: the probes (``explain``) read before and after it name its causes.
+"""Why the cold run was slow: the probes (``probes``) read before and after it name its causes.
 
 Always on, and cheap: each probe reads a small dict in microseconds. The causes are a list of
-``explain.Cause`` records; the report names them, sets their seconds against the cold run, and
+``probe.Cause`` records; the report names them, sets their seconds against the cold run, and
 says how much of it no measured cause accounts for.
 """
 
@@ -11,18 +11,18 @@ import dataclasses
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ..explain import Cause, ColdWatch, remainder
-from ..findings import Finding
-from ..render.html import stacked_bar
-from ..render.image import COLOURS
-from ..result import CudaTimeResult
-from ..runner import Outcome, Watch
-from ..schema import CAUSE, list_of
-from ..units import format_seconds as fmt
-from .feature import Call, Feature
+from ...render.html import stacked_bar
+from ...render.image import COLOURS
+from ...result import CudaTimeResult, Finding
+from ...runner import Outcome, Watch
+from ...schema import list_of
+from ...units import format_seconds as fmt
+from ..feature import Call, Feature
+from .probe import CAUSE, Cause
+from .probes import ColdWatch, remainder
 
 if TYPE_CHECKING:
-    from ..options import Values
+    from ...options import Values
 
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
@@ -30,7 +30,7 @@ CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
 
 
 class CausesWatch(Watch):
-    """The probes' three readings (``explain.ColdWatch``), turned into causes once the runs are done."""
+    """The probes' three readings (``probes.ColdWatch``), turned into causes once the runs are done."""
 
     def __init__(self, watch: ColdWatch) -> None:
         self._watch = watch
@@ -65,6 +65,7 @@ def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
 class ColdCauses(Feature):
     name = "cold_causes"
     schema = staticmethod(list_of(CAUSE))
+    record_checks = ((Cause, CAUSE),)  # its record: a list of causes
     section_title = "Why the cold run was slow"
     section_class = "cudatime-section-why"
 
