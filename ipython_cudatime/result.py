@@ -166,7 +166,11 @@ def statistics_clock(runs: Sequence[Run], harness: Harness | None = None) -> str
     """The clock the statistics of ``runs`` use, the one rule for the result, its chart and the live
     progress: "device" where every run has one and it saw most of the synchronized time
     (``coverage`` at least ``DEVICE_SHARE``), else "wall"."""
-    share = coverage(runs, harness)
+    return clock_for(coverage(runs, harness))
+
+
+def clock_for(share: float | None) -> str:
+    """``statistics_clock`` from the runs' ``coverage``, for a caller that keeps the coverage too."""
     return "device" if share is not None and share >= DEVICE_SHARE else "wall"
 
 
@@ -324,8 +328,9 @@ class CudaTimeResult:
         """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
         object.__setattr__(self, "records", {**{feature.name: None for feature in self.features}, **self.records})
         runs = self.warm or [self.cold]
-        clock = statistics_clock(runs, self.harness)
-        object.__setattr__(self, "coverage", coverage(runs, self.harness))
+        share = coverage(runs, self.harness)
+        clock = clock_for(share)
+        object.__setattr__(self, "coverage", share)
         object.__setattr__(self, "clock", clock)
         object.__setattr__(self, "samples", [getattr(run, clock) for run in self.warm])
         object.__setattr__(self, "median_ci", median_interval(self.samples))
