@@ -15,10 +15,11 @@ if TYPE_CHECKING:
     from os import PathLike
     from typing import Any
 
-    from .compare import Results, contrast
+    from .compare import Results
     from .features import FEATURES
     from .features.feature import Feature
     from .features.profile.summary import profile_trace
+    from .ratios import contrast
     from .result import CudaTimeResult, Env, Task
     from .store import save
 
@@ -43,7 +44,7 @@ __all__ = [
 # Each public name's module, imported when the name is first used: ``import ipython_cudatime``
 # then takes about a millisecond, not the 100 ms its modules (and numpy, json, statistics) take.
 _MODULES = {"FEATURES": "features", "CudaTimeResult": "result", "Env": "result", "Task": "result",
-            "Results": "compare", "contrast": "compare", "profile_trace": "features.profile.summary", "save": "store"}
+            "Results": "compare", "contrast": "ratios", "profile_trace": "features.profile.summary", "save": "store"}
 
 
 def __getattr__(name: str) -> Any:

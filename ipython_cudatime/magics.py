@@ -36,7 +36,7 @@ from .auto import AutoTimer
 from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
 from .clocks import Clock
-from .compare import Point, Results, check_values, grid, grid_size, run_interleaved, run_sweep
+from .compare import Point, Results, check_values, run_interleaved, run_sweep
 from .cpu_context import Machine
 from .display import Display
 from .features import FEATURES, Call, Unavailable
@@ -47,6 +47,7 @@ from .repeat_rule import top_level_names
 from .result import CudaTimeResult, Env, Task, format_params
 from .runner import SIZED, Cell, Unmade, Watch, measure
 from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
+from .sweep_grammar import grid, grid_size
 
 if TYPE_CHECKING:
     from .backends import Entry

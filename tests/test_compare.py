@@ -8,7 +8,9 @@ from report_parts import table
 from IPython.core.error import UsageError
 
 from ipython_cudatime import report
-from ipython_cudatime.compare import Point, Results, contrast, grid, parse_sweep, ratio_interval
+from ipython_cudatime.compare import Point, Results
+from ipython_cudatime.ratios import contrast, ratio_interval
+from ipython_cudatime.sweep_grammar import grid, parse_sweep
 from ipython_cudatime.display import bundle
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Run, Task
@@ -493,7 +495,7 @@ def test_a_sequential_sweep_that_took_minutes_says_its_points_were_timed_apart(i
 
 def test_a_ratio_within_1_percent_of_1_keeps_a_third_decimal():
     """An interval that excludes 1 never reads "(1.00–1.10×)"; far-off ratios keep their short form."""
-    from ipython_cudatime.compare import times_text
+    from ipython_cudatime.ratios import times_text
 
     assert [times_text(v) for v in (1.0, 1.003, 0.997, 1.06, 0.2, 0.0009, 40, 511)] == [
         "1.00×", "1.003×", "0.997×", "1.06×", "0.20×", "0.0009×", "40.0×", "511×"]

@@ -16,7 +16,7 @@ import pytest
 from conftest import run
 
 from ipython_cudatime import report
-from ipython_cudatime.compare import contrast
+from ipython_cudatime.ratios import contrast
 from ipython_cudatime.cpu_context import CpuContext, Machine
 from ipython_cudatime.noise import noise
 from ipython_cudatime.features import FEATURES

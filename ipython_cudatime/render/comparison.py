@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..compare import contrast, interval_text, times_text
 from ..noise import noise
+from ..ratios import contrast, interval_text, times_text
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
@@ -166,7 +166,7 @@ def _grid_names(sweep: Results) -> tuple[str, str] | None:
 
 def _fastest(points: Sequence[Point]) -> Point | None:
     """The row's fastest point, where the 95% interval of its ratio to the next fastest excludes 1
-    (``compare.contrast``); else None."""
+    (``ratios.contrast``); else None."""
     timed = sorted(((p.result.median, i) for i, p in enumerate(points) if p.result is not None and p.result.median))
     if len(timed) < 2:
         return None
