@@ -1,7 +1,8 @@
 """Imports point down only, type-only imports (under ``if TYPE_CHECKING:``) included: the layers
-of the house, top to bottom, as ``docs/design.md`` draws them. A module may import its own layer and those below it, never one above; within the package
-no import runs in circles; and no function imports one of the package's own modules except where
-the reason below says why (an optional dependency, or the import a light ``import`` defers)."""
+of the house, top to bottom, as ``docs/design.md`` draws them. A module may import its own layer
+and those below it, never one above; within the package no import runs in circles; and no
+function imports one of the package's own modules except where the reason below says why (an
+optional dependency, or the import a light ``import`` defers)."""
 
 import ast
 import pathlib
