@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .compare import Results
+from .ratios import Verdicts
 from .render.chart import chart_html
 from .render.comparison import results_html, results_text
 from .render.html import render_html
@@ -39,9 +40,12 @@ def text(obj: CudaTimeResult | Results) -> str:
 
 def bundle(obj: CudaTimeResult | Results) -> dict[str, str]:
     """The mimebundle for a result or results side by side: the text report, and the HTML report
-    with its chart."""
-    html = results_html(obj) if isinstance(obj, Results) else render_html(obj, chart_html(obj))
-    return {"text/plain": text(obj), "text/html": html}
+    with its chart; for results, both read one ``Verdicts``, so each noise and contrast is worked
+    out once."""
+    if isinstance(obj, Results):
+        verdicts = Verdicts()
+        return {"text/plain": results_text(obj, verdicts), "text/html": results_html(obj, verdicts)}
+    return {"text/plain": render_text(obj), "text/html": render_html(obj, chart_html(obj))}
 
 
 class Display:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .compare import Point
 from .cpu_context import pools_text
+from .noise import NoiseCause, noise
 from .result import CI_MIN_RUNS, CudaTimeResult, Env
 from .units import percent_text
 
@@ -212,3 +213,29 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
     if ci[0] <= 1 <= ci[1]:
         return dataclasses.replace(verdict, reason=_undecided(ci, a, b), ci=ci)
     return dataclasses.replace(verdict, faster=names[1] if ratio > 1 else names[0], conclusive=True, ci=ci)
+
+
+class Verdicts:
+    """What the views of one ``Results`` read of it, each worked out once however many views, rows
+    and notes ask: a result's noise (``noise.noise``) and a pair's contrast (``contrast``, a bootstrap
+    of 4,000 draws of each median). ``display.bundle`` makes one for a ``Results`` and hands it to
+    its text and its HTML view; each view made on its own makes its own. The results are kept with
+    their answers, so that an id is never reused while this lives."""
+
+    def __init__(self) -> None:
+        self._noise: dict[int, tuple[CudaTimeResult, tuple[str, NoiseCause] | tuple[None, None]]] = {}
+        self._contrasts: dict[tuple[int, int, tuple[str, ...] | None], tuple[Any, Any, Contrast]] = {}
+
+    def noise(self, result: CudaTimeResult) -> tuple[str, NoiseCause] | tuple[None, None]:
+        kept = self._noise.get(id(result))
+        if kept is None:
+            kept = self._noise[id(result)] = (result, noise(result))
+        return kept[1]
+
+    def contrast(self, a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
+                 names: Sequence[str] | None = None) -> Contrast:
+        key = (id(a), id(b), tuple(names) if names is not None else None)
+        kept = self._contrasts.get(key)
+        if kept is None:
+            kept = self._contrasts[key] = (a, b, contrast(a, b, names))
+        return kept[2]

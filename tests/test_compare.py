@@ -112,6 +112,26 @@ def test_a_speedup_is_shown_only_where_its_interval_excludes_1():
     assert "×" not in rows[2] + rows[3]
 
 
+@pytest.mark.parametrize("swept", [False, True])
+def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swept):
+    """The text and the HTML of one ``Results`` share one ``ratios.Verdicts``: every pair's bootstrap
+    and every result's noise check is made once, however many rows, notes and views read it."""
+    from ipython_cudatime import ratios
+
+    made = {"contrast": [], "noise": []}
+    for name in made:
+        real = getattr(ratios, name)
+        monkeypatch.setattr(ratios, name, lambda *args, _real=real, _name=name: made[_name].append(args) or _real(*args))
+    cells = [({"n": n, "lib": lib} if swept else {}, f"way{n}{lib}", n * (1 + (lib == "b"))) for n in (1, 2)
+             for lib in "ab"]  # swept: a grid, whose fastest per row is a contrast; else a comparison of labels
+    results = Results([Point(Task(label=None if swept else label, params=params), _timed(*[0.01 * k, 0.011 * k] * 4))
+                       for params, label, k in cells])
+    bundle(results)
+    pairs = [(id(args[0]), id(args[1]), args[2] if len(args) > 2 else None) for args in made["contrast"]]
+    assert made["contrast"] and len(pairs) == len(set(pairs))
+    assert sorted(id(args[0]) for args in made["noise"]) == sorted({id(args[0]) for args in made["noise"]})
+
+
 def _drawn(rng, median, spread, count):
     """A plain-data result whose warm runs are drawn (seeded) from a known distribution: ``median``
     times uniform(1 - spread, 1 + spread), whose median is ``median``."""

@@ -17,8 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..noise import noise
-from ..ratios import contrast, interval_text, times_text
+from ..ratios import Verdicts, interval_text, times_text
 from ..result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
@@ -79,17 +78,18 @@ def median_text(result: CudaTimeResult) -> str:
     return f"{fmt(result.median)} ({range_text(*interval) if interval else 'too few runs'})"
 
 
-def noise_text(result: CudaTimeResult) -> str:
+def noise_text(result: CudaTimeResult, verdicts: Verdicts) -> str:
     """A table's noise cell, the same check as a single report's: "noisy: oversubscribed",
     "slowed: loaded", "noisy: cause unknown", or "" for steady runs."""
-    _, cause = noise(result)
+    _, cause = verdicts.noise(result)
     if cause is None:
         return ""
     symptom = "noisy" if cause.symptom == "noisy" else "slowed"
     return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
 
 
-def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], what: str = "rows") -> list[str]:
+def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], verdicts: Verdicts,
+                what: str = "rows") -> list[str]:
     """Under a table: each cause found once, in full, with the rows it was found at ("all 8
     points" where it was found at every one of three or more rows with warm runs); the numbers in
     its sentence are the first such row's ("numbers from n=256")."""
@@ -97,23 +97,23 @@ def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], 
     timed = 0
     for name, result in zip(names, results):
         timed += result is not None and result.runs > 0
-        cause = noise(result)[1] if result is not None else None
+        cause = verdicts.noise(result)[1] if result is not None else None
         if cause is not None:
             found.setdefault(cause.group, (cause.text, []))[1].append(name)
     return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
             f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
 
 
-def _speedup(reference: CudaTimeResult, result: CudaTimeResult) -> str:
+def _speedup(reference: CudaTimeResult, result: CudaTimeResult, verdicts: Verdicts) -> str:
     """``40.0× (38.1–41.9×)`` against the first device's point, with its 95% interval, or
     "inconclusive" where that interval holds 1."""
-    verdict = contrast(reference, result)
+    verdict = verdicts.contrast(reference, result)
     if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
     return f"{times_text(verdict.ratio)} ({interval_text(*verdict.ci, times_text)})"
 
 
-def _sweep_rows(sweep: Results) -> Iterator[Row]:
+def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:
     """(point label, median, spread, cold, runs, speed-up or "", noise, error) per point."""
     references = sweep.references()
     for index, point in enumerate(sweep.points):
@@ -121,8 +121,9 @@ def _sweep_rows(sweep: Results) -> Iterator[Row]:
         if r is None:
             yield point.name, "", "", "", "", "", "", shortened(point.error or "")
             continue
-        speedup = _speedup(references[index], r) if index in references else ""
-        yield (point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, noise_text(r), "")
+        speedup = _speedup(references[index], r, verdicts) if index in references else ""
+        yield (point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup,
+               noise_text(r, verdicts), "")
 
 
 HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "noise", "error")
@@ -143,8 +144,8 @@ def _with_columns(header: Row, rows: Iterable[Row], results: Iterable[CudaTimeRe
     return header, rows
 
 
-def _sweep_table(sweep: Results) -> tuple[Row, list[Row]]:
-    return _with_columns(HEADER, _sweep_rows(sweep), (point.result for point in sweep.points))
+def _sweep_table(sweep: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
+    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), (point.result for point in sweep.points))
 
 
 FASTEST = " *"  # marks the fastest in a grid's row
@@ -164,14 +165,14 @@ def _grid_names(sweep: Results) -> tuple[str, str] | None:
     return down, next(name for name in names if name != down)
 
 
-def _fastest(points: Sequence[Point]) -> Point | None:
+def _fastest(points: Sequence[Point], verdicts: Verdicts) -> Point | None:
     """The row's fastest point, where the 95% interval of its ratio to the next fastest excludes 1
     (``ratios.contrast``); else None."""
     timed = sorted(((p.result.median, i) for i, p in enumerate(points) if p.result is not None and p.result.median))
     if len(timed) < 2:
         return None
     first, second = points[timed[0][1]], points[timed[1][1]]
-    return first if contrast(first, second).conclusive else None
+    return first if verdicts.contrast(first, second).conclusive else None
 
 
 def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
@@ -200,7 +201,7 @@ def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
     return "n/a" if median is None else _in_unit(median, factor) + (FASTEST if point is fastest else "")
 
 
-def _grid_table(sweep: Results) -> tuple[str, Row, list[Row]] | None:
+def _grid_table(sweep: Results, verdicts: Verdicts) -> tuple[str, Row, list[Row]] | None:
     """A two-name sweep as a grid of warm medians, in one unit (the smallest median's, or a larger
     one where the largest would need more than 5 digits, see GRID_MAX): (title, header, rows), one
     row per value of the name that goes down; None for any other sweep."""
@@ -214,7 +215,7 @@ def _grid_table(sweep: Results) -> tuple[str, Row, list[Row]] | None:
     rows = []
     for value in dict.fromkeys(_value_text(p.params[down]) for p in sweep.points):
         row = {_value_text(p.params[across]): p for p in sweep.points if _value_text(p.params[down]) == value}
-        fastest = _fastest(list(row.values()))
+        fastest = _fastest(list(row.values()), verdicts)
         rows.append((value, *(_grid_cell(row.get(column), fastest, factor) for column in columns)))
     return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
 
@@ -253,19 +254,22 @@ def _span_line(sweep: Results) -> str | None:
             "spreads it over every point")
 
 
-def _sweep_notes(sweep: Results) -> list[str]:
+def _sweep_notes(sweep: Results, verdicts: Verdicts) -> list[str]:
     """The lines under a sweep's table: the noise causes, how long it took (``_span_line``), the value
     check, what stopped it."""
-    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points], "points")
+    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points], verdicts,
+                        "points")
     notes += [line for line in (_span_line(sweep),) if line]
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
 
-def sweep_text(sweep: Results) -> str:
-    """The sweep's table (a two-name sweep's grid first), then the notes under it."""
-    grid = _grid_table(sweep)
+def sweep_text(sweep: Results, verdicts: Verdicts | None = None) -> str:
+    """The sweep's table (a two-name sweep's grid first), then the notes under it; ``verdicts`` (made
+    here when not given) answers the noise and contrast questions of every row and note once."""
+    verdicts = verdicts or Verdicts()
+    grid = _grid_table(sweep, verdicts)
     lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []
-    return plain("\n".join(lines + _table_text(*_sweep_table(sweep)) + _sweep_notes(sweep)))
+    return plain("\n".join(lines + _table_text(*_sweep_table(sweep, verdicts)) + _sweep_notes(sweep, verdicts)))
 
 
 def _finish(fig: Figure, axes: Axes, alt: str, log: bool, lines: int = 1) -> str:
@@ -375,11 +379,12 @@ def _sweep_legend(series: Series, numeric: bool) -> list[str]:
     return items
 
 
-def sweep_html(sweep: Results) -> str:
+def sweep_html(sweep: Results, verdicts: Verdicts | None = None) -> str:
     """The chart, the table, the notes; a two-name sweep's grid comes before the table, which then
-    opens on demand ("every point": spreads, cold runs, noise, errors)."""
-    extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep)]
-    table, grid = table_html(*_sweep_table(sweep)), _grid_table(sweep)
+    opens on demand ("every point": spreads, cold runs, noise, errors). ``verdicts`` as for ``sweep_text``."""
+    verdicts = verdicts or Verdicts()
+    extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep, verdicts)]
+    table, grid = table_html(*_sweep_table(sweep, verdicts)), _grid_table(sweep, verdicts)
     if grid is not None:
         title, header, rows = grid
         table = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
@@ -399,7 +404,7 @@ def _first(results: Results) -> Point | None:
     return next((point for point in results.points if point.result is not None and point.result.median), None)
 
 
-def _against(first: Point | None, point: Point) -> str:
+def _against(first: Point | None, point: Point, verdicts: Verdicts) -> str:
     """The "vs first" cell: the median ratio with its 95% interval, or "inconclusive" where that
     interval holds 1."""
     result = cast("CudaTimeResult", point.result)  # compare_rows asks only for a point that has one
@@ -407,14 +412,14 @@ def _against(first: Point | None, point: Point) -> str:
         return ""
     if point is first:
         return times_text(1.0)
-    verdict = contrast(first, point)
+    verdict = verdicts.contrast(first, point)
     if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
     low, high = verdict.ci
     return f"{times_text(1 / verdict.ratio)} ({interval_text(1 / high, 1 / low, times_text)})"
 
 
-def compare_rows(results: Results) -> Iterator[Row]:
+def compare_rows(results: Results, verdicts: Verdicts) -> Iterator[Row]:
     """(name, warm median, spread, cold, cold/warm, against the first, noise, device, error) per point."""
     first = _first(results)
     for name, point in zip(_names(results.points), results.points):
@@ -422,11 +427,11 @@ def compare_rows(results: Results) -> Iterator[Row]:
         if r is None:
             yield name, "", "", "", "", "", "", point.task.env.device, shortened(point.error or "")
             continue
-        yield (name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), _against(first, point),
-               noise_text(r), r.device, "")
+        yield (name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio),
+               _against(first, point, verdicts), noise_text(r, verdicts), r.device, "")
 
 
-def compare_notes(results: Results) -> list[str]:
+def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
     """The lines under a comparison: each row against the first, in words ("fused 5.00× faster
     (4.81–5.20×)", "inconclusive: no difference larger than 4% either way; ..."), then the noise causes."""
     first, names = _first(results), _names(results.points)
@@ -434,23 +439,24 @@ def compare_notes(results: Results) -> list[str]:
     others = [point for point in results.points
               if first is not None and point is not first and point.result is not None]
     lines = [f"{name_of[id(point)]} against {name_of[id(first)]}: "
-             + contrast(first, point, (name_of[id(first)], name_of[id(point)])).sentence
+             + verdicts.contrast(first, point, (name_of[id(first)], name_of[id(point)])).sentence
              for point in others[:CONTRAST_LINES]]
     if len(others) > CONTRAST_LINES:
         lines.append(f"... and {len(others) - CONTRAST_LINES:,} more rows: their 'vs first' column says the same")
-    return lines + noise_lines(names, [point.result for point in results.points])
+    return lines + noise_lines(names, [point.result for point in results.points], verdicts)
 
 
 COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "noise", "device",
                   "error")
 
 
-def _compare_table(results: Results) -> tuple[Row, list[Row]]:
-    return _with_columns(COMPARE_HEADER, compare_rows(results), (point.result for point in results.points))
+def _compare_table(results: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
+    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), (point.result for point in results.points))
 
 
-def compare_text(results: Results) -> str:
-    return plain("\n".join(_table_text(*_compare_table(results)) + compare_notes(results)))
+def compare_text(results: Results, verdicts: Verdicts | None = None) -> str:
+    verdicts = verdicts or Verdicts()
+    return plain("\n".join(_table_text(*_compare_table(results, verdicts)) + compare_notes(results, verdicts)))
 
 
 NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's dots (102 px of a 270 px chart)
@@ -504,10 +510,11 @@ def compare_chart(results: Results) -> str:
     return image + legend_html(items)
 
 
-def compare_html(results: Results) -> str:
-    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results)]
-    return report_html([capped(compare_chart(results)), table_html(*_compare_table(results)), capped("".join(notes))],
-                       "cudatime-compare", wide=True)
+def compare_html(results: Results, verdicts: Verdicts | None = None) -> str:
+    verdicts = verdicts or Verdicts()
+    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results, verdicts)]
+    table = table_html(*_compare_table(results, verdicts))
+    return report_html([capped(compare_chart(results)), table, capped("".join(notes))], "cudatime-compare", wide=True)
 
 
 def is_sweep(results: Results) -> bool:
@@ -517,9 +524,11 @@ def is_sweep(results: Results) -> bool:
             and len({(point.label, point.task.env.host) for point in points}) == 1)
 
 
-def results_text(results: Results) -> str:
-    return sweep_text(results) if is_sweep(results) else compare_text(results)
+def results_text(results: Results, verdicts: Verdicts | None = None) -> str:
+    """Results side by side in text; ``verdicts`` (``ratios.Verdicts``), given, is shared with the
+    HTML view of the same results, so that neither works out a noise or a contrast the other did."""
+    return sweep_text(results, verdicts) if is_sweep(results) else compare_text(results, verdicts)
 
 
-def results_html(results: Results) -> str:
-    return sweep_html(results) if is_sweep(results) else compare_html(results)
+def results_html(results: Results, verdicts: Verdicts | None = None) -> str:
+    return sweep_html(results, verdicts) if is_sweep(results) else compare_html(results, verdicts)
