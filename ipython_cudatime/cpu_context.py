@@ -123,7 +123,7 @@ class Machine:
         self._controller: Any = None  # threadpoolctl's ThreadpoolController, where it is installed
         self._seen: tuple[str, ...] | None = None
 
-    def frameworks(self) -> list[str]:
+    def pool_packages(self) -> list[str]:
         """The packages of every framework known (its own, and those whose linear algebra goes
         through BLAS): a cell's work touched those among its values, and once one is imported it
         may have loaded a BLAS or OpenMP pool."""
@@ -131,9 +131,9 @@ class Machine:
             module.partition(".")[0], *_declared(backend, "packages"), *_declared(backend, "blas_users"))))
 
     def touched(self, seen: list[Any]) -> list[str]:
-        """The frameworks (of ``frameworks``) whose objects are among ``seen``: those whose thread
+        """The frameworks (of ``pool_packages``) whose objects are among ``seen``: those whose thread
         pools the cell's work could have run in, so that no other pool is blamed for its noise."""
-        return [name for name in self.frameworks() if made_by(seen, (name,))]
+        return [name for name in self.pool_packages() if made_by(seen, (name,))]
 
     def users(self, pools: Mapping[str, int | None]) -> dict[str, list[str]]:
         """{pool: the frameworks whose work runs in it} for ``pools``: a framework's own pool its
@@ -166,7 +166,7 @@ class Machine:
     def _blas(self) -> list[Any] | None:
         """threadpoolctl's BLAS libraries loaded in this process; None without threadpoolctl; []
         before any framework that could load one is imported."""
-        seen = tuple(name for name in self.frameworks() if self._modules.get(name) is not None)
+        seen = tuple(name for name in self.pool_packages() if self._modules.get(name) is not None)
         if not seen:
             return []
         if seen != self._seen:
@@ -302,7 +302,7 @@ class CpuContext:
     users                  {pool: the frameworks whose work runs in it}, as their backends declare
                            (``Machine.users``); None in a file saved before it was recorded;
     touched                the frameworks whose objects the cell read, returned or bound (of
-                           ``Machine.frameworks``), so whose pools its work could run in; None where
+                           ``Machine.pool_packages``), so whose pools its work could run in; None where
                            not known (a file saved before it was recorded): every pool counts.
     """
 

@@ -236,7 +236,7 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
 class CudaTimeMagics(Magics):
     """The magics and what they keep between cells. The seams are passed in, with defaults:
     ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
-    cold-run probes (``features.cold_causes.probes.PROBES``); ``clock``, what runs are timed with (``runner.Clock``);
+    cold-run probes (``features.cold_causes.probes.PROBES``); ``clock``, what runs are timed with (``clocks.Clock``);
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
     or False forces it); ``machine``, where the CPU facts are read and threads set
     (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),

@@ -4,7 +4,7 @@ For tests where time is not the subject (run counts, reports, findings, sweeps):
 duration is exact, so a report can be compared with stored text. Neither is a mock of
 a framework; both plug into the seams the real ones use:
 
-- ``FakeClock`` is a ``runner.Clock`` (the magics' ``clock``): ``now()`` moves only when
+- ``FakeClock`` is a ``clocks.Clock`` (the magics' ``clock``): ``now()`` moves only when
   told to. A cell does host work with ``host.advance(seconds)``, which also counts as
   user CPU time. ``read_cost`` (0 unless a test sets it) is what each reading costs: the
   harness's own cost per sample, which a real clock read and call have, for tests of batching.

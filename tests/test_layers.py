@@ -56,7 +56,7 @@ def _modules():
 
 def _targets(module, is_package, node, modules):
     """The package modules an import statement names: ``from . import store`` names ``store``,
-    ``from .explain import Cause`` the package ``explain``; none for an import from outside."""
+    ``from .features import Feature`` the package ``features``; none for an import from outside."""
     if isinstance(node, ast.Import):
         return [_known(alias.name, modules) for alias in node.names if alias.name.startswith(PACKAGE)]
     if node.level == 0:
@@ -89,7 +89,7 @@ def _type_checking_only(tree, node):
 
 
 def _known(name, modules):
-    """``from .explain import Cause`` names the package ``explain``; ``from . import store`` a module."""
+    """``from .features import Feature`` names the package ``features``; ``from . import store`` a module."""
     while name not in modules and "." in name:
         name = name.rpartition(".")[0]
     return name
