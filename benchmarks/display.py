@@ -28,7 +28,7 @@ from ipython_cudatime import store
 from ipython_cudatime.compare import Point
 from ipython_cudatime.display import bundle, text
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.findings import findings
+from ipython_cudatime.findings import Reading, findings
 from ipython_cudatime.render.chart import chart_html, chart_svg
 from ipython_cudatime.render.html import render_html
 from ipython_cudatime.result import CudaTimeResult, Run
@@ -44,21 +44,21 @@ def synthetic(runs):
     rng = random.Random(runs)
     warm = [Run(0.001, 0.47 + rng.random() * 0.01, 0.469 + rng.random() * 0.01) for _ in range(runs)]
     return CudaTimeResult(cold=Run(0.001, 0.82, 0.8, 0.3, 0.2), warmup=[Run(0.001, 0.48, 0.479)],
-                          warm=warm, device="cuda:0 (synthetic)", synchronized=["torch cuda"], features=FEATURES)
+                          warm=warm, device="cuda:0 (synthetic)", synchronized=["torch cuda"])
 
 
 def by_runs(repeat):
     """The bundle and its parts for synthetic results of 10, 100 and 1,000 warm runs."""
-    bundle(synthetic(10))  # pays matplotlib's import and font cache once
+    bundle(synthetic(10), FEATURES)  # pays matplotlib's import and font cache once
     figures = {}
     print(f"median of {repeat} calls, ms      text   chart  bundle (SVG chart + HTML)  bundle CPU time")
     for runs in (10, 100, 1000):
         result = synthetic(runs)
         row = {
-            "text": median_ms(lambda: text(result), repeat),
+            "text": median_ms(lambda: text(result, FEATURES), repeat),
             "chart": median_ms(lambda: chart_svg(result), repeat),
-            "bundle": median_ms(lambda: bundle(result), repeat),
-            "bundle_cpu": median_ms(lambda: bundle(result), repeat, clock=time.process_time),
+            "bundle": median_ms(lambda: bundle(result, FEATURES), repeat),
+            "bundle_cpu": median_ms(lambda: bundle(result, FEATURES), repeat, clock=time.process_time),
         }
         figures[runs] = row
         print(f"{runs:>5} warm runs               {row['text']:6.2f} {row['chart']:7.1f} {row['bundle']:7.1f}"
@@ -74,10 +74,10 @@ def report_parts(result, repeat):
     chart = chart_html(result)
     parts = {
         "chart": median_ms(lambda: chart_html(result), repeat),
-        "html": median_ms(lambda: render_html(result, chart), repeat),
-        "findings": median_ms(lambda: findings(result), repeat),
-        "text": median_ms(lambda: text(result), repeat),
-        "bundle": median_ms(lambda: bundle(result), repeat),
+        "html": median_ms(lambda: render_html(Reading.of(result, FEATURES), chart), repeat),
+        "findings": median_ms(lambda: findings(result, FEATURES), repeat),
+        "text": median_ms(lambda: text(result, FEATURES), repeat),
+        "bundle": median_ms(lambda: bundle(result, FEATURES), repeat),
     }
     print(f"\nthe default notebook report of %cudatime sum(range(40)) ({result.runs} warm runs), median of {repeat}, ms")
     print("  ".join(f"{name} {ms:.2f}" for name, ms in parts.items())

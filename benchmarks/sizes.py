@@ -34,8 +34,7 @@ def compared(count):
     for index in range(count):
         task = Task("a @ b", f"label{index % 7}", {"n": index}, Env("cpu", {"numpy": "2.1"}, "3.11", f"host{index % 2}"))
         warm = [Run(1e-4, 1e-3 + index * 1e-7 + k * 1e-6) for k in range(5)]
-        points.append(Point(task, CudaTimeResult(Run(1e-4, 2e-3), [Run(1e-4, 1.1e-3)], warm, task=task,
-                                                            features=FEATURES)))
+        points.append(Point(task, CudaTimeResult(Run(1e-4, 2e-3), [Run(1e-4, 1.1e-3)], warm, task=task)))
     return points
 
 
@@ -52,10 +51,10 @@ def comparison(count, repeat):
         read = time.perf_counter() - started
         size = os.path.getsize(path)
     assert not problems and len(loaded.points) == count, problems[:3]
-    html = bundle(loaded)["text/html"]
+    html = bundle(loaded, FEATURES)["text/html"]
     figures = {"results": count, "file_bytes": size, "save_s": saved, "load_s": read, "html_bytes": len(html),
-               "render_s": median_ms(lambda: bundle(loaded), repeat) / 1e3,
-               "render_cpu_s": median_ms(lambda: bundle(loaded), repeat, clock=time.process_time) / 1e3}
+               "render_s": median_ms(lambda: bundle(loaded, FEATURES), repeat) / 1e3,
+               "render_cpu_s": median_ms(lambda: bundle(loaded, FEATURES), repeat, clock=time.process_time) / 1e3}
     print(f"{count:,} compared results: render (text + HTML) {figures['render_s']:.2f} s "
           f"(CPU {figures['render_cpu_s']:.2f} s), HTML {len(html) / 1e6:.1f} MB; "
           f"save {saved:.2f} s, load {read:.2f} s, file {size / 1e6:.1f} MB")
@@ -74,7 +73,7 @@ def report_sizes(runs):
         result = ip.run_line_magic("cudatime", f"-o -q -n {count} pass")
         measured = time.perf_counter() - started
         started = time.perf_counter()
-        html = bundle(result)["text/html"]
+        html = bundle(result, FEATURES)["text/html"]
         figures[count] = {"html_bytes": len(html), "measure_s": measured, "render_s": time.perf_counter() - started}
         print(f"-n {count:<7} report: HTML {len(html) / 1e3:7.1f} kB, rendered in {figures[count]['render_s']:.2f} s "
               f"(the runs took {measured:.1f} s)")
@@ -84,7 +83,7 @@ def report_sizes(runs):
 def main():
     args = arguments(__doc__)
     count, runs, repeat = (1000, 10_000, 1) if args.quick else (10_000, 100_000, 3)
-    bundle(compared(1)[0].result)  # pays matplotlib's import and font cache once
+    bundle(compared(1)[0].result, FEATURES)  # pays matplotlib's import and font cache once
     figures = {"goal_s": GOAL_S, "comparison": comparison(count, repeat), "reports": report_sizes(runs)}
     write_outputs(args, figures)
 

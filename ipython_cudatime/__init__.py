@@ -84,12 +84,14 @@ def unload_ipython_extension(ipython: Any) -> None:
     manager.registry.pop(CudaTimeMagics.__name__, None)
 
 
-def report(obj: CudaTimeResult | Results) -> str:
+def report(obj: CudaTimeResult | Results, features: Collection[Feature] | None = None) -> str:
     """The text report of a result or of results side by side (a sweep, a comparison): what terminal
-    IPython shows when you echo one. Results are plain data; this is how they read as text."""
+    IPython shows when you echo one. Results are plain data; this is how they read as text, each
+    of ``features`` (default: ``FEATURES``) wording its own record."""
     from .display import text
+    from .features import FEATURES
 
-    return text(obj)
+    return text(obj, FEATURES if features is None else features)
 
 
 def load(paths: str | PathLike[str] | Iterable[str | PathLike[str]],

@@ -23,7 +23,7 @@ class AutoTimer:
     def __init__(self, shell: Any, registry: Collection[Entry] = REGISTRY, clock: Clock | None = None,
                  display: Display | None = None) -> None:
         self.shell = shell
-        self.display = display or Display(shell)  # how its line is shown
+        self.display = display or Display(shell, ())  # how its line is shown (one line: no records to word)
         self.registry = registry
         self.clock = clock or Clock()
         self.enabled = False

@@ -53,9 +53,9 @@ class Point:
         return {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] | None = None) -> Point:
-        """The point ``to_dict`` wrote; ``features`` (by default the package's own) read their records
-        back (``CudaTimeResult.from_dict``)."""
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper]) -> Point:
+        """The point ``to_dict`` wrote; ``features`` (``features.FEATURES``) read their records back
+        (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
             return cls(Task.from_dict(data["task"]), None, data["error"])
         result = CudaTimeResult.from_dict(data, features)
@@ -107,6 +107,9 @@ class Results:
     span: float | None = None  # seconds a sweep took, its points timed one after the other (not --interleave)
     # what stopped it, for the magic to raise
     error: BaseException | None = field(default=None, repr=False, compare=False)
+    # The features that word and tabulate its points' records (their table columns, ``to_pandas``'s fields),
+    # handed in by whoever makes it (the magics, ``store.load``), as the registry is: the results hold plain records.
+    keepers: tuple[RecordKeeper, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def rows(self) -> list[tuple[dict[str, Any], CudaTimeResult | None]]:
@@ -150,7 +153,7 @@ class Results:
             found = [p for p in self.points if word == p.label or _squeezed(word) == _squeezed(p.name)]
             chosen += [point for point in found if all(point is not seen for seen in chosen)]
             unknown += [] if found else [word]
-        return Results(chosen), unknown
+        return Results(chosen, keepers=self.keepers), unknown
 
     def to_dict(self) -> dict[str, Any]:
         return {"points": [point.to_dict() for point in self.points],
@@ -158,11 +161,11 @@ class Results:
                 "stopped": self.stopped, "interrupted": self.interrupted, "span": self.span}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] | None = None) -> Results:
-        """The results ``to_dict`` wrote; ``features`` as for ``Point.from_dict``."""
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper]) -> Results:
+        """The results ``to_dict`` wrote; ``features`` as for ``Point.from_dict``, and its ``keepers``."""
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
-                   data["interrupted"], data.get("span"))
+                   data["interrupted"], data.get("span"), keepers=tuple(features))
 
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
         """One row per point: the swept values, median, the bounds of its 95% interval (``ci_low``,
@@ -171,7 +174,7 @@ class Results:
         and fraction_of_peak)."""
         import pandas
 
-        return pandas.DataFrame.from_records([_record(point) for point in self.points])
+        return pandas.DataFrame.from_records([_record(point, self.keepers) for point in self.points])
 
     def __repr__(self) -> str:
         """One line, so that a bare ``%cudatime -o --sweep ...`` does not show the table twice."""
@@ -180,7 +183,7 @@ class Results:
                 + (f", {failed} failed" if failed else "") + ">")
 
 
-def _record(point: Point) -> dict[str, Any]:
+def _record(point: Point, keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
     """``to_pandas``'s row for one point; ``noise``: the noise check's cause ("oversubscribed",
     "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
     r = point.result
@@ -190,9 +193,10 @@ def _record(point: Point) -> dict[str, Any]:
               "min": r and r.min, "max": r and r.max,
               "cold": r and r.cold_time, "runs": r.runs if r else 0, "noise": cause and cause.kind,
               "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
-    for feature, kept in r.record_pairs() if r is not None else ():
-        if kept is not None:
-            record.update(feature.table_fields(kept))
+    kept = r.records if r is not None else {}
+    for keeper in keepers:
+        if kept.get(keeper.name) is not None:
+            record.update(keeper.table_fields(kept[keeper.name]))
     return record
 
 

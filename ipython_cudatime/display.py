@@ -6,15 +6,17 @@ In a notebook kernel: ``text/plain`` (the text report) and self-contained ``text
 before and after the notebook is saved and reopened, trusted or not. Widgets are only
 for the live progress view (``progress``), which this final bundle replaces through its
 display id. In terminal IPython: the text report only. Which of the two is one decision,
-made once and passed in (``Display(shell, notebook=...)``, as rich's ``force_jupyter``),
+made once and passed in (``Display(shell, keepers, notebook=...)``, as rich's ``force_jupyter``),
 never a global to patch.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .compare import Results
+from .findings import Reading
 from .ratios import Verdicts
 from .render.chart import chart_html
 from .render.comparison import results_html, results_text
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from IPython.lib.pretty import RepresentationPrinter
 
     from .progress import LiveProgress
+    from .result import RecordKeeper
 
 
 def in_notebook(shell: Any) -> bool:
@@ -33,26 +36,29 @@ def in_notebook(shell: Any) -> bool:
     return getattr(shell, "kernel", None) is not None
 
 
-def text(obj: CudaTimeResult | Results) -> str:
-    """The text report of a result, or of results side by side: the truth every view shares."""
-    return results_text(obj) if isinstance(obj, Results) else render_text(obj)
+def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
+    """The text report of a result, or of results side by side: the truth every view shares.
+    ``keepers`` (the features) word a result's records; results carry their own."""
+    return results_text(obj) if isinstance(obj, Results) else render_text(Reading.of(obj, keepers))
 
 
-def bundle(obj: CudaTimeResult | Results) -> dict[str, str]:
+def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> dict[str, str]:
     """The mimebundle for a result or results side by side: the text report, and the HTML report
-    with its chart; for results, both read one ``Verdicts``, so each noise and contrast is worked
-    out once."""
+    with its chart. Both views read one ``Reading`` of a result, or one ``Verdicts`` of results, so
+    that each finding, noise check and contrast is worked out once."""
     if isinstance(obj, Results):
         verdicts = Verdicts()
         return {"text/plain": results_text(obj, verdicts), "text/html": results_html(obj, verdicts)}
-    return {"text/plain": render_text(obj), "text/html": render_html(obj, chart_html(obj))}
+    reading = Reading.of(obj, keepers)
+    return {"text/plain": render_text(reading), "text/html": render_html(reading, chart_html(obj))}
 
 
 class Display:
     """Shows results on one shell.
 
-    ``notebook`` is the frontend decision: None detects it (``in_notebook``), True or False
-    forces it (tests, or a frontend we misjudge). ``install`` gives echoed results their
+    ``keepers`` are the features that word a result's records (``features.FEATURES``, handed in
+    as the magics are). ``notebook`` is the frontend decision: None detects it (``in_notebook``),
+    True or False forces it (tests, or a frontend we misjudge). ``install`` gives echoed results their
     reprs through IPython's formatters, registered by type, so that the data imports no
     display code: the text report as text/plain, and the HTML report as text/html, which
     IPython asks for only where a notebook shows it (terminal IPython never draws a chart).
@@ -60,8 +66,9 @@ class Display:
 
     SHOWN: ClassVar[tuple[type, ...]] = (CudaTimeResult, Results)
 
-    def __init__(self, shell: Any, notebook: bool | None = None) -> None:
+    def __init__(self, shell: Any, keepers: Iterable[RecordKeeper], notebook: bool | None = None) -> None:
         self.shell = shell
+        self.keepers = tuple(keepers)
         self.notebook = in_notebook(shell) if notebook is None else notebook
         # (cell, object) last published: its echo in the same cell is one line
         self._shown: tuple[int, object] | None = None
@@ -70,7 +77,7 @@ class Display:
         """Publish a result or results the way this frontend reads best (in a notebook: text and
         HTML), in place of ``live``'s progress view when one is given."""
         self._shown = (self.shell.execution_count, obj)
-        data = {"text/plain": text(obj)} if text_only or not self.notebook else bundle(obj)
+        data = {"text/plain": text(obj, self.keepers)} if text_only or not self.notebook else bundle(obj, self.keepers)
         if live is not None:
             live.finish(data)  # replaces the progress view, if one is showing
         else:
@@ -96,12 +103,12 @@ class Display:
         return shown is not None and shown[0] == self.shell.execution_count and shown[1] is obj
 
     def _pretty(self, obj: CudaTimeResult | Results, printer: RepresentationPrinter, cycle: bool) -> None:
-        printer.text(repr(obj) if cycle or self._just_shown(obj) else text(obj))
+        printer.text(repr(obj) if cycle or self._just_shown(obj) else text(obj, self.keepers))
 
     def _html(self, obj: CudaTimeResult | Results) -> str | None:
         if not self.notebook or self._just_shown(obj):
             return None  # IPython then shows the text/plain alone
-        return bundle(obj)["text/html"]
+        return bundle(obj, self.keepers)["text/html"]
 
     def install(self) -> None:
         formatters = self.shell.display_formatter.formatters

@@ -1,11 +1,15 @@
 """What the numbers say, in plain sentences shared by every renderer.
 
-Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text``.
+Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text``. A ``Reading``
+is what every view of one result reads: the result, the features that word its records, and
+its findings, worked out once for all the views.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .noise import noise
 from .result import Finding
@@ -13,7 +17,7 @@ from .units import format_seconds as fmt
 from .units import inert
 
 if TYPE_CHECKING:
-    from .result import CudaTimeResult
+    from .result import CudaTimeResult, RecordKeeper
 
 ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
@@ -53,9 +57,9 @@ def _async_findings(result: CudaTimeResult) -> list[Finding]:
     )]
 
 
-def _feature_findings(result: CudaTimeResult) -> list[Finding]:
+def _feature_findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
     """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...)."""
-    return [found for feature, record in result.record_pairs() for found in feature.findings(result, record)]
+    return [found for keeper in keepers for found in keeper.findings(result, result.records.get(keeper.name))]
 
 
 def _noise_findings(result: CudaTimeResult) -> list[Finding]:
@@ -86,12 +90,34 @@ def _clock_findings(result: CudaTimeResult) -> list[Finding]:
     return found
 
 
-def findings(result: CudaTimeResult) -> list[Finding]:
-    """The sentences worth printing under the numbers, most important first."""
-    found = _async_findings(result) + _feature_findings(result) + _clock_findings(result)
+def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
+    """The sentences worth printing under the numbers, most important first; ``keepers`` (the
+    features) word their own records."""
+    found = _async_findings(result) + _feature_findings(result, keepers) + _clock_findings(result)
     found.extend(_noise_findings(result))
     if result.stopped:  # these two may come from a file: one line each, whatever they hold
         found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
                                         "the statistics cover the runs done."))
     found.extend(Finding("note", inert(note, newlines=False)) for note in result.notes)
     return found
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One result as its views read it, as pyinstrument's renderers read one ``Session``: the result
+    (plain data), the keepers that word its records (the features, handed in as the registry is),
+    and its findings, worked out once. ``display.bundle`` makes one and hands it to the text and the
+    HTML report, so that neither asks the noise check or a feature's words a second time."""
+
+    result: CudaTimeResult
+    keepers: tuple[RecordKeeper, ...]
+    findings: tuple[Finding, ...]
+
+    @classmethod
+    def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
+        keepers = tuple(keepers)
+        return cls(result, keepers, tuple(findings(result, keepers)))
+
+    def pairs(self) -> list[tuple[RecordKeeper, Any]]:
+        """(keeper, its record on the result or None), in the keepers' order."""
+        return [(keeper, self.result.records.get(keeper.name)) for keeper in self.keepers]

@@ -256,8 +256,8 @@ class CudaTimeMagics(Magics):
         self.probes = ProbeSet(probes)
         self.clock = clock or Clock()
         self.machine = machine or Machine(registry=registry)
-        self.display = Display(shell, notebook)
-        self.history = Results()  # what -l recorded, in order: %cudatime_compare's live rows
+        self.display = Display(shell, self.features, notebook)
+        self.history = Results(keepers=self.features)  # what -l recorded, in order: %cudatime_compare's live rows
         self.auto = AutoTimer(shell, registry, self.clock, self.display)
 
     @no_var_expand
@@ -420,6 +420,7 @@ class CudaTimeMagics(Magics):
                     sweep.span = self.clock.now() - start
             finally:
                 swept.restore()
+            sweep.keepers = self.features  # its table columns and to_pandas's fields
             hold.start()  # from here a Ctrl-C waits for the report of the points done
             if spec.check:
                 check_values(sweep, values)
@@ -454,7 +455,7 @@ class CudaTimeMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"%cudatime_compare: {exc}") from None
         if words == ["--clear"]:
-            self.history = Results()
+            self.history = Results(keepers=self.features)
             return
         labels, files = _compare_arguments(words)
         chosen, unknown = self.history.select(labels) if labels else (self.history, [])
@@ -466,7 +467,7 @@ class CudaTimeMagics(Magics):
         for problem in problems:  # the lines that did load are still shown
             print(f"cudatime: {problem}", file=sys.stderr)
         fresh = [point for point in loaded.points if point not in chosen.points]  # this kernel saved them too
-        shown = Results(chosen.points + fresh)
+        shown = Results(chosen.points + fresh, keepers=self.features)
         if not shown.points:
             raise UsageError(f"nothing loaded from {', '.join(files)}" if files else
                              "nothing recorded yet: time cells with %cudatime -l NAME first, or --load FILE")

@@ -25,7 +25,7 @@ from . import backends
 from .clocks import Harness, Run
 from .cpu_context import CpuContext
 from .guard import failure_line
-from .units import format_seconds, range_text
+from .units import format_seconds, inert, range_text
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 # Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.
@@ -174,6 +174,24 @@ def clock_for(share: float | None) -> str:
     return "device" if share is not None and share >= DEVICE_SHARE else "wall"
 
 
+def extra_runs(keepers: Iterable[RecordKeeper], records: Mapping[str, Any]) -> list[str]:
+    """The runs ``keepers`` added out of the statistics, as each names its own in ``records``."""
+    return [run for keeper in keepers for run in keeper.extra_runs(records.get(keeper.name))]
+
+
+def record_json(record: Any) -> Any:
+    """A feature's record as JSON data for a saved line. A record is plain data: a dataclass (with a
+    ``to_dict`` of its own where it writes derived values too, as the roofline's ridge), a list of
+    them, or JSON's own values; so the result writes it without asking the feature that made it."""
+    if hasattr(record, "to_dict"):
+        return record.to_dict()
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        return dataclasses.asdict(record)
+    if isinstance(record, (list, tuple)):
+        return [record_json(item) for item in record]
+    return record
+
+
 @dataclass(frozen=True)
 class Finding:
     """One sentence about a result, shared by every view: ``kind`` is a stable key that tests and
@@ -210,12 +228,8 @@ class RecordKeeper:
             if name in cls.__dict__:
                 setattr(cls, name, _shown(cls.__dict__[name], instead))
 
-    def to_json(self, record: Any) -> Any:
-        """The record as JSON data for a saved line."""
-        return None if record is None else record.to_dict()
-
     def from_json(self, data: Any) -> Any:
-        """The record ``to_json`` wrote (already checked against ``schema``), or None."""
+        """The record ``record_json`` wrote (already checked against ``schema``), or None."""
         return None
 
     def text_lines(self, result: CudaTimeResult, record: Any) -> list[str]:
@@ -276,10 +290,13 @@ class CudaTimeResult:
     """One cold run, the untimed-for-statistics warm-up runs, and the warm runs: built once, by
     ``runner.measure`` or ``from_dict``, and never changed after.
 
-    ``records`` holds what each feature recorded, under its name, and ``features`` the features
-    that give those records their words and their saved form (``features.FEATURES``); a feature's
-    record also reads as an attribute: ``r.profile`` is ``r.records.get("profile")``. The
-    statistics (``clock``, ``samples``, ``median_ci``) are computed once, when the result is made."""
+    Plain data only, as torch's ``Measurement`` is: ``records`` holds what each feature recorded,
+    under its name (None where it was off), and ``extra_runs`` the runs those features added out of
+    the statistics, as each named them ("1 profiled"). The features themselves, which word the
+    records and read them back from a file, are never kept here: the views and the store are handed
+    them, as they are handed the registry. A record also reads as an attribute: ``r.profile`` is
+    ``r.records["profile"]``. The statistics (``clock``, ``samples``, ``median_ci``) are computed
+    once, when the result is made."""
 
     cold: Run
     warmup: list[Run] = field(default_factory=list)
@@ -292,19 +309,15 @@ class CudaTimeResult:
     task: Task | None = None  # what was timed; a result made by hand may have none
     cpu_context: CpuContext | None = None  # the CPU facts of the call, or None (older files)
     records: dict[str, Any] = field(default_factory=dict)  # feature name -> its record (plain data) or None
-    # The features that read ``records``; by default the package's own (``default_features``).
-    features: tuple[RecordKeeper, ...] = field(default_factory=lambda: CudaTimeResult.default_features, compare=False,
-                                          repr=False)
+    # The features' runs out of the statistics ("1 profiled"), as they named them when the result was made
+    # (``extra_runs``): how many times the cell ran is a fact of the call, saved with it.
+    extra_runs: list[str] = field(default_factory=list)
     coverage: float | None = field(init=False, compare=False, repr=False)
     clock: str = field(init=False, compare=False, repr=False)
     samples: list[float] = field(init=False, compare=False, repr=False)  # warm times on ``clock``, never the cold run
     # The warm median's 95% interval (``median_interval``), or None below CI_MIN_RUNS warm samples. A
     # batched sample (k runs in one timed loop) is one observation: the interval is over samples, not runs.
     median_ci: tuple[float, float] | None = field(init=False, compare=False, repr=False)
-    # The features of a result made without naming them (by hand, or ``from_dict(data)``): the package's
-    # own, ``features.FEATURES``, which ``features/__init__.py`` hands down here when it loads (as
-    # ``import ipython_cudatime`` does); the result names no feature and imports no layer above it.
-    default_features: ClassVar[tuple[RecordKeeper, ...]] = ()
 
     @classmethod
     def check_keepers(cls, keepers: Iterable[RecordKeeper]) -> None:
@@ -325,8 +338,7 @@ class CudaTimeResult:
             seen.add(name)
 
     def __post_init__(self) -> None:
-        """Every feature has its entry in ``records`` (None where it left no record); the statistics."""
-        object.__setattr__(self, "records", {**{feature.name: None for feature in self.features}, **self.records})
+        """The statistics, once."""
         runs = self.warm or [self.cold]
         share = coverage(runs, self.harness)
         clock = clock_for(share)
@@ -336,9 +348,9 @@ class CudaTimeResult:
         object.__setattr__(self, "median_ci", median_interval(self.samples))
 
     def __getattr__(self, name: str) -> Any:
-        """A feature's record by its name (``r.roofline``): None where that feature left none
-        (``records`` has an entry for every feature, see ``__post_init__``)."""
-        if name.startswith("_") or name in ("records", "features"):
+        """A feature's record by its name (``r.roofline``): None where that feature was off (its
+        maker, ``runner.measure`` or ``from_dict``, gives every feature it was handed an entry)."""
+        if name.startswith("_") or name == "records":
             raise AttributeError(name)
         if name in self.records:
             return self.records[name]
@@ -401,15 +413,6 @@ class CudaTimeResult:
     def runs(self) -> int:
         return len(self.warm)
 
-    def record_pairs(self) -> list[tuple[RecordKeeper, Any]]:
-        """(feature, its record or None) for each feature of this result, in the features' order."""
-        return [(feature, self.records.get(feature.name)) for feature in self.features]
-
-    @property
-    def extra_runs(self) -> list[str]:
-        """The runs after the warm runs that stay out of the statistics, as each feature names its own."""
-        return [run for feature, record in self.record_pairs() for run in feature.extra_runs(record)]
-
     @property
     def total_runs(self) -> int:
         """How many times the cell ran in all: cold, warm-up, warm (every run of every sample),
@@ -423,7 +426,8 @@ class CudaTimeResult:
         warmup = sum(run.batch for run in self.warmup)
         warm = f"{len(self.warm)} warm" if self.batch == 1 else f"{len(self.warm)} warm samples × {self.batch:,} runs"
         stopped = ["1 stopped early"] if self.stopped else []
-        parts = ["1 cold", f"{warmup:,} warm-up", warm, *self.extra_runs, *stopped]
+        extra = [inert(run, newlines=False) for run in self.extra_runs]  # may come from a file: one line each
+        parts = ["1 cold", f"{warmup:,} warm-up", warm, *extra, *stopped]
         total = self.total_runs
         return f"the cell ran {total:,} time{'s' if total != 1 else ''}: {' + '.join(parts)}"
 
@@ -497,8 +501,9 @@ class CudaTimeResult:
             synchronized=list(self.synchronized),
             notes=list(self.notes),
             stopped=self.stopped,
+            extra_runs=list(self.extra_runs),
         )
-        data.update(records={feature.name: feature.to_json(record) for feature, record in self.record_pairs()})
+        data.update(records={name: record_json(record) for name, record in self.records.items()})
         data.update(
             batch=self.batch,
             harness=self.harness._asdict() if self.harness is not None else None,
@@ -507,17 +512,17 @@ class CudaTimeResult:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] | None = None) -> CudaTimeResult:
-        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict()) == r``, and
-        ``from_dict(r.to_dict(), r.features) == r`` for a result with features of its own. The runs
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper]) -> CudaTimeResult:
+        """The result ``to_dict`` wrote, exactly: ``from_dict(r.to_dict(), FEATURES) == r``. The runs
         and the device are required (KeyError, or TypeError for a foreign field in a run); what a
         later version added may be missing, so that older files still load. Each of ``features``
-        (by default the package's own) reads its own record back; a record no feature here knows is
-        left out. Plain data from before the records had their own key (schema 1) still reads."""
+        (``features.FEATURES``, handed in as the store is) reads its own record back and names its
+        extra runs where a line from before they were saved does not say; a record no feature here
+        knows is left out. Plain data from before the records had their own key (schema 1) still reads."""
         get = data.get
-        features = cls.default_features if features is None else tuple(features)  # a generator is read twice
         harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
         saved = get("records", data)  # before schema 2 the records stood beside the fields
+        records = {feature.name: feature.from_json(saved.get(feature.name)) for feature in features}
         return cls(
             cold=Run(**data["cold"]),
             warmup=[Run(**run) for run in data["warmup"]],
@@ -529,8 +534,8 @@ class CudaTimeResult:
             harness=Harness(**harness) if harness is not None else None,
             task=Task.from_dict(task) if task is not None else None,
             cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
-            records={feature.name: feature.from_json(saved.get(feature.name)) for feature in features},
-            features=features,
+            records=records,
+            extra_runs=list(data["extra_runs"]) if "extra_runs" in data else extra_runs(features, records),
         )
 
     def __repr__(self) -> str:

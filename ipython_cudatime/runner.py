@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .clocks import Clock, Harness, Run
 from .cpu_context import CpuWatch, NoCpuWatch
 from .guard import failure_line
-from .result import CudaTimeResult, Env, Task, statistics_clock
+from .result import CudaTimeResult, Env, Task, extra_runs, statistics_clock
 
 if TYPE_CHECKING:
     from .backends import DeviceSet
@@ -706,12 +706,14 @@ def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], 
               later: _Later, harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
     median = _median(later, harness)
-    records = {name: watch.record(Outcome(later.cold, later.extra.get(watch), median, harness))
-               for name, watch in watches.items()}
+    features = tuple(features)  # read twice: a generator would be spent
+    records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads
+    records.update((name, watch.record(Outcome(later.cold, later.extra.get(watch), median, harness)))
+                   for name, watch in watches.items())
     notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
     device = devices.describe()
     env = Env.here(device, frameworks=devices.frameworks)
     return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
                           synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,
                           task=dataclasses.replace(task, env=env), cpu_context=cpu_context,
-                          records=records, features=tuple(features))
+                          records=records, extra_runs=extra_runs(features, records))

@@ -427,7 +427,7 @@ CPU_CONTEXT = record({
 }, required=("cores",))
 RESULT_FIELDS: dict[str, Check] = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
-    "synchronized": list_of(TEXT), "notes": list_of(TEXT), "stopped": optional(TEXT),
+    "synchronized": list_of(TEXT), "notes": list_of(TEXT), "stopped": optional(TEXT), "extra_runs": list_of(TEXT),
     "harness": optional(HARNESS), "cpu_context": optional(CPU_CONTEXT),
 }
 FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a sweep point that raised

@@ -171,7 +171,7 @@ def load(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     with _collector_paused():
         for path in [paths] if isinstance(paths, (str, os.PathLike)) else paths:  # one path, or several
             points += _read(path, problems, features)
-    return Results(points), problems
+    return Results(points, keepers=tuple(features)), problems
 
 
 @contextlib.contextmanager

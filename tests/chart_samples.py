@@ -9,7 +9,6 @@ import base64
 import html
 import re
 
-from ipython_cudatime.features import FEATURES
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.result import CudaTimeResult, Env, Run, Task
 
@@ -22,8 +21,7 @@ def result(median, cold, runs=5, device=None, synchronized=("torch cuda",), para
         warm.append(Run(wall, wall) if device is None else Run(median / 10, wall, wall * 0.99))
     cold_run = Run(cold if device is None else cold / 4, cold, None if device is None else cold * 0.99, cold / 2, 0.0)
     return CudaTimeResult(cold=cold_run, warmup=[warm[0]], warm=warm, device=device or "cpu (12 threads)",
-                          synchronized=list(synchronized), task=Task("f(n)", None, dict(params or {}), Env(host="box")),
-                          features=FEATURES, records={"cold_causes": []})
+                          synchronized=list(synchronized), task=Task("f(n)", None, dict(params or {}), Env(host="box")), records={"cold_causes": []})
 
 
 def log_sweep():

@@ -31,9 +31,6 @@ class SourceLength(Feature):
     def watch(self, settings, call):
         return LengthWatch(call.source)
 
-    def to_json(self, record):
-        return record
-
     def from_json(self, data):
         return data
 

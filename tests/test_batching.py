@@ -11,6 +11,7 @@ from conftest import run
 from ipython_cudatime import display, report
 from ipython_cudatime.backends import DeviceSet
 from ipython_cudatime.batching import compile_batch, independent
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.result import CudaTimeResult, Harness, Run
 from ipython_cudatime.runner import BATCH_TARGET, NULL_RUNS, Clock, calibrate
 
@@ -66,7 +67,7 @@ def test_a_tiny_cell_is_batched_and_the_report_says_so(ip):
     assert f"each sample: {r.batch:,} runs in one timed loop" in text
     assert f"samples of {r.batch:,} runs" in text
     assert f"{len(r.warm)} warm samples × {r.batch:,} runs" in r.counts_text()
-    assert "each sample" in display.bundle(r)["text/html"]
+    assert "each sample" in display.bundle(r, FEATURES)["text/html"]
 
 
 def test_every_run_of_every_sample_is_a_real_run_and_counted(ip, async_device):

@@ -126,7 +126,7 @@ def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swep
              for lib in "ab"]  # swept: a grid, whose fastest per row is a contrast; else a comparison of labels
     results = Results([Point(Task(label=None if swept else label, params=params), _timed(*[0.01 * k, 0.011 * k] * 4))
                        for params, label, k in cells])
-    bundle(results)
+    bundle(results, FEATURES)
     pairs = [(id(args[0]), id(args[1]), args[2] if len(args) > 2 else None) for args in made["contrast"]]
     assert made["contrast"] and len(pairs) == len(set(pairs))
     assert sorted(id(args[0]) for args in made["noise"]) == sorted({id(args[0]) for args in made["noise"]})
@@ -201,7 +201,7 @@ def test_the_bootstrap_is_deterministic_on_100000_runs():
 
 def test_sweep_display_has_a_table_and_a_chart(ip):
     sweep = sweep_of(ip, "--sweep n=10,100,1000", "sum(range(n))")
-    html = bundle(sweep)["text/html"]
+    html = bundle(sweep, FEATURES)["text/html"]
     assert "data:image/svg+xml;base64," in html and "<table" in html and "n=1000" in html
 
 
@@ -510,7 +510,7 @@ def test_a_sequential_sweep_that_took_minutes_says_its_points_were_timed_apart(i
     interleaved = run(ip, "%cudatime -n 1 -w 0 --interleave --sweep n=1,2 host.advance(40)").displayed[0]
     assert "one after the other" not in interleaved
     sweep = ip.run_line_magic("cudatime", "-o -q -n 1 -w 0 --sweep n=1,2 host.advance(40)")
-    assert sweep.span == 160 and Results.from_dict(json.loads(json.dumps(sweep.to_dict()))).span == 160
+    assert sweep.span == 160 and Results.from_dict(json.loads(json.dumps(sweep.to_dict())), FEATURES).span == 160
 
 
 def test_a_ratio_within_1_percent_of_1_keeps_a_third_decimal():

@@ -19,9 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 FACTS = """
 import json
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.findings import findings
 print("DEMO-FACTS " + json.dumps({
-    "trap": {"host": trap.cold.host, "wall": trap.cold.wall, "kinds": [f.kind for f in findings(trap)]},
+    "trap": {"host": trap.cold.host, "wall": trap.cold.wall, "kinds": [f.kind for f in findings(trap, FEATURES)]},
     "cold": {"median": cold.median, "cold": cold.cold_time,
              "causes": [[c.name, c.seconds] for c in cold.cold_causes]},
     "loop": {"count": loop.profile.kernel_count, "verdict": loop.profile.verdict},

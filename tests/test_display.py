@@ -12,14 +12,14 @@ from conftest import run
 from expected_text import FOLDER, assert_expected
 from report_parts import table
 
-from ipython_cudatime.features import FEATURES
 from ipython_cudatime import display
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
 from ipython_cudatime.render.html import MANY_RUNS
 from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
-from ipython_cudatime.result import CudaTimeResult, Run, Task
+from ipython_cudatime.result import CudaTimeResult, Finding, RecordKeeper, Run, Task
 from ipython_cudatime.units import format_seconds as fmt
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
@@ -30,8 +30,30 @@ def sample(runs=20, **changes):
     """A GPU result made by hand, with ``changes`` to its fields (a result is built once)."""
     fields = dict(cold=Run(0.001, 0.4, 0.39, 0.1, 0.1), warmup=[Run(0.001, 0.05, 0.049)],
                   warm=[Run(0.001, 0.05 + i * 1e-4, 0.049 + i * 1e-4) for i in range(runs)],
-                  device="cuda:0 test", synchronized=["torch cuda"], features=FEATURES, records={"cold_causes": []})
+                  device="cuda:0 test", synchronized=["torch cuda"], records={"cold_causes": []})
     return CudaTimeResult(**{**fields, **changes})
+
+
+class CountedWords(RecordKeeper):
+    """A test-only keeper that counts how often a view asks it for its findings."""
+
+    name = "counted"
+
+    def __init__(self):
+        self.asked = 0
+
+    def findings(self, result, record):
+        self.asked += 1
+        return [Finding("counted", "The counted keeper spoke.")]
+
+
+def test_a_reports_text_and_html_read_its_findings_once():
+    """``display.bundle`` reads one ``Reading`` of a result: its findings (the features' words, the
+    noise check) are worked out once for the text and the HTML report, and both show them."""
+    counted = CountedWords()
+    data = display.bundle(sample(), FEATURES + (counted,))
+    assert counted.asked == 1
+    assert "The counted keeper spoke." in data["text/plain"] and "The counted keeper spoke." in data["text/html"]
 
 
 class Tags(HTMLParser):
@@ -46,7 +68,7 @@ class Tags(HTMLParser):
 
 
 def test_frontend_detection_the_decision_passed_in_and_a_static_bundle(ip, seams):
-    assert not display.in_notebook(ip) and not display.Display(ip).notebook  # no kernel behind this shell
+    assert not display.in_notebook(ip) and not display.Display(ip, FEATURES).notebook  # no kernel behind this shell
     seams(notebook=True)
     cell = run(ip, "%cudatime -n 2 1")
     [data] = [out.data for out in cell.outputs]
@@ -56,7 +78,7 @@ def test_frontend_detection_the_decision_passed_in_and_a_static_bundle(ip, seams
 
 
 def test_report_uses_only_what_an_untrusted_notebook_keeps():
-    html = display.bundle(sample())["text/html"]
+    html = display.bundle(sample(), FEATURES)["text/html"]
     parsed = Tags(html)
     assert set(parsed.tags) <= KEPT_TAGS, set(parsed.tags) - KEPT_TAGS
     for banned in ("<svg", "<style", "var(", "currentColor", "<script", "class='jp-"):
@@ -100,7 +122,7 @@ def test_chart_is_svg_with_text_as_paths_set_on_its_own_background():
 def test_per_run_numbers_are_in_the_details_section_as_a_flow_that_wraps():
     """Every warm run, numbered, in entries that wrap to the output's width: no table to scroll."""
     result = sample(25)
-    html = display.bundle(result)["text/html"]
+    html = display.bundle(result, FEATURES)["text/html"]
     details = html[html.index("cudatime-section-details"):]
     [runs] = re.findall(r"<div class='cudatime-warm-runs'.*?</div>", details)
     entries = re.findall(r"<span style='display:inline-block;[^']*'>(\d+): ([^<]+)</span>", runs)
@@ -131,13 +153,13 @@ def test_chart_is_log_scaled_when_the_cold_run_dwarfs(monkeypatch):
 def test_a_thousand_runs_show_the_cold_run_apart_and_the_median_in_a_small_report():
     """Past MANY_RUNS, a bar per run would let the runs after the cold one cover it: the cold run is
     its own marker beside the warm runs' histogram, and the median line is drawn over it."""
-    html = display.bundle(sample(1000, cold=Run(0.001, 3.5e-3, 3.5e-3)))["text/html"]
+    html = display.bundle(sample(1000, cold=Run(0.001, 3.5e-3, 3.5e-3)), FEATURES)["text/html"]
     assert len(html.encode()) < 60_000
     svg = svg_of(html)
     groups = re.findall(r'<g id="(cold-run|warm-runs|warm-median)"', svg)
     assert groups.index("warm-runs") < groups.index("warm-median") and "cold-run" in groups
     assert "warm runs (1,000), as a histogram" in html and "warm median" in html
-    assert 'id="cold-run"' not in svg_of(display.bundle(sample(MANY_RUNS - 2))["text/html"])  # a bar each
+    assert 'id="cold-run"' not in svg_of(display.bundle(sample(MANY_RUNS - 2), FEATURES)["text/html"])  # a bar each
 
 
 def test_no_figures_left_open_or_alive_after_a_hundred_charts():
@@ -206,7 +228,7 @@ def test_control_characters_in_any_field_are_escaped_in_the_text_report():
 
     r = sample(device=f"cuda:0 {ESCAPES}", synchronized=[f"torch {ESCAPES}"], notes=[f"note {ESCAPES}"],
                records={"cold_causes": [Cause(f"cause {ESCAPES}", 0.1, f"detail {ESCAPES}")]})
-    text = display.text(r)
+    text = display.text(r, FEATURES)
     assert raw_controls(text) == []
     assert "cuda:0 \\x1b]0;pwned\\x07 \\x1bc \\x1b[2J \\x9b2J \\r\\x08 \\u202e" in text  # as repr writes them
     assert text.count("\\x1b]0;pwned") >= 5  # the device, what was synchronized, the note, the cause
@@ -258,13 +280,13 @@ def test_a_users_tex_setting_does_not_reach_our_charts():
 
     labelled = Results([Point(Task("x", f"${i}\\alpha$"), sample(3)) for i in range(2)])
     with matplotlib.rc_context({"text.usetex": True}):  # no TeX is installed here: it would raise
-        assert svg_of(display.bundle(sample())["text/html"]) and svg_of(display.bundle(labelled)["text/html"])
+        assert svg_of(display.bundle(sample(), FEATURES)["text/html"]) and svg_of(display.bundle(labelled, FEATURES)["text/html"])
 
 
 def test_a_report_stops_growing_past_what_the_chart_can_show():
-    sizes = {runs: len(display.bundle(sample(runs))["text/html"]) for runs in (MANY_RUNS + 1, 20_000)}
+    sizes = {runs: len(display.bundle(sample(runs), FEATURES)["text/html"]) for runs in (MANY_RUNS + 1, 20_000)}
     assert abs(sizes[20_000] - sizes[MANY_RUNS + 1]) < 5_000, sizes
-    html = display.bundle(sample(20_000))["text/html"]
+    html = display.bundle(sample(20_000), FEATURES)["text/html"]
     assert "20,000 warm (device) runs" in html and "p99" in html
 
 
@@ -272,7 +294,7 @@ def test_too_many_rows_for_a_chart_leave_the_table_alone():
     from ipython_cudatime.render.comparison import CHART_ROWS
 
     many = Results([Point(Task("x", f"l{i}"), sample(3)) for i in range(CHART_ROWS + 1)])
-    html = display.bundle(many)["text/html"]
+    html = display.bundle(many, FEATURES)["text/html"]
     assert "<img" not in html and f"no chart: {CHART_ROWS + 1} rows are more than one chart can show" in html
     assert html.count("<tr>") == CHART_ROWS + 2
 
@@ -286,7 +308,7 @@ def _charts(html):
 
 
 def _report(obj):
-    return display.bundle(obj)["text/html"]
+    return display.bundle(obj, FEATURES)["text/html"]
 
 
 def _compare():
@@ -357,7 +379,7 @@ def test_a_sweeps_lines_carry_their_spread_and_a_grid_reads_in_one_unit_of_five_
     times = {("numpy", 256): 1.2e-6, ("torch", 256): 3.93e-7, ("numpy", 16384): 6.33e-4, ("torch", 16384): 1.86e-4}
     points = [Point(r.task, r) for r in (chart_samples.result(t, 2 * t, runs=6, params={"n": n, "lib": lib})
                                           for (lib, n), t in times.items())]  # 6 runs: each ratio has its interval
-    report = display.bundle(Results(points))
+    report = display.bundle(Results(points), FEATURES)
     [svg] = _charts(report["text/html"])
     assert len(re.findall(r'<g id="FillBetweenPolyCollection_\d+"', svg)) == 2  # a band along each line
     assert "its spread a shaded band" in report["text/html"]
@@ -455,6 +477,6 @@ def test_stored_cpu_only_report():
 
 
 def test_a_cell_that_ran_once_gets_a_line_not_a_chart_of_one_bar():
-    html = display.bundle(sample(runs=0, warmup=[]))["text/html"]
+    html = display.bundle(sample(runs=0, warmup=[]), FEATURES)["text/html"]
     assert "<img" not in html and "no chart: the cell ran once" in html
-    assert "<img" in display.bundle(sample(runs=1, warmup=[]))["text/html"]  # two runs: a chart
+    assert "<img" in display.bundle(sample(runs=1, warmup=[]), FEATURES)["text/html"]  # two runs: a chart

@@ -10,10 +10,12 @@ from conftest import run
 from IPython.core.error import UsageError
 
 from ipython_cudatime import profile_trace, report
-from ipython_cudatime.features.cold_causes.probes import Cause, remainder
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cold_causes.nvml_probe import NvmlProbe
-from ipython_cudatime.features.profile.trace import load_trace
+from ipython_cudatime.features.cold_causes.probes import Cause, remainder
 from ipython_cudatime.features.cold_causes.torch_probe import SETTINGS, TorchProbe
+from ipython_cudatime.features.profile.trace import load_trace
+from ipython_cudatime.findings import Reading
 from ipython_cudatime.render.html import render_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -59,7 +61,7 @@ def test_profile_shows_in_text_and_html(ip):
     assert "profile  : one extra run" in report and "operator calls" in report
     assert "Profile: dispatch-bound" in report
     r = timed(ip, "-n 2 -p corr2d_multi_in_out(X, K)")
-    html = render_html(r)
+    html = render_html(Reading.of(r, FEATURES))
     assert "cudatime-profile" in html and "dispatch-bound" in html
 
 
@@ -75,7 +77,7 @@ def test_trace_keeps_the_profiled_run_and_reads_back_the_same(ip, tmp_path, name
     assert again.top == r.profile.top and again.counted == r.profile.counted and again.verdict == r.profile.verdict
     assert again.window == pytest.approx(r.profile.window)  # the run's mark in the trace
     assert f"trace    : {path} (open it in Perfetto or chrome://tracing)" in report(r)
-    assert str(path) in render_html(r)
+    assert str(path) in render_html(Reading.of(r, FEATURES))
 
 
 def test_profile_alone_keeps_no_file(ip, tmp_path, monkeypatch):
@@ -241,7 +243,7 @@ def test_remainder_is_cold_minus_warm_work_minus_measured_causes():
 def test_why_section_in_html(ip):
     ip.run_cell("import torch\nh = torch.compile(lambda x: torch.cos(x) - 1, backend='eager')\nx = torch.randn(32)")
     r = timed(ip, "-n 3 h(x)")
-    html = render_html(r)
+    html = render_html(Reading.of(r, FEATURES))
     assert "cudatime-why" in html and "torch.compile compilation" in html and "unexplained" in html
     assert "<summary style='display:list-item;cursor:pointer'><b>Why the cold run was slow</b></summary>" in html
 

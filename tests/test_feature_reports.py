@@ -14,6 +14,7 @@ from expected_text import FOLDER, assert_expected
 
 import ipython_cudatime
 from ipython_cudatime.display import bundle
+from ipython_cudatime.features import FEATURES
 
 SAVED = pathlib.Path(__file__).parent / "data" / "features.jsonl"
 
@@ -62,10 +63,10 @@ def test_every_feature_reads_back_from_a_saved_line():
 def test_a_result_with_every_feature_reads_the_same_after_the_move():
     first = _loaded().points[0].result
     assert_expected(ipython_cudatime.report(first), "features_report")
-    assert_same_html(bundle(first)["text/html"], "features_report")
+    assert_same_html(bundle(first, FEATURES)["text/html"], "features_report")
 
 
 def test_a_comparison_with_rates_reads_the_same_after_the_move():
     results = _loaded()
     assert_expected(ipython_cudatime.report(results), "features_comparison")
-    assert_same_html(bundle(results)["text/html"], "features_comparison")
+    assert_same_html(bundle(results, FEATURES)["text/html"], "features_comparison")

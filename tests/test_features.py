@@ -28,9 +28,11 @@ def test_a_new_feature_is_one_module_and_one_line(ip, fake_gpu, seams, tmp_path)
     saved = tmp_path / "runs.jsonl"
     r = ip.run_line_magic("cudatime", f"-o -q -n 3 --source-length -l short --save {saved} gpu.launch(1 / 64)")
     assert r.source_length == len("gpu.launch(1 / 64)") == r.records["source_length"]
-    text = ipython_cudatime.report(r)
+    text = ipython_cudatime.report(r, WITH_LENGTH)
     assert "source   : 18 characters" in text and "The cell is 18 characters long." in text
-    html = bundle(r)["text/html"]
+    shown = run(ip, "%cudatime -n 3 --source-length gpu.launch(1 / 64)").outputs[0].data["text/plain"]
+    assert "source   : 18 characters" in shown  # the magics' own display words it: it was handed the features
+    html = bundle(r, WITH_LENGTH)["text/html"]
     assert "cudatime-section-source" in html and "18 characters</div>" in html
     loaded, problems = ipython_cudatime.load([saved], WITH_LENGTH)
     assert problems == [] and loaded.points[0].result.source_length == 18

@@ -144,8 +144,8 @@ def test_a_probe_that_raises_is_one_line_and_the_numbers_stand(ip, fake_gpu, sea
 
 
 def test_a_watch_and_words_that_raise_are_lines_and_the_numbers_stand(ip, fake_gpu, seams):
-    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock,
-          features=FEATURES + (RaisingFeature(),))
+    with_raising = FEATURES + (RaisingFeature(),)
+    seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock, features=with_raising)
     ip.user_ns.update(gpu=fake_gpu)
     cell = run(ip, "r = %cudatime -o -n 3 gpu.launch(1 / 64)")
     assert cell.error is None
@@ -154,10 +154,10 @@ def test_a_watch_and_words_that_raise_are_lines_and_the_numbers_stand(ip, fake_g
     assert r.records["raising"] is None  # a watch that failed records nothing...
     assert r.total_runs == 1 + 1 + 3  # ...and gets no extra run: the counts stay true
     assert "raising not recorded: RuntimeError: counter could not start" in r.notes
-    text = ipython_cudatime.report(r)
+    text = ipython_cudatime.report(r, with_raising)
     assert "raising not shown: KeyError: 'no such field'" in text.splitlines()
     assert "raising not shown: ValueError: cannot word this" in text
-    assert "raising not shown: ValueError: cannot draw this" in bundle(r)["text/html"]
+    assert "raising not shown: ValueError: cannot draw this" in bundle(r, with_raising)["text/html"]
 
 
 def test_a_watch_that_cannot_be_made_is_one_line_and_the_numbers_stand(ip, fake_gpu, seams):

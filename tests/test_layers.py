@@ -39,6 +39,7 @@ DEFERRED = {
         "the package's names load when first used (its __getattr__): import ipython_cudatime takes ~2 ms",
     ("ipython_cudatime", "load", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime", "report", "ipython_cudatime.display"): "as load's store",
+    ("ipython_cudatime", "report", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.features.roofline.op_counter"):
         "op_counter imports torch: only with --roofline, once the user has imported torch",
 }

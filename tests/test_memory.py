@@ -13,15 +13,15 @@ from types import SimpleNamespace
 
 import pytest
 
-
 from ipython_cudatime import report
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cold_causes.probes import ColdWatch
+from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 from ipython_cudatime.features.memory import MemoryWatch
+from ipython_cudatime.features.memory.record import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
+from ipython_cudatime.findings import Reading
 from ipython_cudatime.render.html import render_html
 from ipython_cudatime.result import CudaTimeResult, Run
-from ipython_cudatime.features.memory.record import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
-from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 
 GiB = 2**30
 WORKSPACE = 8_519_680  # the default cuBLAS workspace (see torch_probe)
@@ -177,13 +177,13 @@ def test_a_cell_on_the_cpu_has_no_memory_line_and_a_note_in_the_details(ip, seam
     r = ip.run_line_magic("cudatime", "-o -q -n 2 sum(range(100))")
     assert r.memory is None and r.to_dict()["records"]["memory"] is None
     assert "memory   :" not in report(r)
-    assert escape(NOT_MEASURED) in render_html(r)
+    assert escape(NOT_MEASURED) in render_html(Reading.of(r, FEATURES))
 
 
 def test_a_gpu_cell_without_torch_memory_says_why_in_the_text():
     """A GPU framework synchronized but no torch CUDA allocator reading (CuPy, say): the text
     report says memory was not measured, rather than staying silent."""
-    r = CudaTimeResult(cold=Run(1e-3, 2e-3), synchronized=["cupy cuda:0"], features=FEATURES)
+    r = CudaTimeResult(cold=Run(1e-3, 2e-3), synchronized=["cupy cuda:0"], records={"memory": None})
     assert r.on_gpu and r.memory is None
     assert f"memory   : {NOT_MEASURED}" in report(r)
 

@@ -115,9 +115,9 @@ MAGIC_ON_THE_CPU = """%load_ext ipython_cudatime
 %cudatime -n 3 sum(range(1000))
 r = %cudatime -o -q -n 3 sum(range(1000))
 from ipython_cudatime.display import bundle
-print("BUNDLE", sorted(bundle(r)))
+print("BUNDLE", sorted(bundle(r, FEATURES)))
 s = %cudatime -o -q -n 2 --sweep n=2,3 --check [n] * n
-print("SWEEP", len(s.points), "<img" in bundle(s)["text/html"])
+print("SWEEP", len(s.points), "<img" in bundle(s, FEATURES)["text/html"])
 import importlib.metadata, importlib.util, ipython_cudatime
 print("TORCH", importlib.util.find_spec("torch") is not None)
 print("VERSION", importlib.metadata.version("ipython_cudatime") == ipython_cudatime.__version__)

@@ -15,7 +15,7 @@ from ipython_cudatime.units import format_seconds
 
 
 def make(cold, warm, **kw):
-    return CudaTimeResult(cold=Run(**cold), warm=[Run(host=w, wall=w) for w in warm], features=FEATURES, **kw)
+    return CudaTimeResult(cold=Run(**cold), warm=[Run(host=w, wall=w) for w in warm], **kw)
 
 
 def test_statistics_use_warm_runs_only():
@@ -47,7 +47,7 @@ def test_reprs():
     r = make(dict(host=0.001, wall=0.4, cpu_user=0.2, cpu_sys=0.1), [0.3, 0.3])
     assert repr(r).startswith("<CudaTimeResult cold 400 ms, warm median 300 ms over 2 runs")
     assert "\n" not in repr(r)  # the Out value of a bare `%cudatime -o`: one line, the report is shown apart
-    bundle = display.bundle(r)
+    bundle = display.bundle(r, FEATURES)
     assert bundle["text/plain"] == report(r)
     assert "<table" in bundle["text/html"] and "300 ms" in bundle["text/html"]
     assert "data:image/svg+xml;base64," in bundle["text/html"]  # the run chart, inline
@@ -81,7 +81,7 @@ def test_runs_that_vary_around_a_median_they_pin_down_get_a_quiet_note_not_a_war
     runs = 1e-3 * numpy.random.default_rng(2).uniform(0.85, 1.15, 1000)
     r = make(dict(host=1e-3, wall=1e-3), list(runs))
     assert "Warning" not in report(r)
-    html = display.bundle(r)["text/html"]
+    html = display.bundle(r, FEATURES)["text/html"]
     assert "the middle half of the runs spans 15% of the median; the median is known to ±" in html
     few = make(dict(host=1e-3, wall=1e-3), list(runs[:20]))  # the same spread, 20 runs: in doubt
     assert "Warning: noisy (median ±" in report(few)
@@ -141,7 +141,7 @@ def test_microsecond_jitter_is_not_called_one_time_setup():
 def test_zero_warm_median_has_no_ratio_and_still_renders():
     r = CudaTimeResult(cold=Run(0.001, 0.001, 0.0), warm=[Run(0.0, 0.0, 0.0), Run(0.0, 0.0, 0.0)])
     assert r.ratio is None
-    assert "cold/warm: n/a" in report(r) and "n/a" in display.bundle(r)["text/html"]
+    assert "cold/warm: n/a" in report(r) and "n/a" in display.bundle(r, FEATURES)["text/html"]
 
 
 def test_device_clock_is_not_trusted_when_it_misses_most_of_the_wall_time():
@@ -155,7 +155,7 @@ def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
     [line] = [line for line in report(few).splitlines() if line.startswith("warm     :")]
     assert line == ("warm     : 5 ms median (too few runs for a 95% CI, which needs 6) over 3 runs "
                     "(wall clock; min 4 ms, max 6 ms)")
-    html = display.bundle(few)["text/html"]
+    html = display.bundle(few, FEATURES)["text/html"]
     assert ">IQR<" not in html and ">min / max<" in html
     many = make(dict(host=0.01, wall=0.01), [0.001 * (40 + i) for i in range(12)])
     [line] = [line for line in report(many).splitlines() if line.startswith("warm     :")]
@@ -163,7 +163,7 @@ def test_iqr_is_a_width_and_few_runs_show_min_and_max_instead():
                            "(wall clock; "
                            "min 40 ms, max 51 ms, mean 45.5 ms ± ")
     assert "±" not in line.split("mean")[0]  # never "median ± IQR": that reads as a half-width
-    assert ">IQR<" in display.bundle(many)["text/html"]
+    assert ">IQR<" in display.bundle(many, FEATURES)["text/html"]
 
 
 def test_the_medians_interval_comes_from_order_statistics_and_needs_six_runs():
@@ -177,7 +177,7 @@ def test_the_medians_interval_comes_from_order_statistics_and_needs_six_runs():
     assert median_rank(1000) == 469 and median_rank(1001) == 469  # the normal approximation beyond 1,000
     five = make(dict(host=1.0, wall=1.0), [0.004, 0.005, 0.006, 0.007, 0.008])
     assert "too few runs for a 95% CI, which needs 6" in report(five)
-    assert "too few runs for a 95% CI" in display.bundle(five)["text/html"].split("</div>")[0]  # the headline
+    assert "too few runs for a 95% CI" in display.bundle(five, FEATURES)["text/html"].split("</div>")[0]  # the headline
 
 
 def test_the_medians_interval_covers_the_true_median_about_95_percent_of_the_time():
@@ -207,7 +207,7 @@ def test_the_interval_is_saved_and_recomputed_and_an_older_line_without_it_loads
     data = json.loads(json.dumps(r.to_dict()))
     assert data["median_ci"] == [0.042, 0.049]
     del data["median_ci"]  # a line saved before the field existed
-    assert CudaTimeResult.from_dict(checked_line(data)).median_ci == (0.042, 0.049)
+    assert CudaTimeResult.from_dict(checked_line(data), FEATURES).median_ci == (0.042, 0.049)
 
 
 def test_noise_warning_needs_a_spread_above_the_timers_own_jitter():
@@ -224,7 +224,7 @@ def test_a_result_is_built_once_and_never_changes():
     import dataclasses
     import pickle
 
-    r = make({"host": 0.001, "wall": 0.5}, [0.1, 0.2, 0.3])
+    r = make({"host": 0.001, "wall": 0.5}, [0.1, 0.2, 0.3], records={"profile": None})
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.notes = ["attached"]
     faster = dataclasses.replace(r, warm=[Run(0.01, 0.01)] * 3)

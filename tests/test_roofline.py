@@ -5,8 +5,10 @@ from conftest import in_fresh_shell, run
 from IPython.core.error import UsageError
 
 from ipython_cudatime import report
-from ipython_cudatime.render.html import render_html
+from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.roofline import SVG_SIZE
+from ipython_cudatime.findings import Reading
+from ipython_cudatime.render.html import render_html
 
 torch = pytest.importorskip("torch", reason="--roofline counts PyTorch ops; torch is not installed here")
 
@@ -101,11 +103,11 @@ def test_views_and_copies_are_neither_flops_nor_unknown(tensors):
 def test_verdict_and_notes_appear_in_text_and_html(tensors):
     r = roofline(tensors, "-n 3 --peak 1P,10G a @ b")
     assert f"Roofline: {r.roofline.verdict}." in report(r)
-    html = render_html(r)
+    html = render_html(Reading.of(r, FEATURES))
     chart = "alt='roofline: this cell against the device peaks' src='data:image/svg+xml;base64,"
     assert "cudatime-roofline" in html and chart in html and "lower bound" in html
     assert "<svg" not in html  # an <img>: an untrusted notebook strips inline <svg>
-    no_peak = render_html(roofline(tensors, "-n 3 --roofline a @ b"))
+    no_peak = render_html(Reading.of(roofline(tensors, "-n 3 --roofline a @ b"), FEATURES))
     assert "cudatime-roofline" in no_peak and chart not in no_peak  # no roof to draw without a peak
 
 
@@ -168,7 +170,7 @@ def test_roofline_chart_is_drawn_in_a_browser(tensors, tmp_path):
         pytest.skip(f"the browser check needs {browser.CHROMIUM} (scripts/install-browser-deps)")
     r = roofline(tensors, "-n 3 --peak 1T,20G a @ b")
     page = tmp_path / "report.html"
-    page.write_text(f"<html><body>{render_html(r)}</body></html>", encoding="utf-8")
+    page.write_text(f"<html><body>{render_html(Reading.of(r, FEATURES))}</body></html>", encoding="utf-8")
     seen = browser.render(page, tmp_path / "report.png")
     assert not seen["errors"] and not seen["blank"]
     roofline_images = [i for i in seen["images"] if (i["naturalWidth"], i["naturalHeight"]) == SVG_SIZE]

@@ -9,6 +9,8 @@ import pytest
 from conftest import run
 from IPython.core.error import UsageError
 
+from ipython_cudatime.features import FEATURES
+from ipython_cudatime.findings import Reading
 from ipython_cudatime.repeat_rule import top_level_names
 from ipython_cudatime.state import NameSnapshot
 
@@ -599,7 +601,7 @@ def test_every_report_states_the_counts(ip):
     assert "runs     : the cell ran 1 time: 1 cold + 0 warm-up + 0 warm" in report(cell)
     from ipython_cudatime.render.html import render_html
 
-    assert "the cell ran 1 time" in render_html(ip.run_line_magic("cudatime", "-o -q -n 0 1"))
+    assert "the cell ran 1 time" in render_html(Reading.of(ip.run_line_magic("cudatime", "-o -q -n 0 1"), FEATURES))
 
 
 def test_snapshot_restores_and_deletes():

@@ -37,7 +37,7 @@ def full_result():
         cold=Run(0.001, 0.4, 0.39, 0.2, 0.1), warmup=[Run(0.001, 0.05, 0.049)],
         warm=[Run(0.001, 0.05 + i * 1e-4, 0.049 + i * 1e-4, batch=10) for i in range(3)],
         device="cuda:0 NVIDIA T4", synchronized=["torch cuda"], notes=["a note"], stopped=None,
-        harness=Harness(2e-5, 1e-6, 1.5e-5), task=task, features=FEATURES, records={
+        harness=Harness(2e-5, 1e-6, 1.5e-5), task=task, records={
             "cold_causes": [Cause("CUDA context", 0.3, "created by this cell"), Cause("TF32", None, "off", False)],
             "profile": Profile(10, 0.0097, 0.97, [("gemm", 3, 0.005), ("add", 7, 0.001)], "GPU-bound", wall=0.01,
                                breakdown={"compute": 0.009}, kind="GPU-bound"),
@@ -55,16 +55,39 @@ def test_a_result_with_every_record_round_trips_exactly():
     assert report(back) == report(r)
 
 
-def test_the_round_trip_needs_no_feature_list_and_still_takes_one(ip):
-    """The package's own features are the default: a result the magic made, one made by hand and
-    a collection come back equal from their plain data alone; a list passed in still decides."""
+def _reachable(obj, depth=8):
+    """Every object reachable from ``obj`` through ``gc.get_referents``, classes and modules left out."""
+    import gc
+    import types
+
+    seen, frontier = {}, [obj]
+    for _ in range(depth):
+        frontier = [item for parent in frontier for item in gc.get_referents(parent)
+                    if id(item) not in seen and not isinstance(item, (type, types.ModuleType, types.FunctionType))]
+        seen.update((id(item), item) for item in frontier)
+    return list(seen.values())
+
+
+def test_a_result_holds_plain_records_and_reads_back_with_the_features_handed_in(ip):
+    """The result keeps no feature: nothing reachable from a measured result or a full one is a
+    ``RecordKeeper``. Its plain data comes back equal with the features handed to ``from_dict``, as
+    the store hands them; without them no record is read."""
+    import dataclasses
+
+    from ipython_cudatime.result import RecordKeeper
+
     live = ip.run_line_magic("cudatime", "-o -q -n 2 -l plain sum(range(100))")
-    assert CudaTimeResult.from_dict(through_json(live.to_dict())) == live
-    by_hand = CudaTimeResult(cold=Run(0.002, 0.003), warm=[Run(0.001, 0.001)])
-    assert by_hand.features == FEATURES and CudaTimeResult.from_dict(through_json(by_hand.to_dict())) == by_hand
     full = full_result()
-    assert CudaTimeResult.from_dict(through_json(full.to_dict())) == full
-    assert Results.from_dict(through_json(Results([Point(full.task, full)]).to_dict())).points[0].result == full
+    for r in (live, full):
+        assert not [item for item in _reachable(r) if isinstance(item, RecordKeeper)]
+    assert CudaTimeResult.from_dict(through_json(live.to_dict()), FEATURES) == live
+    assert set(live.records) == {feature.name for feature in FEATURES} and live.profile is None  # off: None
+    by_hand = CudaTimeResult(cold=Run(0.002, 0.003), warm=[Run(0.001, 0.001)])  # no records: each reads back None
+    assert CudaTimeResult.from_dict(through_json(by_hand.to_dict()), FEATURES) == dataclasses.replace(
+        by_hand, records=dict.fromkeys(feature.name for feature in FEATURES))
+    assert CudaTimeResult.from_dict(through_json(full.to_dict()), FEATURES) == full
+    back = Results.from_dict(through_json(Results([Point(full.task, full)]).to_dict()), FEATURES)
+    assert back.points[0].result == full and back.keepers == FEATURES
     bare = CudaTimeResult.from_dict(through_json(full.to_dict()), ())  # no feature reads its record back
     assert bare.records == {} and bare != full
 
@@ -341,7 +364,7 @@ def test_every_field_of_every_saved_record_is_checked():
     for cls, check in kept:
         fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
         assert set(fields) == set(check.fields), cls.__name__
-    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init} - {"features"}
+    own = {field.name for field in dataclasses.fields(CudaTimeResult) if field.init}
     assert own == set(schema.result_record(FEATURES).fields)  # the records under "records", each by its schema
     assert [feature.name for feature in FEATURES if type(feature).schema is None] == []
 

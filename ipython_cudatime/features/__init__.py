@@ -2,7 +2,6 @@
 the magics use by default. A new feature is its own module and one line here. The order is the
 order of their words in every report and of their runs: the extra runs come in this order."""
 
-from ..result import CudaTimeResult
 from .cold_causes import ColdCauses
 from .feature import Call, Feature, Unavailable
 from .memory import Memory
@@ -10,8 +9,5 @@ from .profile import Profiling
 from .roofline import RooflineFeature
 
 FEATURES = (ColdCauses(), Profiling(), RooflineFeature(), Memory())
-# A result made or read without naming its features has these: the result sits below the features
-# and never imports them, so they are handed down to it here.
-CudaTimeResult.default_features = FEATURES
 
 __all__ = ["FEATURES", "Call", "Feature", "Unavailable"]

@@ -4,14 +4,15 @@ A feature is what ``%cudatime`` measures or explains beyond the three clocks of 
 the cold run was slow, peak device memory, ``--profile``, ``--roofline``. It declares in one
 place everything it adds: its flags (``options.Flag``), what it asks of one call
 (``settings``), its part in the runs (``watch``: a ``runner.Watch``), the record it leaves on
-the result (plain data, saved and loaded with it: ``to_json``/``from_json`` and ``schema``),
+the result (plain data, saved as it is by ``result.record_json`` and read back by ``from_json``, checked by ``schema``),
 and its words in every view (text lines, findings, an HTML section, detail rows, table
 columns, the extra runs it made).
 
-The runner, the result, the store and the renderers loop over the features they are given
+The runner, the store and the renderers loop over the features they are given
 (``features.FEATURES`` by default, as ``backends.REGISTRY`` is for devices) and name none of
-them: a new feature is its own module and one line in that list. A feature object holds no
-state of its own; what lasts across cells (the probes) comes in through ``Call``.
+them; the result keeps only the records. A new feature is its own module and one line in that
+list. A feature object holds no state of its own; what lasts across cells (the probes) comes in
+through ``Call``.
 
 A feature's words cannot sink a report: where one of its word methods raises, the view gets what
 it shows for no record and one line saying what was not shown and why (``Feature.__init_subclass__``).

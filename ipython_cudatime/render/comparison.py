@@ -129,12 +129,13 @@ def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:
 HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "noise", "error")
 
 
-def _with_columns(header: Row, rows: Iterable[Row], results: Iterable[CudaTimeResult | None]) -> tuple[Row, list[Row]]:
+def _with_columns(header: Row, rows: Iterable[Row], collection: Results) -> tuple[Row, list[Row]]:
     """Add each feature's columns (before the last one) where any row has its record (--roofline's
-    achieved rates); a row without a result gets empty cells."""
-    results, rows = list(results), list(rows)
+    achieved rates); a row without a result gets empty cells. The features are the collection's
+    ``keepers``, handed to it by whoever made it (the magics, ``store.load``)."""
+    results, rows = [point.result for point in collection.points], list(rows)
     done = [r for r in results if r is not None]
-    for feature in {feature.name: feature for r in done for feature in r.features}.values():
+    for feature in collection.keepers:
         if not feature.columns or all(r.records.get(feature.name) is None for r in done):
             continue
         header = header[:-1] + feature.columns + header[-1:]
@@ -145,7 +146,7 @@ def _with_columns(header: Row, rows: Iterable[Row], results: Iterable[CudaTimeRe
 
 
 def _sweep_table(sweep: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), (point.result for point in sweep.points))
+    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), sweep)
 
 
 FASTEST = " *"  # marks the fastest in a grid's row
@@ -451,7 +452,7 @@ COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm"
 
 
 def _compare_table(results: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), (point.result for point in results.points))
+    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), results)
 
 
 def compare_text(results: Results, verdicts: Verdicts | None = None) -> str:

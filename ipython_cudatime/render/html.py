@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..findings import findings
 from ..noise import context_rows, quiet_note
 from ..units import format_seconds as fmt
 from ..units import ratio_text
@@ -23,6 +22,7 @@ from .image import REPORT_PX, legend_html, legend_item, swatch
 
 if TYPE_CHECKING:
     from ..clocks import Run
+    from ..findings import Reading
     from ..result import CudaTimeResult
 
 # one table style for every report
@@ -92,23 +92,25 @@ def breakdown_html(result: CudaTimeResult) -> str:
             f"synchronized: {escape(synced)}{stopped}</div>")
 
 
-def findings_html(result: CudaTimeResult) -> str:
+def findings_html(reading: Reading) -> str:
     """The findings as a list; the noise check's full reasoning goes in its own section (``noise_section``)."""
-    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in findings(result) if not f.kind.startswith("noise-"))
+    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in reading.findings if not f.kind.startswith("noise-"))
     return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
 
 
-def noise_section(result: CudaTimeResult) -> tuple[str, str]:
+def noise_section(reading: Reading) -> tuple[str, str]:
     """(title, body) of the section that says why the warm runs were noisy or slow: the cause's full
     reasoning, whose one-line form is the warning among the findings; ("", "") for steady runs."""
-    reasons = [f.text for f in findings(result) if f.kind.startswith("noise-")]
+    reasons = [f.text for f in reading.findings if f.kind.startswith("noise-")]
     if not reasons:
         return "", ""
     return "Why the warm runs vary", "".join(f"<div>{sentence_html(reason)}</div>" for reason in reasons)
 
 
-def statistics_rows(result: CudaTimeResult) -> list[tuple[str, str]]:
-    """(label, value) rows: warm statistics, then the cold run's clocks, then the device."""
+def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
+    """(label, value) rows: warm statistics, then the cold run's clocks, then the device, then each
+    feature's rows and the CPU facts."""
+    result = reading.result
     cold = result.cold
     rows: list[tuple[str, str]] = []
     if result.median is not None:
@@ -131,7 +133,7 @@ def statistics_rows(result: CudaTimeResult) -> list[tuple[str, str]]:
         ("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
         ("device", result.device),
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
-        *(row for feature, record in result.record_pairs() for row in feature.detail_rows(result, record)),
+        *(row for keeper, record in reading.pairs() for row in keeper.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
         *context_rows(result.cpu_context),
     ]
@@ -186,13 +188,13 @@ def warm_runs_html(clock: str, samples: Sequence[float]) -> str:
     return f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({clock} clock)</b><br>{entries}</div>"
 
 
-def details_html(result: CudaTimeResult) -> str:
+def details_html(reading: Reading) -> str:
     """The statistics table, the device, the cold run's clocks, the CPU facts, and every run's numbers."""
     stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th>"
                     f"<td style='{cell_style(value)}'>{escape(value)}</td></tr>"
-                    for label, value in statistics_rows(result))
+                    for label, value in statistics_rows(reading))
     return (scrolling(f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>")
-            + runs_html(result))
+            + runs_html(reading.result))
 
 
 def percent(fraction: float) -> str:
@@ -226,12 +228,13 @@ def capped(html: str) -> str:
     return f"<div style='max-width:{REPORT_PX}px'>{html}</div>" if html else ""
 
 
-def render_html(result: CudaTimeResult, chart: str = "") -> str:
+def render_html(reading: Reading, chart: str = "") -> str:
     """The whole report; ``chart`` is the run chart's HTML (``chart.chart_html``), if drawn. The
     features' sections come first, in their order, then the details."""
-    sections = [section_html(feature.section_title, feature.section_html(result, record), feature.section_class)
-                for feature, record in result.record_pairs()]
-    sections.append(section_html(*noise_section(result), "cudatime-section-noise"))
-    sections.append(section_html("Details", details_html(result), "cudatime-section-details"))
-    return report_html([header_html(result), chart, findings_html(result), breakdown_html(result), *sections],
+    result = reading.result
+    sections = [section_html(keeper.section_title, keeper.section_html(result, record), keeper.section_class)
+                for keeper, record in reading.pairs()]
+    sections.append(section_html(*noise_section(reading), "cudatime-section-noise"))
+    sections.append(section_html("Details", details_html(reading), "cudatime-section-details"))
+    return report_html([header_html(result), chart, findings_html(reading), breakdown_html(result), *sections],
                        "cudatime-report")

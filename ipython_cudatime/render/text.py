@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..cpu_context import pools_text
-from ..findings import findings
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text
 
 if TYPE_CHECKING:
     from ..clocks import Run
+    from ..findings import Reading
     from ..result import CudaTimeResult
 
 
@@ -42,8 +42,9 @@ def threads_text(result: CudaTimeResult) -> str:
     return f"--threads {result.task.threads}: " + (pools_text(context.threads) if context is not None else "not read")
 
 
-def render_text(result: CudaTimeResult) -> str:
+def render_text(reading: Reading) -> str:
     """``%time``'s two lines for the cold run, then cold vs warm and what they mean."""
+    result = reading.result
     cold = result.cold
     total = (cold.cpu_user or 0.0) + (cold.cpu_sys or 0.0)
     lines = [
@@ -59,11 +60,11 @@ def render_text(result: CudaTimeResult) -> str:
     else:
         lines.append("warm     : no warm runs")
     lines.append(f"runs     : {result.counts_text()}")
-    for feature, record in result.record_pairs():
-        lines.extend(feature.text_lines(result, record))
+    for keeper, record in reading.pairs():
+        lines.extend(keeper.text_lines(result, record))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(inert(f"device   : {result.device}; synchronized: {synced}", newlines=False))  # a loaded field's
     if result.task is not None and result.task.threads is not None:
         lines.append(f"threads  : {threads_text(result)}")
-    lines.extend(finding.text for finding in findings(result))
+    lines.extend(finding.text for finding in reading.findings)
     return plain("\n".join(lines))

@@ -7,7 +7,6 @@ says how much of it no measured cause accounts for.
 
 from __future__ import annotations
 
-import dataclasses
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -74,10 +73,6 @@ class ColdCauses(Feature):
 
     def watch(self, settings: bool, call: Call) -> Watch:
         return CausesWatch(ColdWatch.detect(call.probes, call.source))
-
-    def to_json(self, record: list[Cause] | None) -> list[dict[str, Any]] | None:
-        """Its causes, or None where it left no record (a result made by hand): read back as it was."""
-        return None if record is None else [dataclasses.asdict(cause) for cause in record]
 
     def from_json(self, data: list[dict[str, Any]] | None) -> list[Cause] | None:
         return None if data is None else [Cause(**cause) for cause in data]
