@@ -114,6 +114,7 @@ def lower_bounds():
 MAGIC_ON_THE_CPU = """%load_ext ipython_cudatime
 %cudatime -n 3 sum(range(1000))
 r = %cudatime -o -q -n 3 sum(range(1000))
+from ipython_cudatime import FEATURES
 from ipython_cudatime.display import bundle
 print("BUNDLE", sorted(bundle(r, FEATURES)))
 s = %cudatime -o -q -n 2 --sweep n=2,3 --check [n] * n
