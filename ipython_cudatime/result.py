@@ -22,7 +22,7 @@ from html import escape
 from typing import Any, ClassVar
 
 from . import backends
-from .clocks import Harness, Run
+from .clocks import Harness, Run, from_saved
 from .cpu_context import CpuContext
 from .guard import failure_line
 from .units import format_seconds, inert, range_text
@@ -524,14 +524,14 @@ class CudaTimeResult:
         saved = get("records", data)  # before schema 2 the records stood beside the fields
         records = {feature.name: feature.from_json(saved.get(feature.name)) for feature in features}
         return cls(
-            cold=Run(**data["cold"]),
-            warmup=[Run(**run) for run in data["warmup"]],
-            warm=[Run(**run) for run in data["warm"]],
+            cold=from_saved(Run, data["cold"]),
+            warmup=[from_saved(Run, run) for run in data["warmup"]],
+            warm=[from_saved(Run, run) for run in data["warm"]],
             device=data["device"],
             synchronized=list(get("synchronized", [])),
             notes=list(get("notes", [])),
             stopped=get("stopped"),
-            harness=Harness(**harness) if harness is not None else None,
+            harness=from_saved(Harness, harness) if harness is not None else None,
             task=Task.from_dict(task) if task is not None else None,
             cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
             records=records,

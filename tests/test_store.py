@@ -437,6 +437,20 @@ def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
     assert spoilt > 3000 and kept_fast > 1000, (spoilt, kept_fast)  # e.g. a time changed to 0.5: still fast
 
 
+def test_clocks_read_back_as_a_call_by_keyword_reads_them():
+    """``clocks.from_saved`` puts a saved run's values straight into the tuple where its keys are the
+    fields in order; keys in another order, missing (defaults) or foreign (TypeError) take the call."""
+    from ipython_cudatime.clocks import from_saved
+
+    run_ = Run(1.0, 2.0, 0.5, 0.1, 0.2, 3)
+    written = json.loads(json.dumps(run_._asdict()))
+    for data in (written, dict(reversed(written.items())), {"wall": 2.0, "host": 1.0}, {"host": 1.0, "wall": 2.0}):
+        assert from_saved(Run, data) == Run(**data) and type(from_saved(Run, data)) is Run
+    assert from_saved(Harness, {"wall": 1.0, "jitter": 0.5, "device": None}) == Harness(1.0, 0.5)
+    with pytest.raises(TypeError):
+        from_saved(Run, {**written, "extra": 1})
+
+
 def test_a_schema_too_deep_to_compile_is_still_checked():
     """Python compiles some 20 nested loops at most: a record whose lists nest deeper (a feature's own
     schema could) is checked by the call alone, with the same answers."""
