@@ -224,7 +224,7 @@ def test_load_takes_one_path_as_well_as_a_list(tmp_path, ip):
         assert len(results.points) == 1 and problems == []
 
 
-@pytest.mark.parametrize("field", ["device", "synchronized", "stopped", "notes"])
+@pytest.mark.parametrize("field", ["device", "synchronized", "stopped", "notes", "extra_runs"])
 def test_a_newline_in_a_loaded_field_forges_no_line_of_the_single_result_report(ip, tmp_path, field):
     import json
 
