@@ -18,14 +18,15 @@ import time
 
 from common import arguments, median_ms, write_outputs
 
-from ipython_cudatime.cpu_context import CpuWatch, Machine
+from ipython_cudatime.features.cpu_context.context import CpuWatch
+from ipython_cudatime.machine import Machine
 from ipython_cudatime.runner import Clock
 
 GOAL_US = 50.0
 
 
 def one_call(machine, clock):
-    """A call's worth of reading, as ``runner.measure`` does it."""
+    """A call's worth of reading, as the CPU facts' watch does it around the runs."""
     watch = CpuWatch(machine, clock)
     for moment in ("before", "warm", "after"):
         watch.read(moment)

@@ -11,15 +11,15 @@ import importlib
 
 TYPE_CHECKING = False  # as typing's, without importing typing (6 ms) at the package's import
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable
+    from collections.abc import Collection, Iterable, Sequence
     from os import PathLike
     from typing import Any
 
-    from .compare import Results
+    from .compare import Point, Results
     from .features import FEATURES
     from .features.feature import Feature
     from .features.profile.summary import profile_trace
-    from .ratios import contrast
+    from .ratios import Contrast
     from .result import CudaTimeResult, Env, Task
     from .store import save
 
@@ -44,7 +44,7 @@ __all__ = [
 # Each public name's module, imported when the name is first used: ``import ipython_cudatime``
 # then takes about a millisecond, not the 100 ms its modules (and numpy, json, statistics) take.
 _MODULES = {"FEATURES": "features", "CudaTimeResult": "result", "Env": "result", "Task": "result",
-            "Results": "compare", "contrast": "ratios", "profile_trace": "features.profile.summary", "save": "store"}
+            "Results": "compare", "profile_trace": "features.profile.summary", "save": "store"}
 
 
 def __getattr__(name: str) -> Any:
@@ -92,6 +92,17 @@ def report(obj: CudaTimeResult | Results, features: Collection[Feature] | None =
     from .features import FEATURES
 
     return text(obj, FEATURES if features is None else features)
+
+
+def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None, names: Sequence[str] | None = None,
+             features: Collection[Feature] | None = None) -> Contrast:
+    """Which of two results is faster, and whether the runs can tell (``ratios.contrast``): the ratio
+    of their warm medians with its 95% interval, a winner only where it excludes 1, and what else
+    differs between them, ``features`` (default: ``FEATURES``) naming what their records differ in."""
+    from .features import FEATURES
+    from .ratios import contrast as between
+
+    return between(a, b, names, FEATURES if features is None else features)
 
 
 def load(paths: str | PathLike[str] | Iterable[str | PathLike[str]],

@@ -16,8 +16,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .cpu_context import joined
-from .noise import noise
 from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
 
 if TYPE_CHECKING:
@@ -169,9 +167,9 @@ class Results:
 
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
         """One row per point: the swept values, median, the bounds of its 95% interval (``ci_low``,
-        ``ci_high``: None below 6 warm runs), IQR, min, max, cold, runs, noise and error,
-        then label, device and host, then each feature's fields (--roofline: flop_rate, byte_rate
-        and fraction_of_peak)."""
+        ``ci_high``: None below 6 warm runs), IQR, min, max, cold, runs and error, then label,
+        device and host, then each feature's fields (--roofline: flop_rate, byte_rate and
+        fraction_of_peak; the CPU facts: noise)."""
         import pandas
 
         return pandas.DataFrame.from_records([_record(point, self.keepers) for point in self.points])
@@ -184,19 +182,18 @@ class Results:
 
 
 def _record(point: Point, keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
-    """``to_pandas``'s row for one point; ``noise``: the noise check's cause ("oversubscribed",
-    "loaded", "varies", "unknown") where the warm runs were noisy or slowed, else None."""
+    """``to_pandas``'s row for one point, each keeper's fields where it judged something of the row's
+    record (the CPU facts' ``noise``: the noise check's cause, or None for steady runs)."""
     r = point.result
-    cause = noise(r)[1] if r is not None else None
     low, high = r.median_ci if r is not None and r.median_ci else (None, None)
     record = {**point.params, "median": r and r.median, "ci_low": low, "ci_high": high, "iqr": r and r.iqr,
               "min": r and r.min, "max": r and r.max,
-              "cold": r and r.cold_time, "runs": r.runs if r else 0, "noise": cause and cause.kind,
+              "cold": r and r.cold_time, "runs": r.runs if r else 0,
               "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
-    kept = r.records if r is not None else {}
     for keeper in keepers:
-        if kept.get(keeper.name) is not None:
-            record.update(keeper.table_fields(kept[keeper.name]))
+        judged = keeper.judge(r, r.records.get(keeper.name)) if r is not None else None
+        if judged is not None:
+            record.update(keeper.table_fields(judged))
     return record
 
 
@@ -258,11 +255,12 @@ def rotation(count: int, rounds: int) -> list[list[int]]:
     return [[(start + step) % count for step in range(count)] for start in range(rounds)] if count else []
 
 
-def merge_rounds(results: Sequence[CudaTimeResult]) -> CudaTimeResult:
-    """One point's result from its rounds (``run_interleaved``): the first round's cold run, warm-up,
-    records and facts; each later round's first run (made after the other points ran) as a warm-up
-    run; every round's warm sample (one run, or a batch of the size the first round found), in
-    order, as the warm samples; the CPU facts of all rounds."""
+def merge_rounds(results: Sequence[CudaTimeResult], keepers: Iterable[RecordKeeper] = ()) -> CudaTimeResult:
+    """One point's result from its rounds (``run_interleaved``): the first round's cold run, warm-up
+    and facts; each later round's first run (made after the other points ran) as a warm-up run;
+    every round's warm sample (one run, or a batch of the size the first round found), in order, as
+    the warm samples; each record as its keeper merges the rounds' (``RecordKeeper.merged``: the
+    first round's, or the CPU facts of all rounds added up)."""
     first, later = results[0], results[1:]
     warmup = [*first.warmup, *(run for r in later for run in (r.cold, *r.warmup))]
     sample = "run" if first.batch == 1 else f"sample of {first.batch:,} runs (the size its first round found)"
@@ -270,19 +268,27 @@ def merge_rounds(results: Sequence[CudaTimeResult]) -> CudaTimeResult:
             "round's first run of a point, after the other points ran, is a warm-up run)")
     return dataclasses.replace(
         first, warmup=warmup, warm=[run for r in results for run in r.warm], notes=[*first.notes, note],
-        stopped=next((r.stopped for r in results if r.stopped), None),
-        cpu_context=joined([r.cpu_context for r in results]))
+        stopped=next((r.stopped for r in results if r.stopped), None), records=_merged_records(results, keepers))
+
+
+def _merged_records(results: Sequence[CudaTimeResult], keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
+    records = dict(results[0].records)
+    records.update((keeper.name, keeper.merged([r.records.get(keeper.name) for r in results]))
+                   for keeper in keepers if keeper.name in records)
+    return records
 
 
 def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any], CudaTimeResult | None],
                     tuple[CudaTimeResult, Any]], rounds: int, stop_on_error: bool = False, task: Task | None = None,
-                    finished: Callable[[Point], None] = lambda point: None) -> tuple[Results, list[Any]]:
+                    finished: Callable[[Point], None] = lambda point: None,
+                    keepers: Iterable[RecordKeeper] = ()) -> tuple[Results, list[Any]]:
     """``run_sweep`` in rounds (``--interleave``): each round times every point once (``time_point(params,
     first)``, ``first`` the point's first round, None in it), in the rotating order of ``rotation``, so that slow drift
     (a neighbour starting mid-sweep, a clock that ramps) hits every point alike instead of deciding a
     comparison. A point's rounds merge into one result (``merge_rounds``); an error at a point ends
     its rounds, and the sweep too with ``stop_on_error``; KeyboardInterrupt and SystemExit stop it,
-    keeping the rounds done. ``finished`` hears of each point once all is over."""
+    keeping the rounds done. ``finished`` hears of each point once all is over; ``keepers`` (the
+    features) merge their records of a point's rounds."""
     grid_points, task = list(points), task or Task()
     timed: list[list[CudaTimeResult]] = [[] for _ in grid_points]
     values: list[Any] = [None] * len(grid_points)
@@ -308,17 +314,18 @@ def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict
         if error is not None:
             break
     reached = [i for i in range(len(grid_points)) if timed[i] or i in errors]
-    done = [_round_point(grid_points[i], timed[i], errors.get(i), task) for i in reached]
+    done = [_round_point(grid_points[i], timed[i], errors.get(i), task, tuple(keepers)) for i in reached]
     for point in done:
         finished(point)
     return Results(done, stopped=stopped, interrupted=interrupted, error=error), [values[i] for i in reached]
 
 
-def _round_point(params: dict[str, Any], rounds: list[CudaTimeResult], error: str | None, task: Task) -> Point:
+def _round_point(params: dict[str, Any], rounds: list[CudaTimeResult], error: str | None, task: Task,
+                 keepers: tuple[RecordKeeper, ...]) -> Point:
     """A point of an interleaved sweep: its error, else its rounds merged."""
     if error is not None or not rounds:
         return Point(dataclasses.replace(task, params=params), None, error)
-    result = merge_rounds(rounds)
+    result = merge_rounds(rounds, keepers)
     return Point(result.task or dataclasses.replace(task, params=params), result)
 
 

@@ -38,8 +38,11 @@ def in_notebook(shell: Any) -> bool:
 
 def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
     """The text report of a result, or of results side by side: the truth every view shares.
-    ``keepers`` (the features) word a result's records; results carry their own."""
-    return results_text(obj) if isinstance(obj, Results) else render_text(Reading.of(obj, keepers))
+    ``keepers`` (the features) word the records, and a table's columns and notes where the results
+    carry no features of their own (``Results.keepers``: those the magics or ``store.load`` made them with)."""
+    if isinstance(obj, Results):
+        return results_text(obj, Verdicts(obj.keepers or keepers))
+    return render_text(Reading.of(obj, keepers))
 
 
 def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> dict[str, str]:
@@ -47,7 +50,7 @@ def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> di
     with its chart. Both views read one ``Reading`` of a result, or one ``Verdicts`` of results, so
     that each finding, noise check and contrast is worked out once."""
     if isinstance(obj, Results):
-        verdicts = Verdicts()
+        verdicts = Verdicts(obj.keepers or keepers)  # as in ``text``
         return {"text/plain": results_text(obj, verdicts), "text/html": results_html(obj, verdicts)}
     reading = Reading.of(obj, keepers)
     return {"text/plain": render_text(reading), "text/html": render_html(reading, chart_html(obj))}

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .noise import noise
 from .result import Finding
 from .units import format_seconds as fmt
 from .units import inert
@@ -57,19 +56,10 @@ def _async_findings(result: CudaTimeResult) -> list[Finding]:
     )]
 
 
-def _feature_findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
-    """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...)."""
-    return [found for keeper in keepers for found in keeper.findings(result, result.records.get(keeper.name))]
-
-
-def _noise_findings(result: CudaTimeResult) -> list[Finding]:
-    """The noise warning, one line with its cause and fix, then the cause's full reasoning (kind
-    ``noise-<cause>``, which the HTML report puts under "Why"; see ``noise``), when the
-    answer is in doubt or the warm runs were slowed down by the CPU."""
-    warning, cause = noise(result)
-    if warning is None or cause is None:  # both, or neither
-        return []
-    return [Finding(cause.symptom, warning), Finding(f"noise-{cause.kind}", cause.text)]
+def _feature_findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
+    """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...,
+    why the warm runs vary), from what each judged of its record (``Reading.pairs``)."""
+    return [found for keeper, judged in pairs for found in keeper.findings(result, judged)]
 
 
 def _clock_findings(result: CudaTimeResult) -> list[Finding]:
@@ -92,9 +82,12 @@ def _clock_findings(result: CudaTimeResult) -> list[Finding]:
 
 def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
     """The sentences worth printing under the numbers, most important first; ``keepers`` (the
-    features) word their own records."""
-    found = _async_findings(result) + _feature_findings(result, keepers) + _clock_findings(result)
-    found.extend(_noise_findings(result))
+    features) word their own records (``Reading.of`` works them out with the rest of a report)."""
+    return list(Reading.of(result, keepers).findings)
+
+
+def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
+    found = _async_findings(result) + _feature_findings(result, pairs) + _clock_findings(result)
     if result.stopped:  # these two may come from a file: one line each, whatever they hold
         found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
                                         "the statistics cover the runs done."))
@@ -106,18 +99,21 @@ def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Fi
 class Reading:
     """One result as its views read it, as pyinstrument's renderers read one ``Session``: the result
     (plain data), the keepers that word its records (the features, handed in as the registry is),
-    and its findings, worked out once. ``display.bundle`` makes one and hands it to the text and the
-    HTML report, so that neither asks the noise check or a feature's words a second time."""
+    what each judged of its record (``RecordKeeper.judge``) and its findings, worked out once.
+    ``display.bundle`` makes one and hands it to the text and the HTML report, so that neither asks
+    the noise check or a feature's words a second time."""
 
     result: CudaTimeResult
     keepers: tuple[RecordKeeper, ...]
+    judged: tuple[Any, ...]
     findings: tuple[Finding, ...]
 
     @classmethod
     def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
         keepers = tuple(keepers)
-        return cls(result, keepers, tuple(findings(result, keepers)))
+        judged = tuple(keeper.judge(result, result.records.get(keeper.name)) for keeper in keepers)
+        return cls(result, keepers, judged, tuple(_findings(result, zip(keepers, judged))))
 
     def pairs(self) -> list[tuple[RecordKeeper, Any]]:
-        """(keeper, its record on the result or None), in the keepers' order."""
-        return [(keeper, self.result.records.get(keeper.name)) for keeper in self.keepers]
+        """(keeper, what it judged of its record on the result), in the keepers' order."""
+        return list(zip(self.keepers, self.judged))

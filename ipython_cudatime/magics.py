@@ -37,10 +37,10 @@ from .backends import REGISTRY, DeviceSet, object_kinds
 from .batching import compile_batch
 from .clocks import Clock
 from .compare import Point, Results, check_values, run_interleaved, run_sweep
-from .cpu_context import Machine
 from .display import Display
 from .features import FEATURES, Call, Unavailable
 from .features.cold_causes.probes import PROBES, ProbeSet
+from .machine import Machine
 from .options import HELP
 from .progress import live_progress
 from .repeat_rule import top_level_names
@@ -209,13 +209,15 @@ def _round(spec: Spec[Feature], first: CudaTimeResult | None) -> Spec[Feature]:
     point's first round (``first`` is None) makes the warm-up, sizes the sample from it as the
     runs of an ordinary call are sized (a µs-scale cell's sample is a batch of many runs, so that
     the harness's cost per sample is not read as the cell's), and watches with the features (their
-    records come from it); every later round makes one sample of the size the first one found."""
+    records come from it); every later round makes one sample of the size the first one found,
+    watched by the features that add up every round's record (``Feature.every_round``)."""
     if not spec.interleave:
         return spec
     if first is None:
         return dataclasses.replace(spec, plan=dataclasses.replace(spec.plan, runs=1, batch=SIZED))
     plan = dataclasses.replace(spec.plan, runs=1, warmup=0, batch=first.batch)
-    return dataclasses.replace(spec, plan=plan, features=())
+    every_round = tuple((feature, settings) for feature, settings in spec.features if feature.every_round)
+    return dataclasses.replace(spec, plan=plan, features=every_round)
 
 
 def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
@@ -239,7 +241,7 @@ class CudaTimeMagics(Magics):
     cold-run probes (``features.cold_causes.probes.PROBES``); ``clock``, what runs are timed with (``clocks.Clock``);
     ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
     or False forces it); ``machine``, where the CPU facts are read and threads set
-    (``cpu_context.Machine``); ``features``, the measurement features (``features.FEATURES``),
+    (``machine.Machine``); ``features``, the measurement features (``features.FEATURES``),
     whose flags the command line takes (a feature whose name the result already answers to is
     refused here, ``CudaTimeResult.check_keepers``). Tests register an instance built with their own."""
 
@@ -310,12 +312,11 @@ class CudaTimeMagics(Magics):
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
         repeats = CellRepeats(shell, scope, compiled.code(), frameworks, object_kinds(self.registry),
                               forced=spec.plan.runs is not None, hold=hold)
-        watches = self._watches(spec, Call(compiled.source, self.probes))
+        watches = self._watches(spec, Call(compiled.source, self.probes, self.machine, self.clock))
         task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
         with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards
             return measure(compiled.cell(shell.user_ns, where, scope, shell.user_ns), DeviceSet.detect(self.registry),
-                           spec.plan, task, self.features, watches, repeats=repeats, clock=self.clock, progress=live,
-                           machine=self.machine)
+                           spec.plan, task, self.features, watches, repeats=repeats, clock=self.clock, progress=live)
 
     @staticmethod
     def _watches(spec: Spec[Feature], call: Call) -> dict[str, Watch]:
@@ -413,7 +414,7 @@ class CudaTimeMagics(Magics):
             try:
                 if spec.interleave:
                     sweep, values = run_interleaved(grid(spec.sweeps), time_point, spec.plan.runs or 1,
-                                                    spec.stop_on_error, failed, finished)
+                                                    spec.stop_on_error, failed, finished, self.features)
                 else:
                     start = self.clock.now()
                     sweep, values = run_sweep(grid(spec.sweeps), time_point, spec.stop_on_error, failed, finished)

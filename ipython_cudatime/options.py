@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from .cpu_context import usable_cores
+from .machine import usable_cores
 from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
 from .sweep_grammar import MAX_GRID, grid_size, largest_grid, not_yours, parse_sweep, top_level
 from .units import symbol

@@ -1,20 +1,18 @@
 """Is B faster than A, and how sure are we: the ratio of two results' warm medians with its 95%
 interval from a bootstrap of each median (``contrast``, a ``Contrast``), a winner only where the
 interval excludes 1, else what the runs can tell; and what else differs between the two besides
-the code (versions, threads, load), named beside the verdict. The sweep and comparison views read
-it; ``%cudatime_compare`` prints it."""
+the code (device, versions, threads, and what the features' records say: the load, the pools),
+named beside the verdict. The sweep and comparison views read it; ``%cudatime_compare`` prints it."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .compare import Point
-from .cpu_context import pools_text
-from .noise import NoiseCause, noise
-from .result import CI_MIN_RUNS, CudaTimeResult, Env
+from .result import CI_MIN_RUNS, CudaTimeResult, Env, RecordKeeper
 from .units import percent_text
 
 if TYPE_CHECKING:
@@ -129,23 +127,13 @@ class Contrast:
 
 
 def _thread_note(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
-    """Why two results' thread settings differ, or None: --threads N against the user's settings,
-    or different pools (what each CPU context saw during the warm runs)."""
-    def setting(r: CudaTimeResult) -> tuple[int | None, dict[str, int | None] | None]:
-        chosen = r.task.threads if r.task is not None else None
-        pools = r.cpu_context.threads if r.cpu_context is not None else None
-        return chosen, pools
-
-    (chosen_a, pools_a), (chosen_b, pools_b) = setting(a), setting(b)
-    if chosen_a != chosen_b:
-        words = ["--threads " + str(n) if n is not None else "the user's threads" for n in (chosen_a, chosen_b)]
-        return f"timed with different thread settings: {words[0]} and {words[1]}"
-    if pools_a is not None and pools_b is not None and pools_a != pools_b:
-        return f"timed with different thread pools: {pools_text(pools_a)} and {pools_text(pools_b)}"
-    return None
-
-
-LOAD_GAP = 1.0  # load averages this far apart (in cores' worth of work) are a difference worth naming
+    """Why two results' thread settings differ, or None: --threads N against the user's settings
+    (the pools each saw are the CPU facts', among the other differences)."""
+    chosen_a, chosen_b = (r.task.threads if r.task is not None else None for r in (a, b))
+    if chosen_a == chosen_b:
+        return None
+    words = ["--threads " + str(n) if n is not None else "the user's threads" for n in (chosen_a, chosen_b)]
+    return f"timed with different thread settings: {words[0]} and {words[1]}"
 
 
 def _versions(a: Env, b: Env) -> list[str]:
@@ -155,26 +143,17 @@ def _versions(a: Env, b: Env) -> list[str]:
                     if name in b.frameworks and a.frameworks[name] != b.frameworks[name]]
 
 
-def _loads(a: CudaTimeResult, b: CudaTimeResult) -> list[str]:
-    """``load 0.30 vs 6.70 on 2 cores``, where both loads were read and are ``LOAD_GAP`` apart or more."""
-    first, second = a.cpu_context, b.cpu_context
-    if first is None or second is None or first.load_before is None or second.load_before is None:
-        return []
-    if abs(first.load_before - second.load_before) < LOAD_GAP:
-        return []
-    cores = f"{first.cores} cores" if first.cores == second.cores else f"{first.cores} and {second.cores} cores"
-    return [f"load {first.load_before:.2f} vs {second.load_before:.2f} on {cores}"]
-
-
-def _differences(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
+def _differences(a: CudaTimeResult, b: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> str | None:
     """What else differs between two results beside the code, as both recorded it: the device,
-    Python's and the frameworks' versions, the load; None where nothing does (or nothing was recorded)."""
+    Python's and the frameworks' versions, then what each keeper finds between their records (the
+    CPU facts: the pools, the load); None where nothing does (or nothing was recorded)."""
     found: list[str] = []
     if a.device != b.device:
         found.append(f"device {a.device} vs {b.device}")
     if a.env is not None and b.env is not None:
         found += _versions(a.env, b.env)
-    found += _loads(a, b)
+    for keeper in keepers:
+        found += keeper.differences(a.records.get(keeper.name), b.records.get(keeper.name))
     return "; ".join(found) or None
 
 
@@ -193,19 +172,21 @@ def _undecided(ci: tuple[float, float], a: CudaTimeResult, b: CudaTimeResult) ->
 
 
 def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
-             names: Sequence[str] | None = None) -> Contrast:
+             names: Sequence[str] | None = None, keepers: Iterable[RecordKeeper] = ()) -> Contrast:
     """Which of two results (``CudaTimeResult`` or ``Point``) is faster, and whether the runs can
     tell: the ratio of their warm medians with its 95% bootstrap interval (``ratio_interval``), a
     winner only when that interval excludes 1. Each needs ``CI_MIN_RUNS`` warm samples: fewer
-    cannot bound a median. Different thread settings, devices, versions or loads are named beside
-    the verdict. ``names`` defaults to their labels, else "a" and "b"."""
+    cannot bound a median. Different thread settings, devices and versions are named beside the
+    verdict, and what ``keepers`` (the features, ``features.FEATURES`` for the package's ``contrast``)
+    find between their records: the pools, the loads. ``names`` defaults to their labels, else "a" and "b"."""
     names = tuple(names or (_name(a, "a"), _name(b, "b")))
     a, b = _result(a), _result(b)
     if a is None or b is None or not a.median or not b.median:
         return Contrast(names, (a.median if a is not None else None, b.median if b is not None else None),
                         reason="a result has no warm runs")
     ratio = a.median / b.median
-    verdict = Contrast(names, (a.median, b.median), ratio, threads=_thread_note(a, b), differs=_differences(a, b))
+    verdict = Contrast(names, (a.median, b.median), ratio, threads=_thread_note(a, b),
+                       differs=_differences(a, b, keepers))
     if min(a.runs, b.runs) < CI_MIN_RUNS:
         reason = f"too few runs for an interval ({a.runs} and {b.runs}; {CI_MIN_RUNS} each needed)"
         return dataclasses.replace(verdict, reason=reason)
@@ -217,19 +198,22 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
 
 class Verdicts:
     """What the views of one ``Results`` read of it, each worked out once however many views, rows
-    and notes ask: a result's noise (``noise.noise``) and a pair's contrast (``contrast``, a bootstrap
-    of 4,000 draws of each median). ``display.bundle`` makes one for a ``Results`` and hands it to
-    its text and its HTML view; each view made on its own makes its own. The results are kept with
-    their answers, so that an id is never reused while this lives."""
+    and notes ask: what each keeper judged of a result's record (``RecordKeeper.judge``: the CPU
+    facts' noise check) and a pair's contrast (``contrast``, a bootstrap of 4,000 draws of each
+    median, with the differences ``keepers`` find). ``display.bundle`` makes one for a ``Results``
+    and hands it to its text and its HTML view; each view made on its own makes its own. The results
+    are kept with their answers, so that an id is never reused while this lives."""
 
-    def __init__(self) -> None:
-        self._noise: dict[int, tuple[CudaTimeResult, tuple[str, NoiseCause] | tuple[None, None]]] = {}
+    def __init__(self, keepers: Iterable[RecordKeeper] = ()) -> None:
+        self.keepers = tuple(keepers)
+        self._judged: dict[tuple[str, int], tuple[CudaTimeResult, Any]] = {}
         self._contrasts: dict[tuple[int, int, tuple[str, ...] | None], tuple[Any, Any, Contrast]] = {}
 
-    def noise(self, result: CudaTimeResult) -> tuple[str, NoiseCause] | tuple[None, None]:
-        kept = self._noise.get(id(result))
+    def judged(self, keeper: RecordKeeper, result: CudaTimeResult) -> Any:
+        key = (keeper.name, id(result))
+        kept = self._judged.get(key)
         if kept is None:
-            kept = self._noise[id(result)] = (result, noise(result))
+            kept = self._judged[key] = (result, keeper.judge(result, result.records.get(keeper.name)))
         return kept[1]
 
     def contrast(self, a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
@@ -237,5 +221,5 @@ class Verdicts:
         key = (id(a), id(b), tuple(names) if names is not None else None)
         kept = self._contrasts.get(key)
         if kept is None:
-            kept = self._contrasts[key] = (a, b, contrast(a, b, names))
+            kept = self._contrasts[key] = (a, b, contrast(a, b, names, self.keepers))
         return kept[2]

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 from . import backends
 from .clocks import Harness, Run, from_saved
-from .cpu_context import CpuContext
 from .guard import failure_line
 from .units import format_seconds, inert, range_text
 
@@ -195,10 +194,13 @@ def record_json(record: Any) -> Any:
 @dataclass(frozen=True)
 class Finding:
     """One sentence about a result, shared by every view: ``kind`` is a stable key that tests and
-    widgets use, ``text`` the sentence."""
+    widgets use, ``text`` the sentence. A ``reason`` is the full reasoning behind the finding before
+    it (why the warm runs vary): the text report prints it, the HTML report leaves it out of its list
+    of findings, since its keeper's section says it."""
 
     kind: str
     text: str
+    reason: bool = False
 
 
 class RecordKeeper:
@@ -207,8 +209,9 @@ class RecordKeeper:
     (``features.Feature`` is a keeper that adds its flags and its part in the runs). Every method
     has a default that adds nothing. ``record`` below is the keeper's record on a result, or None
     (it was off, or the result comes from a file written before it existed): every method accepts
-    None. Its word methods cannot sink a report: where one raises, the view gets what it shows for
-    no record and one line saying what was not shown and why (``__init_subclass__``)."""
+    None. The word methods get what ``judge`` made of it (the record itself, unless the keeper says
+    otherwise). Its word methods cannot sink a report: where one raises, the view gets what it shows
+    for no record and one line saying what was not shown and why (``__init_subclass__``)."""
 
     name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its key in a saved line
     # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
@@ -219,6 +222,9 @@ class RecordKeeper:
     section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
     section_class: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables
+    # True: its columns judge the row's numbers (noise), beside the table's own verdict (speed-up, vs first);
+    # False: they add to them (--roofline's rates), at the end of the row, before its error
+    beside_verdict: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Each word method a keeper defines is guarded (``_shown``): every view and table calls
@@ -231,6 +237,12 @@ class RecordKeeper:
     def from_json(self, data: Any) -> Any:
         """The record ``record_json`` wrote (already checked against ``schema``), or None."""
         return None
+
+    def judge(self, result: CudaTimeResult, record: Any) -> Any:
+        """What its words read of one result: its record, unless what every view of it shows also
+        needs the runs (the CPU facts' noise check), worked out here once per result for all the views
+        (``findings.Reading`` asks once per report, ``ratios.Verdicts`` once per table row)."""
+        return record
 
     def text_lines(self, result: CudaTimeResult, record: Any) -> list[str]:
         """Its lines in the text report, after the run counts."""
@@ -249,12 +261,28 @@ class RecordKeeper:
         return []
 
     def cells(self, record: Any) -> tuple[str, ...]:
-        """Its cells in a table row, one per ``columns``; shown where any row has a record."""
+        """Its cells in a table row, one per ``columns``; shown where any row has a record (``judge``
+        made something of it)."""
         return ()
+
+    def table_notes(self, rows: list[tuple[str, CudaTimeResult, Any]], what: str) -> list[str]:
+        """Its lines under a table, from (row name, result, what ``judge`` made of its record) for
+        each row with a result; ``what`` names the rows ("points", "rows")."""
+        return []
 
     def table_fields(self, record: Any) -> dict[str, Any]:
         """Its columns in ``Results.to_pandas()``, where the row has a record."""
         return {}
+
+    def differences(self, first: Any, second: Any) -> list[str]:
+        """What differs between two results' records (either may be None) beside the code, named
+        beside a contrast's verdict: ``load 0.30 vs 6.70 on 2 cores``."""
+        return []
+
+    def merged(self, records: list[Any]) -> Any:
+        """One record for a point timed in rounds (``--interleave``), from each round's record in
+        order: the first round's, unless the keeper's facts add up across rounds."""
+        return records[0] if records else None
 
     def extra_runs(self, record: Any) -> list[str]:
         """The runs it added out of the statistics, as the run counts name them ("1 profiled")."""
@@ -269,6 +297,9 @@ INSTEAD: dict[str, Callable[[RecordKeeper, str], Any]] = {
     "detail_rows": lambda keeper, line: [(keeper.name, line)],
     "cells": lambda keeper, line: ("",) * len(keeper.columns),
     "table_fields": lambda keeper, line: {},
+    "judge": lambda keeper, line: None,
+    "table_notes": lambda keeper, line: [line],
+    "differences": lambda keeper, line: [line],
     "extra_runs": lambda keeper, line: [],
 }
 
@@ -307,7 +338,6 @@ class CudaTimeResult:
     stopped: str | None = None
     harness: Harness | None = None  # the harness's own cost, measured once per call
     task: Task | None = None  # what was timed; a result made by hand may have none
-    cpu_context: CpuContext | None = None  # the CPU facts of the call, or None (older files)
     records: dict[str, Any] = field(default_factory=dict)  # feature name -> its record (plain data) or None
     # The features' runs out of the statistics ("1 profiled"), as they named them when the result was made
     # (``extra_runs``): how many times the cell ran is a fact of the call, saved with it.
@@ -507,7 +537,6 @@ class CudaTimeResult:
         data.update(
             batch=self.batch,
             harness=self.harness._asdict() if self.harness is not None else None,
-            cpu_context=self.cpu_context.to_dict() if self.cpu_context is not None else None,
         )
         return data
 
@@ -520,7 +549,7 @@ class CudaTimeResult:
         extra runs where a line from before they were saved does not say; a record no feature here
         knows is left out. Plain data from before the records had their own key (schema 1) still reads."""
         get = data.get
-        harness, task, cpu_context = get("harness"), get("task"), get("cpu_context")
+        harness, task = get("harness"), get("task")
         saved = get("records", data)  # before schema 2 the records stood beside the fields
         records = {feature.name: feature.from_json(saved.get(feature.name)) for feature in features}
         return cls(
@@ -533,7 +562,6 @@ class CudaTimeResult:
             stopped=get("stopped"),
             harness=from_saved(Harness, harness) if harness is not None else None,
             task=Task.from_dict(task) if task is not None else None,
-            cpu_context=CpuContext(**cpu_context) if cpu_context is not None else None,
             records=records,
             extra_runs=list(data["extra_runs"]) if "extra_runs" in data else extra_runs(features, records),
         )

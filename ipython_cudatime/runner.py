@@ -15,13 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from .clocks import Clock, Harness, Run
-from .cpu_context import CpuWatch, NoCpuWatch
 from .guard import failure_line
 from .result import CudaTimeResult, Env, Task, extra_runs, statistics_clock
 
 if TYPE_CHECKING:
     from .backends import DeviceSet
-    from .cpu_context import CpuContext, Machine
     from .result import RecordKeeper
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
@@ -317,9 +315,10 @@ class Watch:
     a timed span, and names no feature. This default watches nothing.
 
     ``before()`` comes just before the cold run; ``after_cold()`` just after it, once the
-    frameworks it imported have joined; ``before_run()`` and ``after_run(run)`` around each later
-    run or sample (warm-up, warm, extra; ``run`` its clocks, per run), outside its timed span;
-    ``after_warm()`` after the warm runs. ``around(run)`` is
+    frameworks it imported have joined; ``before_warm()`` as the warm-up runs begin (inside the
+    quiet of later runs and any ``--threads``); ``before_run()`` and ``after_run(run)`` around each
+    later run or sample (warm-up, warm, extra; ``run`` its clocks, per run), outside its timed span;
+    ``after_warm()`` after the warm runs, however they ended (an error or a stop too). ``around(run)`` is
     a context manager around ``run`` ("cold", or "extra": the one more run after the warm runs,
     out of the statistics, that a watch with an ``extra`` name asks for), or None; ``mark(run,
     fn)`` is the cell as that run calls it. A cell that must not repeat gets no extra runs.
@@ -333,6 +332,9 @@ class Watch:
         pass
 
     def after_cold(self) -> None:
+        pass
+
+    def before_warm(self) -> None:
         pass
 
     def after_warm(self) -> None:
@@ -401,6 +403,9 @@ class Guarded(Watch):
     def after_cold(self) -> None:
         self._call("after_cold")
 
+    def before_warm(self) -> None:
+        self._call("before_warm")
+
     def after_warm(self) -> None:
         self._call("after_warm")
 
@@ -453,12 +458,14 @@ class Guarded(Watch):
 class Outcome:
     """What a watch's record is made from once every run is done: the cold run, the watch's own
     extra run (None when it made none), the warm median on the statistics clock (None without warm
-    runs) and the harness's own cost."""
+    runs), the harness's own cost, and what the cell read, returned and bound (``seen``: whose
+    frameworks it touched)."""
 
     cold: Run
     extra: Run | None
     median: float | None
     harness: Harness
+    seen: list[Any] = dataclasses.field(default_factory=list)
 
 
 OOM_HINT = (
@@ -503,7 +510,7 @@ class Cell:
 
 def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[RecordKeeper] = (),
             watches: Mapping[str, Watch] | None = None, repeats: Repeats | None = None, clock: Clock | None = None,
-            progress: Progress | None = None, machine: Machine | None = None) -> Measurement:
+            progress: Progress | None = None) -> Measurement:
     """Cold run, warm-up and warm runs of ``cell`` (a ``Cell``) on ``devices`` according to ``plan``;
     the finished ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in
     a ``Measurement`` with the cold run's value and what stopped the later runs.
@@ -518,19 +525,16 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     are timed k at a time through ``cell.batch(k)``, and each sample says so.
 
     ``watches`` (see ``Watch``), the parts of this call's features by feature name, are told of
-    every phase and each leaves its record under that name; ``features`` (``features.FEATURES``)
-    are kept on the result, whose words they give. ``clock`` (``Clock``, the default) is what every
-    run and the budget are read on. ``progress`` (see ``Progress``) hears of each run as it ends. ``machine``
-    (``cpu_context.Machine``) is read before the cold run and around the warm runs, never during
-    one, for the result's ``cpu_context``; None reads nothing.
+    every phase and each leaves its record under that name; each of ``features`` (``features.FEATURES``)
+    gets an entry in the result's records (None where it did not watch). ``clock`` (``Clock``, the
+    default) is what every run and the budget are read on. ``progress`` (see ``Progress``) hears of
+    each run as it ends.
     """
     repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
     named = {name: Guarded(name, watch) for name, watch in (watches or {}).items()}
     parts = list(named.values())
     batch = cell.batch if all(watch.batching for watch in parts) else None
     sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, parts)
-    cpu: CpuWatch | NoCpuWatch = CpuWatch(machine, clock) if machine is not None else NoCpuWatch()
-    cpu.read("before")
     repeats.begin()
     progress.starting("cold", 1)
     with repeats.cold():
@@ -541,7 +545,7 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
         plan, extras = (plan.once(), []) if plan.runs is None else (plan.forced(), extras)
     harness = calibrate(devices, clock, cell.outputs)
     try:
-        later = _later_runs(sampler, plan, parts, extras, cold, harness, progress, cpu)
+        later = _later_runs(sampler, plan, parts, extras, cold, harness, progress)
     finally:
         repeats.end()
     if later.error is not None:
@@ -549,8 +553,7 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     produced = cell.outputs(value) if cell.outputs is not None else [value]
     seen = (cell.reads() if cell.reads is not None else []) + produced
     devices.attribute(seen)
-    result = _assemble(devices, task, features, named, later, harness, cpu.context(seen),
-                       _notes(devices, asked, repeats, later))
+    result = _assemble(devices, task, features, named, later, harness, seen, _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
 
 
@@ -632,19 +635,19 @@ class _Later:
 
 
 def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: Sequence[Guarded], cold: Run,
-                harness: Harness, progress: Progress, cpu: CpuWatch | NoCpuWatch) -> _Later:
-    """The warm loop (with ``cpu`` read around it), the watches' ``after_warm``, then the extra
-    runs that ``extras`` ask for, in order; an error stops them."""
+                harness: Harness, progress: Progress) -> _Later:
+    """The watches' ``before_warm``, the warm loop, their ``after_warm`` (however the loop ended),
+    then the extra runs that ``extras`` ask for, in order; an error stops them."""
     later = _Later(plan, cold)
     try:
         with sampler.repeats.quiet():
-            cpu.read("warm")
+            for watch in watches:
+                watch.before_warm()
             try:
                 _warm_loop(sampler, later, harness, progress)
             finally:
-                cpu.read("after")
-            for watch in watches:
-                watch.after_warm()
+                for watch in watches:
+                    watch.after_warm()
             for watch in extras:
                 later.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
                 with contextlib.ExitStack() as stack:
@@ -703,17 +706,18 @@ def _median(later: _Later, harness: Harness) -> float | None:
 
 
 def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], watches: Mapping[str, Guarded],
-              later: _Later, harness: Harness, cpu_context: CpuContext | None, notes: list[str]) -> CudaTimeResult:
-    """The result, once: the runs, what the devices say, the task where it ran, each watch's record."""
+              later: _Later, harness: Harness, seen: list[Any], notes: list[str]) -> CudaTimeResult:
+    """The result, once: the runs, what the devices say, the task where it ran, each watch's record
+    (``seen``: what the cell read, returned and bound)."""
     median = _median(later, harness)
     features = tuple(features)  # read twice: a generator would be spent
     records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads
-    records.update((name, watch.record(Outcome(later.cold, later.extra.get(watch), median, harness)))
+    records.update((name, watch.record(Outcome(later.cold, later.extra.get(watch), median, harness, seen)))
                    for name, watch in watches.items())
     notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
     device = devices.describe()
     env = Env.here(device, frameworks=devices.frameworks)
     return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
                           synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,
-                          task=dataclasses.replace(task, env=env), cpu_context=cpu_context,
-                          records=records, extra_runs=extra_runs(features, records))
+                          task=dataclasses.replace(task, env=env), records=records,
+                          extra_runs=extra_runs(features, records))

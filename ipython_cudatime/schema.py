@@ -419,16 +419,10 @@ TASK = record({"stmt": TEXT, "label": optional(TEXT), "params": dict_of(_swept),
                "threads": optional(whole("a whole number of threads, at least 1", least=1))},
               required=("stmt", "label", "params", "env"))
 HARNESS = record({"wall": SECONDS, "jitter": SECONDS, "device": optional(SECONDS)}, required=("wall", "jitter"))
-CPU_CONTEXT = record({
-    "cores": whole("a whole number of cores, at least 1", least=1),
-    "load_before": optional(AMOUNT), "load_after": optional(AMOUNT), "ready_before": optional(COUNT),
-    "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
-    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)), "users": optional(dict_of(list_of(TEXT))),
-}, required=("cores",))
 RESULT_FIELDS: dict[str, Check] = {
     "task": optional(TASK), "cold": RUN, "warmup": list_of(RUN), "warm": list_of(RUN), "device": TEXT,
     "synchronized": list_of(TEXT), "notes": list_of(TEXT), "stopped": optional(TEXT), "extra_runs": list_of(TEXT),
-    "harness": optional(HARNESS), "cpu_context": optional(CPU_CONTEXT),
+    "harness": optional(HARNESS),
 }
 FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a sweep point that raised
 
@@ -449,7 +443,7 @@ def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
 # Which record checks which class of the core line: tests/test_store.py holds every field of these classes
 # declared here; each feature's record class (``RecordKeeper.record_class``) is checked against its own
 # ``schema``, declared beside the record in the feature's folder.
-RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS, "CpuContext": CPU_CONTEXT}
+RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS}
 
 
 def checked_line(data: dict[str, Any], features: Iterable[RecordKeeper] = ()) -> dict[str, Any]:

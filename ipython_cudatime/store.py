@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 FORMAT = "ipython_cudatime"
 # Raise it when a field changes meaning or goes; adding a field keeps it. 2: the features' records
 # moved under "records" (in 1 they stood beside the result's fields, where a feature's name could
-# take one of them); lines of 1 are read by moving them there (``_upgraded``).
-SCHEMA = 2
+# take one of them). 3: the CPU facts became a feature, their "cpu_context" a record under "records"
+# (in 1 and 2 a field of the result). Older lines are read by moving them there (``_upgraded``).
+SCHEMA = 3
 MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
 
 
@@ -90,11 +91,18 @@ def _object(raw: bytes) -> tuple[dict[str, Any], None] | tuple[None, str]:
 
 
 def _upgraded(data: dict[str, Any], features: Collection[RecordKeeper]) -> dict[str, Any]:
-    """A line of schema 1 as schema 2 writes it: each feature's record moved under "records"."""
-    if data["schema"] >= 2 or "cold" not in data:
+    """A line of an older schema as this one writes it: each record that stood beside the result's
+    fields (every feature's in 1, the CPU facts' in 2) moved under "records"."""
+    if data["schema"] >= SCHEMA or "cold" not in data:
         return data
-    kept = {name: value for name, value in data.items() if name not in {feature.name for feature in features}}
-    return {**kept, "records": {feature.name: data[feature.name] for feature in features if feature.name in data}}
+    beside = {feature.name for feature in features if feature.name in data}
+    if not beside:
+        return data
+    records = data.get("records", {}) if data["schema"] >= 2 else {}
+    if not isinstance(records, dict):
+        return data  # a bad "records": the check says so, with its path
+    kept = {name: value for name, value in data.items() if name not in beside}
+    return {**kept, "records": {**records, **{name: data[name] for name in beside}}}
 
 
 def _point(data: dict[str, Any], features: Collection[RecordKeeper]) -> tuple[Point, None] | tuple[None, str]:

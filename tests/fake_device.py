@@ -19,7 +19,7 @@ a framework; both plug into the seams the real ones use:
 - Their objects are a framework's machinery to the repeat decision (``kinds``), as a real
   device's stream is: advancing the clock or queuing on the device is not a change of the
   user's state.
-- ``FakeMachine`` is a ``cpu_context.Machine`` (the magics' ``machine``): fixed CPU facts (cores,
+- ``FakeMachine`` is a ``machine.Machine`` (the magics' ``machine``): fixed CPU facts (cores,
   load, thread pools), and ``stall(seconds, *work)``, a wait for a core that passes on the clock
   without CPU time, as a run on a loaded machine waits. ``work`` names the objects whose framework's
   pool the stalled work ran in: a cell that passes ``tensor`` (a ``FrameworkObject`` of "torch")
@@ -35,7 +35,7 @@ import contextlib
 from ipython_cudatime.backends import REGISTRY
 from ipython_cudatime.backends.base import Backend, EventTimer, Place, event_elapsed_ms
 from ipython_cudatime.backends.objects import Leaf
-from ipython_cudatime.cpu_context import Machine
+from ipython_cudatime.machine import Machine
 
 
 class FakeClock:
@@ -197,7 +197,7 @@ def framework_object(name):
 
 
 class FakeMachine(Machine):
-    """A quiet machine by default (a stand-in for the facts ``cpu_context.Machine`` reads; what
+    """A quiet machine by default (a stand-in for the facts ``machine.Machine`` reads; what
     it knows of each framework, its pools' users and the frameworks a cell touched, is the real
     Machine's, from ``registry``): ``cores`` usable, no load, no thread pool; set
     ``load_average``, ``ready`` and ``pools`` to load it. ``limit(n)`` sets every pool to n

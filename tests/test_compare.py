@@ -117,11 +117,12 @@ def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swep
     """The text and the HTML of one ``Results`` share one ``ratios.Verdicts``: every pair's bootstrap
     and every result's noise check is made once, however many rows, notes and views read it."""
     from ipython_cudatime import ratios
+    from ipython_cudatime.features import cpu_context
 
-    made = {"contrast": [], "noise": []}
-    for name in made:
-        real = getattr(ratios, name)
-        monkeypatch.setattr(ratios, name, lambda *args, _real=real, _name=name: made[_name].append(args) or _real(*args))
+    made = {"contrast": [], "judged": []}
+    for module, name in ((ratios, "contrast"), (cpu_context, "judged")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *args, _real=real, _name=name: made[_name].append(args) or _real(*args))
     cells = [({"n": n, "lib": lib} if swept else {}, f"way{n}{lib}", n * (1 + (lib == "b"))) for n in (1, 2)
              for lib in "ab"]  # swept: a grid, whose fastest per row is a contrast; else a comparison of labels
     results = Results([Point(Task(label=None if swept else label, params=params), _timed(*[0.01 * k, 0.011 * k] * 4))
@@ -129,7 +130,8 @@ def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swep
     bundle(results, FEATURES)
     pairs = [(id(args[0]), id(args[1]), args[2] if len(args) > 2 else None) for args in made["contrast"]]
     assert made["contrast"] and len(pairs) == len(set(pairs))
-    assert sorted(id(args[0]) for args in made["noise"]) == sorted({id(args[0]) for args in made["noise"]})
+    checked = [id(args[0]) for args in made["judged"]]  # the noise check, the CPU facts' judgement of a result
+    assert len(checked) == len(set(checked)) == len(results.points)
 
 
 def _drawn(rng, median, spread, count):

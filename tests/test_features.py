@@ -81,21 +81,21 @@ def test_features_that_share_a_name_or_have_no_usable_name_are_refused(ip, names
 
 
 def test_a_saved_line_keeps_the_records_under_their_own_key(ip, fake_gpu, seams, tmp_path):
-    """Schema 2: the records sit under "records", so that no feature name meets a field of the result."""
+    """Since schema 2 the records sit under "records", so that no feature name meets a field of the result."""
     seams(registry=(("fake_device", fake_gpu),), probes=(), clock=fake_gpu.clock, features=WITH_LENGTH)
     ip.user_ns.update(gpu=fake_gpu)
     saved = tmp_path / "runs.jsonl"
     ip.run_line_magic("cudatime", f"-q -n 2 --source-length --save {saved} gpu.launch(1 / 64)")
     line = json.loads(saved.read_text())
-    assert line["schema"] == 2 and line["records"]["source_length"] == len("gpu.launch(1 / 64)")
+    assert line["schema"] == 3 and line["records"]["source_length"] == len("gpu.launch(1 / 64)")
     assert not {feature.name for feature in WITH_LENGTH} & set(line)
 
 
 def test_no_library_module_names_a_feature_outside_its_own_room():
     """The runner, the result, the store and the renderers loop over the features they are given."""
-    records = {"profile", "roofline", "memory", "cold_causes"}
-    classes = {"Profiling", "RooflineFeature", "ColdCauses", "Memory", "ProfileWatch", "CountingWatch",
-               "MemoryWatch", "CausesWatch", "TorchProfiler", "OpCounter"}
+    records = {"profile", "roofline", "memory", "cold_causes", "cpu_context"}
+    classes = {"Profiling", "RooflineFeature", "ColdCauses", "Memory", "CpuFacts", "ProfileWatch", "CountingWatch",
+               "MemoryWatch", "CausesWatch", "CpuWatch", "CpuContext", "Noise", "TorchProfiler", "OpCounter"}
     for path in LIBRARY.rglob("*.py"):
         if path.relative_to(LIBRARY).parts[0] in ("features",):
             continue

@@ -23,8 +23,8 @@ LAYERS = (
     ("the runner", ("ipython_cudatime.runner", "ipython_cudatime.state", "ipython_cudatime.repeat_rule",
                     "ipython_cudatime.batching", "ipython_cudatime.evidence", "ipython_cudatime.fingerprint",
                     "ipython_cudatime.audit")),
-    ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema", "ipython_cudatime.noise")),
-    ("the CPU context", ("ipython_cudatime.cpu_context",)),
+    ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema")),
+    ("the machine", ("ipython_cudatime.machine",)),
     ("backends", ("ipython_cudatime.backends",)),
     ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard", "ipython_cudatime.clocks",
                "ipython_cudatime.rehearsal")),
@@ -40,6 +40,8 @@ DEFERRED = {
     ("ipython_cudatime", "load", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime", "report", "ipython_cudatime.display"): "as load's store",
     ("ipython_cudatime", "report", "ipython_cudatime.features"): "as load's store",
+    ("ipython_cudatime", "contrast", "ipython_cudatime.ratios"): "as load's store",
+    ("ipython_cudatime", "contrast", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.features.roofline.op_counter"):
         "op_counter imports torch: only with --roofline, once the user has imported torch",
 }

@@ -15,11 +15,12 @@ import time
 import pytest
 from conftest import run
 
-from ipython_cudatime import report
-from ipython_cudatime.ratios import contrast
-from ipython_cudatime.cpu_context import CpuContext, Machine
-from ipython_cudatime.noise import noise
+from ipython_cudatime import contrast, report
+from ipython_cudatime.compare import Point, Results
 from ipython_cudatime.features import FEATURES
+from ipython_cudatime.features.cpu_context.context import CpuContext
+from ipython_cudatime.features.cpu_context.noise import noise as check
+from ipython_cudatime.machine import Machine
 from ipython_cudatime.result import CudaTimeResult, Run, Task
 
 NOISY = "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])"  # 13 runs: every other one waits
@@ -28,6 +29,11 @@ STALLED_CELL = "cpu.stall(next(stalls) / 1024, tensor); host.advance(1 / 1024)" 
 
 def timed(ip, cell, options="-n 12 -w 0"):
     return ip.run_line_magic("cudatime", f"-o -q {options} {cell}")
+
+
+def noise(result):
+    """The noise check of a result on the CPU facts it recorded."""
+    return check(result, result.records.get("cpu_context"))
 
 
 def cause_kind(result):
@@ -101,10 +107,46 @@ def test_noise_the_facts_do_not_explain_is_cause_unknown(ip, fake_gpu):
 def test_a_result_without_cpu_facts_is_cause_unknown_and_older_files_load(ip, fake_cpu):
     ip.run_cell("sizes = iter([1, 1, 2, 1, 4, 1, 1, 8, 1, 1, 1, 1, 1])")
     data = timed(ip, "host.advance(next(sizes) / 1024)").to_dict()
-    del data["cpu_context"], data["task"]["threads"]  # as a file from before this field was written
+    del data["records"]["cpu_context"], data["task"]["threads"]  # as a file from before these were written
     old = CudaTimeResult.from_dict(json.loads(json.dumps(data)), FEATURES)
     assert old.cpu_context is None and old.task.threads is None
     assert "Cause unknown: no CPU facts were recorded" in report(old)
+
+
+def test_a_line_saved_with_the_cpu_facts_beside_the_fields_loads_them_as_the_features_record(ip, fake_cpu, tmp_path):
+    """Schema 2 kept the CPU facts in a field of the result ("cpu_context" beside "records"); they are
+    the CPU facts feature's record now, and such a line reads them there, as schema 3 writes them."""
+    from ipython_cudatime import load
+
+    ip.run_cell(f"cpu.pools = {{'torch': 2}}\ncpu.load_average, cpu.ready = 1.5, 2\n{NOISY}")
+    r = timed(ip, STALLED_CELL)
+    data = r.to_dict()
+    old = {"format": "ipython_cudatime", "schema": 2, **data, "cpu_context": data["records"].pop("cpu_context")}
+    path = tmp_path / "schema2.jsonl"
+    path.write_text(json.dumps(old) + "\n")
+    loaded, problems = load([path])
+    assert problems == [] and loaded.points[0].result == r and loaded.points[0].result.cpu_context.load_before == 1.5
+    assert "Likely cause: oversubscription. torch runs 2 threads" in report(loaded.points[0].result)
+
+
+def test_the_cpu_facts_are_a_feature_the_views_are_handed(ip, fake_cpu):
+    """Without the CPU facts among the features, a result records none and no view says a word of
+    its noise: nothing below the features wires them in."""
+    ip.run_cell(f"cpu.pools = {{'torch': 2}}\ncpu.load_average, cpu.ready = 2.6, 3\n{NOISY}")
+    r = timed(ip, STALLED_CELL)
+    others = tuple(feature for feature in FEATURES if feature.name != "cpu_context")
+    assert "Warning: noisy" in report(r) and "Warning: noisy" not in report(r, others)
+    assert "noisy: oversubscribed" in report(Results([Point(r.task, r)]), FEATURES)
+    assert "noise" not in report(Results([Point(r.task, r)]), others).splitlines()[0]
+
+
+def test_an_interleaved_points_cpu_facts_add_up_its_rounds(ip, fake_cpu):
+    """Each round of ``--interleave`` reads the CPU facts around its warm run; the point's record
+    holds all of them added up (``CpuFacts.merged``), not its first round's."""
+    sweep = ip.run_line_magic("cudatime", "-o -q -n 4 -w 0 --interleave --sweep way='a','b' host.advance(1 / 1024)")
+    for point in sweep.points:
+        assert point.result.runs == 4
+        assert point.result.cpu_context.wall == pytest.approx(4 / 1024)  # one round alone: 1 / 1024
 
 
 def test_the_cpu_context_is_saved_and_loaded_with_the_result(ip, fake_cpu):
@@ -209,7 +251,7 @@ def test_threads_limits_the_blas_pools_threadpoolctl_sees(ip):
 
 
 def test_reading_the_facts_imports_no_framework():
-    code = ("import sys\nfrom ipython_cudatime.cpu_context import Machine\nm = Machine()\n"
+    code = ("import sys\nfrom ipython_cudatime.machine import Machine\nm = Machine()\n"
             "m.load(); m.waits(); m.threads(); m.cores()\n"
             "print(sorted(n for n in ('torch', 'numpy', 'jax', 'threadpoolctl') if n in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
@@ -331,14 +373,15 @@ def test_a_pool_is_blamed_only_when_the_cells_work_ran_in_it(ip, fake_cpu):
 def test_cpu_time_is_said_only_where_it_was_measured():
     unmeasured = CpuContext(cores=2, load_before=0.1, ready_before=0, waited=0.0)  # no warm span: no CPU time
     assert unmeasured.cpu_share is None
-    r = CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(t, t) for t in (1e-3, 3e-3) * 3], cpu_context=unmeasured)
+    r = CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(t, t) for t in (1e-3, 3e-3) * 3],
+                       records={"cpu_context": unmeasured})
     assert cause_kind(r) == "unknown" and "CPU time" not in noise(r)[1].text
 
 
 def test_contrast_names_a_different_load_and_nothing_where_nothing_differs():
     def timed_at(load):
         return CudaTimeResult(cold=Run(1e-3, 1e-3), warm=[Run(1e-3, 1e-3)] * 6,
-                              cpu_context=CpuContext(cores=2, load_before=load))
+                              records={"cpu_context": CpuContext(cores=2, load_before=load)})
 
     assert contrast(timed_at(0.3), timed_at(6.7)).differs == "load 0.30 vs 6.70 on 2 cores"
     assert contrast(timed_at(0.3), timed_at(0.9)).differs is None  # less than a core's worth apart

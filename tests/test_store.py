@@ -21,6 +21,7 @@ from ipython_cudatime.features.roofline.model import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
 from ipython_cudatime import load, schema
 from ipython_cudatime.features import FEATURES
+from ipython_cudatime.features.cpu_context.context import CpuContext
 from ipython_cudatime.schema import BadField
 from ipython_cudatime.store import SCHEMA, save
 
@@ -43,7 +44,9 @@ def full_result():
                                breakdown={"compute": 0.009}, kind="GPU-bound"),
             "roofline": Roofline(2e9, 1e8, intensity=20.0, flop_rate=4e10, peak_flops=65e12, peak_bandwidth=3.2e11,
                                  uncounted=[("aten::foo", 2, 0.25)], notes=["n"], verdict="memory-bound"),
-            "memory": DeviceMemory(2 << 30, True, 1 << 30, False, reserved_growth=4 << 20, total=16 << 30, before=0)})
+            "memory": DeviceMemory(2 << 30, True, 1 << 30, False, reserved_growth=4 << 20, total=16 << 30, before=0),
+            "cpu_context": CpuContext(2, 0.4, 0.5, 1, {"torch": 2, "blas": None}, 0.15, 0.16, 0.001, 3, ["torch"],
+                                      {"torch": ["torch"], "blas": ["numpy", "torch"]})})
 
 
 def test_a_result_with_every_record_round_trips_exactly():
@@ -356,11 +359,9 @@ def test_every_field_of_every_saved_record_is_checked():
 
     from ipython_cudatime import schema
 
-    from ipython_cudatime.cpu_context import CpuContext
-
-    kept = [(cls, schema.RECORDS[cls.__name__]) for cls in (Run, Env, Task, Harness, CpuContext)]
+    kept = [(cls, schema.RECORDS[cls.__name__]) for cls in (Run, Env, Task, Harness)]
     kept += [pair for feature in FEATURES for pair in type(feature).record_checks]  # each feature's own
-    assert {cls.__name__ for cls, _ in kept} >= {"Cause", "Profile", "Roofline", "DeviceMemory"}
+    assert {cls.__name__ for cls, _ in kept} >= {"Cause", "Profile", "Roofline", "DeviceMemory", "CpuContext"}
     for cls, check in kept:
         fields = cls._fields if hasattr(cls, "_fields") else [field.name for field in dataclasses.fields(cls)]
         assert set(fields) == set(check.fields), cls.__name__
@@ -509,7 +510,8 @@ def test_a_batched_line_without_a_harness_still_reads(tmp_path):
 
 def test_a_saved_result_compared_with_a_live_one_names_what_else_differs(ip, tmp_path):
     """Beside the verdict, what differs besides the code, as both results recorded it: the device,
-    Python's version and a framework's (NumPy, imported on both sides)."""
+    Python's version and a framework's (NumPy, imported on both sides), then what the CPU facts
+    differ in (the pools each saw; the load, where it was a core's worth apart)."""
     import platform
 
     import numpy
@@ -524,6 +526,6 @@ def test_a_saved_result_compared_with_a_live_one_names_what_else_differs(ip, tmp
     [text] = run(ip, f"%cudatime_compare --load {path}").displayed
     [line] = [line for line in text.splitlines() if " against " in line]
     assert line.startswith("before @ colab-vm against after @ ") and "(also differs: device cpu " in line
-    assert line.endswith(f" vs cuda:0 NVIDIA T4; Python {platform.python_version()} vs 3.9.1; "
-                         f"numpy {numpy.__version__} vs 1.0.0)")
+    assert (f" vs cuda:0 NVIDIA T4; Python {platform.python_version()} vs 3.9.1; numpy {numpy.__version__} vs 1.0.0; "
+            "thread pools ") in line and " vs torch 2, blas not seen (threadpoolctl is not installed)" in line
     run(ip, "%cudatime_compare --clear")  # the shell is the session's: leave no record to later tests

@@ -29,6 +29,8 @@ from ..result import RecordKeeper
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
+    from ..clocks import Clock
+    from ..machine import Machine
     from ..options import Flag, Values
     from ..runner import Watch
     from .cold_causes.probes import ProbeSet
@@ -44,11 +46,14 @@ class Unavailable(Exception):
 
 @dataclass(frozen=True)
 class Call:
-    """What a feature's watch may need of the cell being timed: its code, and the cold-run probes
-    the magics keep across cells (a probe may listen for a whole session)."""
+    """What a feature's watch may need of the cell being timed: its code, and what the magics keep
+    across cells: the cold-run probes (a probe may listen for a whole session), the machine the CPU
+    facts are read from (``machine.Machine``, None: none read) and the clock the runs are timed on."""
 
     source: str
     probes: ProbeSet
+    machine: Machine | None = None
+    clock: Clock | None = None
 
 
 class Feature(RecordKeeper):
@@ -57,6 +62,9 @@ class Feature(RecordKeeper):
     method has a default that adds nothing, so a feature overrides only what it adds."""
 
     flags: ClassVar[tuple[Flag, ...]] = ()  # the options it declares
+    # True: it watches every round of an --interleave point, whose records its ``merged`` adds up (the
+    # CPU facts); False: the point's first round only, whose record the point keeps (a profile, a count)
+    every_round: ClassVar[bool] = False
 
     def settings(self, values: Values) -> Any:
         """What this call asks of the feature, from the parsed flags; None: it is off."""

@@ -78,30 +78,13 @@ def median_text(result: CudaTimeResult) -> str:
     return f"{fmt(result.median)} ({range_text(*interval) if interval else 'too few runs'})"
 
 
-def noise_text(result: CudaTimeResult, verdicts: Verdicts) -> str:
-    """A table's noise cell, the same check as a single report's: "noisy: oversubscribed",
-    "slowed: loaded", "noisy: cause unknown", or "" for steady runs."""
-    _, cause = verdicts.noise(result)
-    if cause is None:
-        return ""
-    symptom = "noisy" if cause.symptom == "noisy" else "slowed"
-    return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
-
-
-def noise_lines(names: Iterable[str], results: Iterable[CudaTimeResult | None], verdicts: Verdicts,
-                what: str = "rows") -> list[str]:
-    """Under a table: each cause found once, in full, with the rows it was found at ("all 8
-    points" where it was found at every one of three or more rows with warm runs); the numbers in
-    its sentence are the first such row's ("numbers from n=256")."""
-    found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
-    timed = 0
-    for name, result in zip(names, results):
-        timed += result is not None and result.runs > 0
-        cause = verdicts.noise(result)[1] if result is not None else None
-        if cause is not None:
-            found.setdefault(cause.group, (cause.text, []))[1].append(name)
-    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
-            f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
+def keeper_notes(rows: Sequence[tuple[str, CudaTimeResult | None]], verdicts: Verdicts,
+                 what: str = "rows") -> list[str]:
+    """Under a table: each keeper's lines (``RecordKeeper.table_notes``: the noise causes, each once
+    with the rows it was found at), from the (name, result) of the rows that have one."""
+    timed = [(name, r) for name, r in rows if r is not None]
+    return [line for keeper in verdicts.keepers
+            for line in keeper.table_notes([(name, r, verdicts.judged(keeper, r)) for name, r in timed], what)]
 
 
 def _speedup(reference: CudaTimeResult, result: CudaTimeResult, verdicts: Verdicts) -> str:
@@ -114,39 +97,43 @@ def _speedup(reference: CudaTimeResult, result: CudaTimeResult, verdicts: Verdic
 
 
 def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:
-    """(point label, median, spread, cold, runs, speed-up or "", noise, error) per point."""
+    """(point label, median, spread, cold, runs, speed-up or "", error) per point."""
     references = sweep.references()
     for index, point in enumerate(sweep.points):
         r = point.result
         if r is None:
-            yield point.name, "", "", "", "", "", "", shortened(point.error or "")
+            yield point.name, "", "", "", "", "", shortened(point.error or "")
             continue
         speedup = _speedup(references[index], r, verdicts) if index in references else ""
-        yield (point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup,
-               noise_text(r, verdicts), "")
+        yield point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, ""
 
 
-HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "noise", "error")
+HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "error")
+VERDICT = ("speed-up", "vs first")  # each table's own verdict on a row: a keeper's judging columns follow it
 
 
-def _with_columns(header: Row, rows: Iterable[Row], collection: Results) -> tuple[Row, list[Row]]:
-    """Add each feature's columns (before the last one) where any row has its record (--roofline's
-    achieved rates); a row without a result gets empty cells. The features are the collection's
-    ``keepers``, handed to it by whoever made it (the magics, ``store.load``)."""
+def _with_columns(header: Row, rows: Iterable[Row], collection: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
+    """Add each feature's columns where it judged something of any row's record: beside the table's
+    verdict (``VERDICT``) for a keeper whose columns judge the row (the CPU facts' noise), else before
+    the last (--roofline's achieved rates); a row without a result gets empty cells. The features are
+    the ``verdicts``' keepers: those the view was handed, else the collection's own."""
     results, rows = [point.result for point in collection.points], list(rows)
-    done = [r for r in results if r is not None]
-    for feature in collection.keepers:
-        if not feature.columns or all(r.records.get(feature.name) is None for r in done):
+    beside = next(i for i, name in enumerate(header) if name in VERDICT) + 1  # where the next verdict column goes
+    for feature in verdicts.keepers:
+        judged = [verdicts.judged(feature, r) if r is not None else None for r in results]
+        if not feature.columns or all(value is None for value in judged):
             continue
-        header = header[:-1] + feature.columns + header[-1:]
+        at = beside if feature.beside_verdict else len(header) - 1
+        beside += len(feature.columns) if feature.beside_verdict else 0
+        header = header[:at] + feature.columns + header[at:]
         blank = ("",) * len(feature.columns)
-        rows = [row[:-1] + (feature.cells(r.records.get(feature.name)) if r is not None else blank) + row[-1:]
-                for row, r in zip(rows, results)]
+        rows = [row[:at] + (feature.cells(value) if r is not None else blank) + row[at:]
+                for row, r, value in zip(rows, results, judged)]
     return header, rows
 
 
 def _sweep_table(sweep: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), sweep)
+    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), sweep, verdicts)
 
 
 FASTEST = " *"  # marks the fastest in a grid's row
@@ -256,18 +243,17 @@ def _span_line(sweep: Results) -> str | None:
 
 
 def _sweep_notes(sweep: Results, verdicts: Verdicts) -> list[str]:
-    """The lines under a sweep's table: the noise causes, how long it took (``_span_line``), the value
-    check, what stopped it."""
-    notes = noise_lines([point.name for point in sweep.points], [point.result for point in sweep.points], verdicts,
-                        "points")
+    """The lines under a sweep's table: the features' (the noise causes), how long it took
+    (``_span_line``), the value check, what stopped it."""
+    notes = keeper_notes([(point.name, point.result) for point in sweep.points], verdicts, "points")
     notes += [line for line in (_span_line(sweep),) if line]
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
 
 def sweep_text(sweep: Results, verdicts: Verdicts | None = None) -> str:
     """The sweep's table (a two-name sweep's grid first), then the notes under it; ``verdicts`` (made
-    here when not given) answers the noise and contrast questions of every row and note once."""
-    verdicts = verdicts or Verdicts()
+    here when not given) answers the features' and contrast questions of every row and note once."""
+    verdicts = verdicts or Verdicts(sweep.keepers)
     grid = _grid_table(sweep, verdicts)
     lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []
     return plain("\n".join(lines + _table_text(*_sweep_table(sweep, verdicts)) + _sweep_notes(sweep, verdicts)))
@@ -383,7 +369,7 @@ def _sweep_legend(series: Series, numeric: bool) -> list[str]:
 def sweep_html(sweep: Results, verdicts: Verdicts | None = None) -> str:
     """The chart, the table, the notes; a two-name sweep's grid comes before the table, which then
     opens on demand ("every point": spreads, cold runs, noise, errors). ``verdicts`` as for ``sweep_text``."""
-    verdicts = verdicts or Verdicts()
+    verdicts = verdicts or Verdicts(sweep.keepers)
     extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep, verdicts)]
     table, grid = table_html(*_sweep_table(sweep, verdicts)), _grid_table(sweep, verdicts)
     if grid is not None:
@@ -421,20 +407,21 @@ def _against(first: Point | None, point: Point, verdicts: Verdicts) -> str:
 
 
 def compare_rows(results: Results, verdicts: Verdicts) -> Iterator[Row]:
-    """(name, warm median, spread, cold, cold/warm, against the first, noise, device, error) per point."""
+    """(name, warm median, spread, cold, cold/warm, against the first, device, error) per point."""
     first = _first(results)
     for name, point in zip(_names(results.points), results.points):
         r = point.result
         if r is None:
-            yield name, "", "", "", "", "", "", point.task.env.device, shortened(point.error or "")
+            yield name, "", "", "", "", "", point.task.env.device, shortened(point.error or "")
             continue
         yield (name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio),
-               _against(first, point, verdicts), noise_text(r, verdicts), r.device, "")
+               _against(first, point, verdicts), r.device, "")
 
 
 def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
     """The lines under a comparison: each row against the first, in words ("fused 5.00× faster
-    (4.81–5.20×)", "inconclusive: no difference larger than 4% either way; ..."), then the noise causes."""
+    (4.81–5.20×)", "inconclusive: no difference larger than 4% either way; ..."), then the features'
+    (the noise causes)."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
     others = [point for point in results.points
@@ -444,19 +431,18 @@ def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
              for point in others[:CONTRAST_LINES]]
     if len(others) > CONTRAST_LINES:
         lines.append(f"... and {len(others) - CONTRAST_LINES:,} more rows: their 'vs first' column says the same")
-    return lines + noise_lines(names, [point.result for point in results.points], verdicts)
+    return lines + keeper_notes(list(zip(names, (point.result for point in results.points))), verdicts)
 
 
-COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "noise", "device",
-                  "error")
+COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
 
 
 def _compare_table(results: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), results)
+    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), results, verdicts)
 
 
 def compare_text(results: Results, verdicts: Verdicts | None = None) -> str:
-    verdicts = verdicts or Verdicts()
+    verdicts = verdicts or Verdicts(results.keepers)
     return plain("\n".join(_table_text(*_compare_table(results, verdicts)) + compare_notes(results, verdicts)))
 
 
@@ -512,7 +498,7 @@ def compare_chart(results: Results) -> str:
 
 
 def compare_html(results: Results, verdicts: Verdicts | None = None) -> str:
-    verdicts = verdicts or Verdicts()
+    verdicts = verdicts or Verdicts(results.keepers)
     notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results, verdicts)]
     table = table_html(*_compare_table(results, verdicts))
     return report_html([capped(compare_chart(results)), table, capped("".join(notes))], "cudatime-compare", wide=True)
@@ -527,7 +513,7 @@ def is_sweep(results: Results) -> bool:
 
 def results_text(results: Results, verdicts: Verdicts | None = None) -> str:
     """Results side by side in text; ``verdicts`` (``ratios.Verdicts``), given, is shared with the
-    HTML view of the same results, so that neither works out a noise or a contrast the other did."""
+    HTML view of the same results, so that neither works out a judgement or a contrast the other did."""
     return sweep_text(results, verdicts) if is_sweep(results) else compare_text(results, verdicts)
 
 

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..noise import context_rows, quiet_note
 from ..units import format_seconds as fmt
 from ..units import ratio_text
 from .image import REPORT_PX, legend_html, legend_item, swatch
@@ -93,23 +92,14 @@ def breakdown_html(result: CudaTimeResult) -> str:
 
 
 def findings_html(reading: Reading) -> str:
-    """The findings as a list; the noise check's full reasoning goes in its own section (``noise_section``)."""
-    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in reading.findings if not f.kind.startswith("noise-"))
+    """The findings as a list; a finding's full reasoning (``Finding.reason``) is its keeper's section's."""
+    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in reading.findings if not f.reason)
     return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
-
-
-def noise_section(reading: Reading) -> tuple[str, str]:
-    """(title, body) of the section that says why the warm runs were noisy or slow: the cause's full
-    reasoning, whose one-line form is the warning among the findings; ("", "") for steady runs."""
-    reasons = [f.text for f in reading.findings if f.kind.startswith("noise-")]
-    if not reasons:
-        return "", ""
-    return "Why the warm runs vary", "".join(f"<div>{sentence_html(reason)}</div>" for reason in reasons)
 
 
 def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
     """(label, value) rows: warm statistics, then the cold run's clocks, then the device, then each
-    feature's rows and the CPU facts."""
+    feature's rows (the CPU facts among them)."""
     result = reading.result
     cold = result.cold
     rows: list[tuple[str, str]] = []
@@ -117,7 +107,6 @@ def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
         rows += [
             ("warm median", f"{fmt(result.median)} ({result.clock} clock)"),
             ("median's interval", result.ci_text()),
-            *([("spread", note)] if (note := quiet_note(result)) is not None else []),
             *([("IQR", fmt(result.iqr)), ("mean ± std", f"{fmt(result.mean)} ± {fmt(result.stdev)}")]
               if result.has_iqr else []),
             ("min / max", f"{fmt(result.min)} / {fmt(result.max)}"),
@@ -135,7 +124,6 @@ def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
         *(row for keeper, record in reading.pairs() for row in keeper.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
-        *context_rows(result.cpu_context),
     ]
     return rows
 
@@ -234,7 +222,6 @@ def render_html(reading: Reading, chart: str = "") -> str:
     result = reading.result
     sections = [section_html(keeper.section_title, keeper.section_html(result, record), keeper.section_class)
                 for keeper, record in reading.pairs()]
-    sections.append(section_html(*noise_section(reading), "cudatime-section-noise"))
     sections.append(section_html("Details", details_html(reading), "cudatime-section-details"))
     return report_html([header_html(result), chart, findings_html(reading), breakdown_html(result), *sections],
                        "cudatime-report")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..cpu_context import pools_text
 from ..units import format_seconds as fmt
 from ..units import inert, plain, ratio_text
 
@@ -35,13 +34,6 @@ def _warm_line(result: CudaTimeResult) -> str:
             f"{extremes}, mean {fmt(result.mean)} ± {fmt(result.stdev)} std)")
 
 
-def threads_text(result: CudaTimeResult) -> str:
-    """What --threads N set, as the warm runs saw it: ``--threads 1: torch 1, openblas 1``."""
-    context = result.cpu_context
-    assert result.task is not None  # a result timed with --threads has its task
-    return f"--threads {result.task.threads}: " + (pools_text(context.threads) if context is not None else "not read")
-
-
 def render_text(reading: Reading) -> str:
     """``%time``'s two lines for the cold run, then cold vs warm and what they mean."""
     result = reading.result
@@ -64,7 +56,5 @@ def render_text(reading: Reading) -> str:
         lines.extend(keeper.text_lines(result, record))
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(inert(f"device   : {result.device}; synchronized: {synced}", newlines=False))  # a loaded field's
-    if result.task is not None and result.task.threads is not None:
-        lines.append(f"threads  : {threads_text(result)}")
     lines.extend(finding.text for finding in reading.findings)
     return plain("\n".join(lines))

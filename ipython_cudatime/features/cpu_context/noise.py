@@ -1,4 +1,4 @@
-"""Why warm runs were noisy or slow, from the CPU facts of the measurement (``cpu_context``).
+"""Why warm runs were noisy or slow, from the CPU facts of the measurement (``context``).
 
 Two symptoms: the answer is *noisy* (the warm median's 95% interval reaches further than 5% from
 it, or the runs fall into separate groups, and the spread is wider than the clocks' own jitter),
@@ -29,12 +29,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .cpu_context import CpuContext, pools_text
-from .units import format_seconds as fmt
-from .units import percent_text
+from ...units import format_seconds as fmt
+from ...units import percent_text
+from .context import CpuContext, pools_text
 
 if TYPE_CHECKING:
-    from .result import CudaTimeResult
+    from ...result import CudaTimeResult
 
 NOISY_CI = 0.05  # the median's 95% interval reaching further than 5% from it: the answer is in doubt...
 # ... by more than this in absolute terms: perf_counter resolves 1 ns and CUDA events 0.5 µs, but
@@ -271,17 +271,44 @@ def _symptom(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, s
     return None
 
 
-def noise(result: CudaTimeResult) -> tuple[str, NoiseCause] | tuple[None, None]:
-    """(the one-line warning, ``NoiseCause``) for a result whose warm runs are noisy or starved, else
-    (None, None): ``Warning: noisy (median ±12%, 95% CI): machine loaded, load 6.70 on 2 usable cores ·
-    fix: a quieter machine, or more runs (-n/-b)``."""
-    context: CpuContext | None = result.cpu_context
+def noise(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, NoiseCause] | tuple[None, None]:
+    """(the one-line warning, ``NoiseCause``) for a result whose warm runs are noisy or starved, on the
+    CPU facts ``context`` (None: not recorded), else (None, None): ``Warning: noisy (median ±12%, 95%
+    CI): machine loaded, load 6.70 on 2 usable cores · fix: a quieter machine, or more runs (-n/-b)``."""
     found = _symptom(result, context)
     if found is None:
         return None, None
     symptom, words = found
     cause = dataclasses.replace(_cause(result, context), symptom=symptom)
     return f"Warning: {words}: {cause.short} · fix: {cause.fix}", cause
+
+
+@dataclass(frozen=True)
+class Noise:
+    """What the noise check made of one result (``judged``), for every view of it: its CPU facts
+    (None: not recorded), the one-line warning and its cause (both None for steady runs), and the
+    quiet note on runs that vary around a median they pin down (``quiet_note``)."""
+
+    context: CpuContext | None
+    warning: str | None
+    cause: NoiseCause | None
+    quiet: str | None
+
+    @property
+    def cell(self) -> str:
+        """A table's noise cell: "noisy: oversubscribed", "slowed: loaded", "noisy: cause unknown",
+        or "" for steady runs."""
+        cause = self.cause
+        if cause is None:
+            return ""
+        symptom = "noisy" if cause.symptom == "noisy" else "slowed"
+        return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
+
+
+def judged(result: CudaTimeResult, context: CpuContext | None) -> Noise:
+    """The noise check of ``result`` on its CPU facts, once for all its views."""
+    warning, cause = noise(result, context)
+    return Noise(context, warning, cause, quiet_note(result))
 
 
 def _pair(before: float | None, after: float | None, show: Callable[[float | None], str]) -> str:

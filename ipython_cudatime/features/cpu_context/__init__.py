@@ -1,0 +1,124 @@
+"""The CPU facts of every call and why its warm runs were noisy or slow: a feature that is always on.
+
+Its record is the call's ``CpuContext`` (``context``: cores, load, thread pools, CPU time against
+wall time, waits), read three times per call by ``CpuWatch`` from the magics' ``machine.Machine``.
+What its words read is the noise check of the runs on those facts (``noise.judged``), worked out
+once per result: the warning among the findings with its full reasoning in its own HTML section,
+the facts in the details, a noise column and the causes under a table, the load and the pools
+beside a contrast, the facts of an ``--interleave`` point's rounds added up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...options import Values
+from ...render.html import sentence_html
+from ...result import CudaTimeResult, Finding
+from ...runner import Watch
+from ..feature import Call, Feature
+from .context import CPU_CONTEXT, CpuContext, CpuWatch, joined, pools_text
+from .noise import Noise, context_rows, judged
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+LOAD_GAP = 1.0  # load averages this far apart (in cores' worth of work) are a difference worth naming
+
+
+def _loads(first: CpuContext, second: CpuContext) -> list[str]:
+    """``load 0.30 vs 6.70 on 2 cores``, where both loads were read and are ``LOAD_GAP`` apart or more."""
+    if first.load_before is None or second.load_before is None:
+        return []
+    if abs(first.load_before - second.load_before) < LOAD_GAP:
+        return []
+    cores = f"{first.cores} cores" if first.cores == second.cores else f"{first.cores} and {second.cores} cores"
+    return [f"load {first.load_before:.2f} vs {second.load_before:.2f} on {cores}"]
+
+
+def noise_lines(rows: Sequence[tuple[str, CudaTimeResult, Noise | None]], what: str) -> list[str]:
+    """Under a table: each cause found once, in full, with the rows it was found at ("all 8 points"
+    where it was found at every one of three or more rows with warm runs); the numbers in its
+    sentence are the first such row's ("numbers from n=256")."""
+    found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
+    timed = sum(result.runs > 0 for _, result, _ in rows)
+    for name, _, noise in rows:
+        if noise is not None and noise.cause is not None:
+            found.setdefault(noise.cause.group, (noise.cause.text, []))[1].append(name)
+    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
+            f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
+
+
+class CpuFacts(Feature):
+    name = "cpu_context"
+    schema = staticmethod(CPU_CONTEXT)
+    record_checks = ((CpuContext, CPU_CONTEXT),)
+    section_title = "Why the warm runs vary"
+    section_class = "cudatime-section-noise"
+    columns = ("noise",)
+    beside_verdict = True
+    every_round = True  # an --interleave point's facts are all its rounds' (``merged``)
+
+    def settings(self, values: Values) -> bool:
+        return True
+
+    def watch(self, settings: bool, call: Call) -> Watch | None:
+        """The three readings, where the magics have a machine to read them from."""
+        return CpuWatch(call.machine, call.clock) if call.machine is not None and call.clock is not None else None
+
+    def from_json(self, data: dict[str, Any] | None) -> CpuContext | None:
+        return None if data is None else CpuContext(**data)
+
+    def judge(self, result: CudaTimeResult, record: CpuContext | None) -> Noise:
+        return judged(result, record)
+
+    def text_lines(self, result: CudaTimeResult, record: Noise | None) -> list[str]:
+        """What --threads N set, as the warm runs saw it: ``threads  : --threads 1: torch 1, openblas 1``."""
+        if result.task is None or result.task.threads is None:
+            return []
+        context = record.context if record is not None else None
+        pools = pools_text(context.threads) if context is not None else "not read"
+        return [f"threads  : --threads {result.task.threads}: {pools}"]
+
+    def findings(self, result: CudaTimeResult, record: Noise | None) -> list[Finding]:
+        """The noise warning, one line with its cause and fix, then the cause's full reasoning (kind
+        ``noise-<cause>``, a ``reason``: the HTML report puts it in this feature's section), when
+        the answer is in doubt or the warm runs were slowed down by the CPU."""
+        if record is None or record.warning is None or record.cause is None:  # both, or neither
+            return []
+        cause = record.cause
+        return [Finding(cause.symptom, record.warning), Finding(f"noise-{cause.kind}", cause.text, reason=True)]
+
+    def section_html(self, result: CudaTimeResult, record: Noise | None) -> str:
+        """The cause's full reasoning, whose one-line form is the warning among the findings."""
+        if record is None or record.cause is None:
+            return ""
+        return f"<div>{sentence_html(record.cause.text)}</div>"
+
+    def detail_rows(self, result: CudaTimeResult, record: Noise | None) -> list[tuple[str, str]]:
+        """The quiet note on runs that vary around a median they pin down, then the CPU facts."""
+        if record is None:
+            return []
+        return [*([("spread", record.quiet)] if record.quiet is not None else []), *context_rows(record.context)]
+
+    def cells(self, record: Noise | None) -> tuple[str, ...]:
+        return (record.cell if record is not None else "",)
+
+    def table_notes(self, rows: list[tuple[str, CudaTimeResult, Any]], what: str) -> list[str]:
+        return noise_lines(rows, what)
+
+    def table_fields(self, record: Noise | None) -> dict[str, Any]:
+        """``noise``: the noise check's cause ("oversubscribed", "loaded", "varies", "unknown") where
+        the warm runs were noisy or slowed, else None."""
+        cause = record.cause if record is not None else None
+        return {"noise": cause.kind if cause is not None else None}
+
+    def differences(self, first: CpuContext | None, second: CpuContext | None) -> list[str]:
+        """Different thread pools (what each saw during the warm runs), and loads ``LOAD_GAP`` apart."""
+        if first is None or second is None:
+            return []
+        pools = [f"thread pools {pools_text(first.threads)} vs {pools_text(second.threads)}"]
+        return (pools if first.threads != second.threads else []) + _loads(first, second)
+
+    def merged(self, records: list[CpuContext | None]) -> CpuContext | None:
+        return joined(records)

@@ -1,0 +1,184 @@
+"""The CPU facts of one measurement (``CpuContext``, the feature's record): how many cores it could
+use, how loaded the machine was, how many threads each imported framework's pools ran, and the CPU
+time the warm runs used against their wall time. Facts only; ``noise`` reads them to name why runs
+were noisy or slow.
+
+Read three times per call by ``CpuWatch`` (before the cold run, before and after the warm runs),
+never per run, from what ``machine.Machine`` reads in a few microseconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ...machine import Sample
+from ...runner import Outcome, Watch
+from ...schema import AMOUNT, COUNT, SECONDS, TEXT, dict_of, list_of, optional, record, whole
+
+if TYPE_CHECKING:
+    from ...clocks import Clock
+    from ...machine import Machine
+
+Reading = TypeVar("Reading", int, float)  # a counter read at the start and the end (seconds waited, switches)
+
+
+def pools_text(threads: Mapping[str, int | None]) -> str:
+    """``torch 2, openblas 2``; a BLAS threadpoolctl could not see reads as such."""
+    if not threads:
+        return "no framework thread pool"
+    return ", ".join(f"{pool} {count}" if count is not None else f"{pool} not seen (threadpoolctl is not installed)"
+                     for pool, count in threads.items())
+
+
+class CpuWatch(Watch):
+    """The three readings of one call, on the magics' clock: "before" the cold run (the load), "warm"
+    as the warm runs begin (the clocks, the waits, the pools as the warm runs see them, inside
+    --threads) and "after" they end (all but the pools). Each reads only what the context needs from
+    that moment: a /proc file costs a few µs. Its record is the ``CpuContext`` of the call."""
+
+    def __init__(self, machine: Machine, clock: Clock) -> None:
+        self.machine, self.clock = machine, clock
+        self.readings: dict[str, tuple[float, float, Sample]] = {}
+        self.pools: dict[str, int | None] = {}
+
+    def before(self) -> None:
+        self.read("before")
+
+    def before_warm(self) -> None:
+        self.read("warm")
+
+    def after_warm(self) -> None:
+        self.read("after")
+
+    def read(self, moment: str) -> None:
+        machine = self.machine
+        load = machine.load(ready=moment == "before") if moment != "warm" else (None, None)
+        waits = machine.waits() if moment != "before" else (None, None)
+        user, system = self.clock.cpu()
+        self.readings[moment] = (self.clock.now(), user + system, Sample(*load, *waits))
+        if moment == "warm":
+            self.pools = machine.threads()
+
+    def record(self, outcome: Outcome) -> CpuContext | None:
+        return self.context(outcome.seen)
+
+    def context(self, seen: list[Any] | None = None) -> CpuContext | None:
+        """The ``CpuContext`` of the call (``seen``: what the cell read, returned and bound, whose
+        frameworks it touched; None: not known), or None when the warm runs never began."""
+        if not {"before", "warm", "after"} <= self.readings.keys():
+            return None
+        (_, _, first), (t0, cpu0, start), (t1, cpu1, end) = (self.readings[m] for m in ("before", "warm", "after"))
+        return CpuContext(
+            cores=self.machine.cores(), load_before=first.load, load_after=end.load,
+            ready_before=first.ready, threads=dict(self.pools), users=self.machine.users(self.pools),
+            cpu=cpu1 - cpu0, wall=t1 - t0, waited=_delta(start.waited, end.waited),
+            preempted=_delta(start.preempted, end.preempted),
+            touched=self.machine.touched(seen) if seen is not None else None)
+
+
+def joined(contexts: list[CpuContext | None]) -> CpuContext | None:
+    """One context for warm runs read in several spans (an interleaved sweep's rounds): the first
+    span's load, pools and frameworks, the last one's load after, and the CPU time, wall time, waits
+    and switches of all of them added up (None where a span did not say)."""
+    known = [context for context in contexts if context is not None]
+    if not known:
+        return None
+
+    waited = [c.waited for c in known]
+    preempted = [c.preempted for c in known]
+    return dataclasses.replace(
+        known[0], load_after=known[-1].load_after, cpu=sum(c.cpu for c in known), wall=sum(c.wall for c in known),
+        waited=None if None in waited else sum(w for w in waited if w is not None),
+        preempted=None if None in preempted else sum(p for p in preempted if p is not None))
+
+
+def _delta(first: Reading | None, last: Reading | None) -> Reading | None:
+    return None if first is None or last is None else last - first
+
+
+@dataclass(frozen=True)
+class CpuContext:
+    """The CPU facts of one measurement (plain data, saved with the result).
+
+    cores                  cores this process could use (affinity mask, else the machine's);
+    load_before/after      the 1-minute load average before the cold run and after the warm runs
+                           (this process included), None where the system has none;
+    ready_before           other threads ready to run before the cold run (Linux), None elsewhere
+                           (not read after the runs: the pools' own threads may still be spinning);
+    threads                {pool: threads} during the warm runs: ``torch`` (intra-op), BLAS
+                           libraries by name; ``blas: None`` where threadpoolctl could not look;
+    cpu, wall              the process's CPU seconds (all its threads) and the wall seconds of the
+                           warm runs (warm-up included);
+    waited                 seconds the timing thread waited for a core during them (Linux), or None;
+    preempted              involuntary context switches of the process during them (Unix), or None;
+    users                  {pool: the frameworks whose work runs in it}, as their backends declare
+                           (``Machine.users``); None in a file saved before it was recorded;
+    touched                the frameworks whose objects the cell read, returned or bound (of
+                           ``Machine.pool_packages``), so whose pools its work could run in; None where
+                           not known (a file saved before it was recorded): every pool counts.
+    """
+
+    cores: int
+    load_before: float | None = None
+    load_after: float | None = None
+    ready_before: int | None = None
+    threads: dict[str, int | None] = field(default_factory=dict)
+    cpu: float = 0.0
+    wall: float = 0.0
+    waited: float | None = None
+    preempted: int | None = None
+    touched: list[str] | None = None
+    users: dict[str, list[str]] | None = None
+
+    @property
+    def cpu_share(self) -> float | None:
+        """CPU time over wall time of the warm runs: 1.0 is one thread busy all along."""
+        return self.cpu / self.wall if self.wall > 0 else None
+
+    @property
+    def waited_share(self) -> float | None:
+        """The part of the warm runs' wall time the timing thread spent waiting for a core."""
+        return self.waited / self.wall if self.waited is not None and self.wall > 0 else None
+
+    @property
+    def others(self) -> float:
+        """How many cores' worth of work the rest of the machine wanted: the larger of the load
+        average before the call and the threads ready to run then (0 when neither is known)."""
+        known = [value for value in (self.load_before, self.ready_before) if value is not None]
+        return max(known) if known else 0.0
+
+    @property
+    def free_cores(self) -> float:
+        return max(self.cores - self.others, 0.0)
+
+    @property
+    def cell_pools(self) -> dict[str, int | None]:
+        """The pools the cell's work could have run in: those whose users (``users``) it touched
+        (torch's where it touched torch, a BLAS library's where it touched NumPy; torch sizes its
+        own BLAS threads with its intra-op pool). All of them where either is not known: without
+        the evidence, no pool is cleared."""
+        if self.touched is None or self.users is None:
+            return dict(self.threads)
+        touched = set(self.touched)
+        return {pool: count for pool, count in self.threads.items() if touched & set(self.users.get(pool, ()))}
+
+    @property
+    def widest_pool(self) -> tuple[str, int] | tuple[None, int]:
+        """(pool, threads) of the pool the cell's work could have run in (``cell_pools``) with the most
+        threads (the first recorded, torch's, on a tie), or (None, 0)."""
+        known = [(pool, threads) for pool, threads in self.cell_pools.items() if threads is not None]
+        return max(known, key=lambda item: item[1]) if known else (None, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+CPU_CONTEXT = record({
+    "cores": whole("a whole number of cores, at least 1", least=1),
+    "load_before": optional(AMOUNT), "load_after": optional(AMOUNT), "ready_before": optional(COUNT),
+    "threads": dict_of(optional(COUNT)), "cpu": SECONDS, "wall": SECONDS, "waited": optional(SECONDS),
+    "preempted": optional(COUNT), "touched": optional(list_of(TEXT)), "users": optional(dict_of(list_of(TEXT))),
+}, required=("cores",))
