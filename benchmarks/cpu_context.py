@@ -28,8 +28,9 @@ GOAL_US = 50.0
 def one_call(machine, clock):
     """A call's worth of reading, as the CPU facts' watch does it around the runs."""
     watch = CpuWatch(machine, clock)
-    for moment in ("before", "warm", "after"):
-        watch.read(moment)
+    watch.before()
+    watch.before_warm()
+    watch.after_warm()
     return watch.context()
 
 

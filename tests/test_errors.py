@@ -48,6 +48,7 @@ def test_exception_in_warm_run_reports_runs_done_then_raises(ip):
     partial = ip.user_ns["partial"]
     assert len(partial.warm) == 1  # cold, warm 1, then warm 2 failed
     assert partial.stopped == "ValueError in warm run 2"
+    assert partial.cpu_context is not None  # the watches hear the warm runs end, however they ended
     report = cell.displayed[0]
     assert "Stopped early by ValueError in warm run 2" in report
     assert "third run fails" in cell.stdout + cell.stderr

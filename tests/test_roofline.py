@@ -135,7 +135,7 @@ def test_sweep_shows_rates_per_point_and_numpy_as_not_counted(tensors):
     assert [r.roofline.flops for r in torch_rows] == [2 * 64**3, 2 * 128**3]
     pytest.importorskip("pandas")  # optional, as for the package (the Colab-like environment has none)
     frame = sweep.to_pandas()
-    assert list(frame.columns[-3:]) == ["flop_rate", "byte_rate", "fraction_of_peak"]
+    assert list(frame.columns[-4:]) == ["flop_rate", "byte_rate", "fraction_of_peak", "noise"]  # the features' order
 
 
 def test_compare_shows_rates(tensors):

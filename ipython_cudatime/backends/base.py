@@ -138,7 +138,7 @@ class Backend:
     know of it: the one room a framework lives in. Besides its device (below), it declares its
     packages (whose objects show its work), how the repeat decision reads its objects (``kinds``),
     its own thread pools (``pools``) and the packages whose linear algebra runs in the BLAS pools
-    (``blas_users``); ``backends.frameworks`` and ``cpu_context`` read these from the registry.
+    (``blas_users``); ``backends.frameworks`` and ``machine`` read these from the registry.
 
     ``name`` is what the report calls it ("torch cuda"). A backend must never
     initialize a device on its own: ``synchronize`` and ``timer`` do nothing

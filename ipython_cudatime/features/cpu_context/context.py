@@ -45,15 +45,15 @@ class CpuWatch(Watch):
         self.pools: dict[str, int | None] = {}
 
     def before(self) -> None:
-        self.read("before")
+        self._read("before")
 
     def before_warm(self) -> None:
-        self.read("warm")
+        self._read("warm")
 
     def after_warm(self) -> None:
-        self.read("after")
+        self._read("after")
 
-    def read(self, moment: str) -> None:
+    def _read(self, moment: str) -> None:
         machine = self.machine
         load = machine.load(ready=moment == "before") if moment != "warm" else (None, None)
         waits = machine.waits() if moment != "before" else (None, None)
