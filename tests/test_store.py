@@ -8,6 +8,7 @@ import inspect
 import json
 import math
 import operator
+import pickle
 import random
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from ipython_cudatime.features.profile.summary import Profile
 from ipython_cudatime.features.roofline.model import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
 from ipython_cudatime import load, schema, store
+from ipython_cudatime import result as result_module
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.schema import BadField
 from ipython_cudatime.store import SCHEMA, save
@@ -613,3 +615,21 @@ def test_without_orjson_lines_load_with_json(tmp_path):
             f"loaded, problems = load({str(path)!r})\nresult = loaded.points[0].result\n"
             "print(store.decoder() is store._standard, problems, result.warm[0].wall == 2**70, result.params['x'])")
     assert python(code) == ["True [] True inf"]
+
+
+def test_a_result_read_back_is_the_object_its_constructor_makes():
+    """``from_dict`` fills a frozen result's, task's and environment's fields in one go (``_frozen``): the
+    objects compare, print, (fail to) hash and pickle as those their ``__init__`` makes, their fields in the same order.
+    A mapping whose keys are not ``__init__``'s, in order, takes the call itself."""
+    r = full_result()
+    back = CudaTimeResult.from_dict(through_json(r.to_dict()), FEATURES)
+    by_init = dataclasses.replace(back)
+    assert back == by_init and repr(back) == repr(by_init) and list(vars(back).items()) == list(vars(by_init).items())
+    assert pickle.dumps(back) == pickle.dumps(by_init) and pickle.loads(pickle.dumps(back)) == r
+    assert back.task == dataclasses.replace(back.task) and back.task.env == dataclasses.replace(back.task.env)
+    for made in (back, by_init, back.task.env):  # neither hashes: they hold lists and dicts
+        with pytest.raises(TypeError, match="unhashable"):
+            hash(made)
+    assert result_module._frozen(Env, {"python": "3.11", "device": "cuda:0"}) == Env("cuda:0", {}, "3.11")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        back.device = "cpu"
