@@ -40,11 +40,13 @@ FORMAT = "ipython_cudatime"
 # take one of them); lines of 1 are read by moving them there (``_upgraded``).
 SCHEMA = 2
 MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
-# A line's bytes as ``_exactly`` scans them: a digit as 0, what may stand before a number in JSON as a space (a
-# bracket as "["), any other byte as "x"; so an integer of 19 digits or more is a space or "[" and 19 zeros.
-_SCAN = bytes(ord("0") if chr(byte).isdigit() and byte < 128 else ord(" ") if byte in b" \t\n\r:,-"
-              else ord("[") if byte in b"[{" else ord("x") for byte in range(256))
-_INTEGER_DIGITS = 19  # and more: orjson reads one beyond 64 bits (2**64 has 20) as a float
+# A line's bytes as ``_exactly`` scans them: a digit as 0, what may stand before a number in JSON as a space, any
+# other byte as "x", and the brackets left out (so a number after one follows a space, or starts the line).
+_SCAN = bytes(ord("0") if chr(byte).isdigit() and byte < 128 else ord(" ") if byte in b" \t\n\r:,-" else ord("x")
+              for byte in range(256))
+_BRACKETS = b"[{"
+_DIGITS = b"0" * 19  # an integer of 19 digits or more: orjson reads one beyond 64 bits (2**64 has 20) as a float
+_INTEGER = b" " + _DIGITS
 _DEEP = 2 * MAX_DEPTH  # levels: deeper than any line --save writes, and than json reads on every Python
 
 
@@ -98,13 +100,13 @@ def _exactly(fast: Callable[[bytes], Any], raw: bytes) -> Any:
     with an integer of 19 digits or more (read beyond 64 bits as a float), nor one it refuses (NaN, Infinity, a
     lone surrogate, an integer past 1e308: json reads them; and json words a bad line's error), nor one nested
     past ``_DEEP`` levels (json may run out of recursion where orjson does not): those ``_standard`` reads."""
-    scan, digits = raw.translate(_SCAN), b"0" * _INTEGER_DIGITS
-    if scan.rfind(b" " + digits) < 0 and scan.rfind(b"[" + digits) < 0 and not scan.startswith(digits):
+    scan = raw.translate(_SCAN, _BRACKETS)
+    if scan.rfind(_INTEGER) < 0 and not scan.startswith(_DIGITS):
         try:
             data = fast(raw)
         except Exception:  # whatever orjson refuses, json decides
             return _standard(raw)
-        if scan.count(b"[") < _DEEP or not _deeper(data, _DEEP):
+        if len(raw) - len(scan) < _DEEP or not _deeper(data, _DEEP):  # fewer brackets than that: not that deep
             return data
     return _standard(raw)
 
