@@ -112,12 +112,15 @@ def _exactly(fast: Callable[[bytes], Any], raw: bytes) -> Any:
 
 
 def _deeper(value: Any, levels: int) -> bool:
-    """Whether ``value``'s lists and objects nest more than ``levels`` deep; asked only of a line holding that
-    many: each of its containers is walked once at most."""
-    if levels <= 0:
-        return True
-    items = value.values() if type(value) is dict else value if type(value) is list else ()
-    return any(_deeper(item, levels - 1) for item in items if type(item) in (dict, list))
+    """Whether ``value``'s lists and objects nest more than ``levels`` deep: level by level, each level's
+    containers in one comprehension (a call per container took a third of a 1,000-run line's time to load)."""
+    level = [value]
+    for _ in range(levels):
+        level = [item for container in level for item in (container.values() if type(container) is dict else container)
+                 if type(item) is dict or type(item) is list]
+        if not level:
+            return False
+    return True
 
 
 def _object(raw: bytes, decode: Callable[[bytes], Any]) -> tuple[dict[str, Any], None] | tuple[None, str]:
