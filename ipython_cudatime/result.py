@@ -50,7 +50,7 @@ def _frozen(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
     """``cls(**values)`` for a frozen dataclass where ``values`` holds every field ``__init__`` takes, in
     order: the same object, its ``__dict__`` filled in one go (in the same order, so that it compares, prints
     and pickles the same), where the frozen ``__init__`` sets each field through ``object.__setattr__`` (some
-    30,000 of a short saved line's instructions to load); else the call itself."""
+    13,000 of a short saved line's instructions to load); else the call itself."""
     if tuple(values) != _init_fields(cls):
         return cls(**values)
     made: Any = object.__new__(cls)
