@@ -4,8 +4,14 @@ import copy
 import dataclasses
 import functools
 import gc
+import inspect
 import json
+import math
 import operator
+import pickle
+import random
+import subprocess
+import sys
 
 import pytest
 from conftest import in_fresh_shell, run
@@ -19,7 +25,8 @@ from ipython_cudatime.features.memory.record import DeviceMemory
 from ipython_cudatime.features.profile.summary import Profile
 from ipython_cudatime.features.roofline.model import Roofline
 from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
-from ipython_cudatime import load, schema
+from ipython_cudatime import load, schema, store
+from ipython_cudatime import result as result_module
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cpu_context.context import CpuContext
 from ipython_cudatime.schema import BadField
@@ -529,3 +536,103 @@ def test_a_saved_result_compared_with_a_live_one_names_what_else_differs(ip, tmp
     assert (f" vs cuda:0 NVIDIA T4; Python {platform.python_version()} vs 3.9.1; numpy {numpy.__version__} vs 1.0.0; "
             "thread pools ") in line and " vs torch 2, blas not seen (threadpoolctl is not installed)" in line
     run(ip, "%cudatime_compare --clear")  # the shell is the session's: leave no record to later tests
+
+
+def python(code):
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()
+
+
+def test_lines_orjson_would_misread_or_refuse_load_as_json_reads_them(tmp_path):
+    """Values the schema allows that orjson reads otherwise than json: an integer beyond 64 bits (orjson
+    makes it a float, silently), NaN in a swept value and a lone surrogate in a note (orjson refuses
+    both). Each line loads with json's values, as it did before orjson read lines."""
+    result = full_result()
+    lines = [saved_line(result, **{"warm.0.wall": 2**70, "cold.batch": 10**20}),
+             saved_line(result, **{"task.params.x": float("nan")}), saved_line(result, notes=["\ud800"])]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    loaded, problems = load([str(path)])
+    assert problems == []
+    big, nan, surrogate = (point.result for point in loaded.points)
+    assert type(big.warm[0].wall) is int and big.warm[0].wall == 2**70 and big.cold.batch == 10**20
+    assert math.isnan(nan.params["x"]) and surrogate.notes == ["\ud800"]
+
+
+def outcome_of(decode, raw):
+    """What ``decode`` gives for ``raw``: the value's type and repr (float spellings and key order
+    included), or the error's type and message."""
+    try:
+        value = decode(raw)
+    except (ValueError, RecursionError) as error:
+        return type(error), str(error)
+    return type(value), repr(value)
+
+
+def test_the_store_decoder_reads_every_line_exactly_as_json_does():
+    """Odd numbers, strings, spacing and nesting, spoiled bytes: the decoder ``load`` uses gives what
+    ``json.loads`` gives, or the same error. Nesting is read with little recursion left, where json
+    runs out of it (Python 3.10-3.11) and orjson does not: that line goes to json too."""
+    decode = store.decoder()
+    base = saved_line(full_result()).encode()
+    cases = [b"NaN", b"[-Infinity]", b"1e400", b"-0", b"-0.0", b"18446744073709551615", b"18446744073709551616",
+             b"-9223372036854775809", b'{"a": 1e+0000000000000000000005}', b"[1, 12345678901234567890123.5]",
+             b"[18446744073709551616, -18446744073709551616]", b'{"a":[[99999999999999999999]]}',
+             b'"\\ud800"', b'"\xed\xa0\x80"', b'"\xff"', b'{"a": 1, "a": 2}', b"\xef\xbb\xbf{}", b"\x0c{}", b"[1,]",
+             b"01", b'"\x1f"', b"\t{}\r\n", b"[" * 70 + b"]" * 70, b"[" * 1100 + b"]" * 1100,
+             b"[" + b", ".join(b"[]" for _ in range(100)) + b"]", b"0.000" + b"1" * 30]
+    rng = random.Random(35)
+    where = rng.sample(range(len(base)), 200)
+    spoiled_bytes = [base[:i] + bytes([rng.randrange(256)]) + base[i + 1:] for i in where]
+    floats = [repr(rng.random() * 10 ** rng.randint(-30, 30)).encode() for _ in range(500)]
+    for raw in cases + spoiled_bytes + floats:
+        assert outcome_of(decode, raw) == outcome_of(lambda raw: json.loads(raw.decode()), raw), raw
+    deep = b"[" * 400 + b"]" * 400
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 300)
+    try:
+        assert outcome_of(decode, deep) == outcome_of(lambda raw: json.loads(raw.decode()), deep)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_orjson_reads_the_lines_where_installed_and_loads_only_with_the_first_load(tmp_path):
+    """The decoder is orjson's, guarded; neither ``import ipython_cudatime`` nor the store imports it."""
+    import orjson
+
+    decode = store.decoder()
+    assert decode.func is store._exactly and decode.args == (orjson.loads,)
+    path = tmp_path / "one.jsonl"
+    save([Point(full_result().task, full_result())], path)
+    code = ("import sys, ipython_cudatime\nfrom ipython_cudatime import store\nprint('orjson' in sys.modules)\n"
+            f"ipython_cudatime.load({str(path)!r})\nprint('orjson' in sys.modules)")
+    assert python(code) == ["False", "True"]
+
+
+def test_without_orjson_lines_load_with_json(tmp_path):
+    """Where orjson is not installed (here: blocked before the first load), json reads the lines, odd ones too."""
+    path = tmp_path / "odd.jsonl"
+    path.write_text(saved_line(full_result(), **{"warm.0.wall": 2**70, "task.params.x": float("inf")}) + "\n")
+    code = ("import sys\nsys.modules['orjson'] = None\nfrom ipython_cudatime import load, store\n"
+            f"loaded, problems = load({str(path)!r})\nresult = loaded.points[0].result\n"
+            "print(store.decoder() is store._standard, problems, result.warm[0].wall == 2**70, result.params['x'])")
+    assert python(code) == ["True [] True inf"]
+
+
+def test_a_result_read_back_is_the_object_its_constructor_makes():
+    """``from_dict`` fills a frozen result's, task's and environment's fields in one go (``_frozen``): the
+    objects compare, print, (fail to) hash and pickle as those their ``__init__`` makes, their fields in the same order.
+    A mapping whose keys are not ``__init__``'s, in order, takes the call itself."""
+    r = full_result()
+    back = CudaTimeResult.from_dict(through_json(r.to_dict()), FEATURES)
+    by_init = dataclasses.replace(back)
+    assert back == by_init and repr(back) == repr(by_init) and list(vars(back).items()) == list(vars(by_init).items())
+    assert pickle.dumps(back) == pickle.dumps(by_init) and pickle.loads(pickle.dumps(back)) == r
+    assert back.task == dataclasses.replace(back.task) and back.task.env == dataclasses.replace(back.task.env)
+    for made in (back, by_init, back.task.env):  # neither hashes: they hold lists and dicts
+        with pytest.raises(TypeError, match="unhashable"):
+            hash(made)
+    assert result_module._frozen(Env, {"python": "3.11", "device": "cuda:0"}) == Env("cuda:0", {}, "3.11")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        back.device = "cpu"
