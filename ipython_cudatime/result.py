@@ -45,7 +45,7 @@ def _init_fields(cls: Any) -> tuple[str, ...]:
     return tuple(item.name for item in dataclasses.fields(cls) if item.init)
 
 
-def _frozen(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
+def frozen_from(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
     """``cls(**values)`` for a frozen dataclass where ``values`` holds every field ``__init__`` takes, in
     order: the same object, its ``__dict__`` filled in one go (in the same order, so that it compares, prints
     and pickles the same), where the frozen ``__init__`` sets each field through ``object.__setattr__`` (some
@@ -134,8 +134,9 @@ class Task:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Task:
-        return _frozen(cls, {"stmt": data["stmt"], "label": data["label"], "params": params_from_json(data["params"]),
-                             "env": _frozen(Env, data["env"]), "threads": data.get("threads")})
+        return frozen_from(cls, {"stmt": data["stmt"], "label": data["label"],
+                                 "params": params_from_json(data["params"]), "env": frozen_from(Env, data["env"]),
+                                 "threads": data.get("threads")})
 
 
 STATS = ("clock", "runs", "median", "median_ci", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
@@ -397,7 +398,7 @@ class CudaTimeResult:
         share = coverage(runs, self.harness)
         clock = clock_for(share)
         samples = [getattr(run, clock) for run in self.warm]
-        # in one go, as ``_frozen`` sets the fields: what object.__setattr__ would set, in the same order
+        # in one go, as ``frozen_from`` sets the fields: what object.__setattr__ would set, in the same order
         self.__dict__.update(coverage=share, clock=clock, samples=samples, median_ci=median_interval(samples))
 
     def __getattr__(self, name: str) -> Any:
@@ -575,7 +576,7 @@ class CudaTimeResult:
         harness, task = get("harness"), get("task")
         saved = get("records", data)  # before schema 2 the records stood beside the fields
         records = {feature.name: feature.from_json(saved.get(feature.name)) for feature in features}
-        return _frozen(cls, dict(
+        return frozen_from(cls, dict(
             cold=from_saved(Run, data["cold"]),
             warmup=[from_saved(Run, run) for run in data["warmup"]],
             warm=[from_saved(Run, run) for run in data["warm"]],

@@ -484,6 +484,23 @@ def test_loading_leaves_the_cycle_collector_as_it_was(tmp_path):
         gc.enable()
 
 
+def test_loaded_results_wait_in_the_oldest_generation_and_frozen_objects_stay_frozen(tmp_path):
+    """Loaded results go to the collector's oldest generation, so that the next young collection does
+    not walk them all; where something was frozen (``gc.freeze``), loading leaves it frozen."""
+    good = full_result()
+    path = tmp_path / "many.jsonl"
+    save([Point(good.task, good)] * 50, str(path))
+    loaded = load(str(path))[0]
+    oldest = {id(item) for item in gc.get_objects(generation=2)}
+    assert all(id(point.result) in oldest for point in loaded.points)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert len(load(str(path))[0].points) == 50 and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 def test_extreme_but_valid_times_load_and_render_in_a_notebook(ip, seams, tmp_path):
     """Zero and huge times are valid: the table and the charts (comparison and sweep) still draw."""
     good = full_result()
@@ -621,7 +638,7 @@ def test_without_orjson_lines_load_with_json(tmp_path):
 
 
 def test_a_result_read_back_is_the_object_its_constructor_makes():
-    """``from_dict`` fills a frozen result's, task's and environment's fields in one go (``_frozen``): the
+    """``from_dict`` fills a frozen result's, task's and environment's fields in one go (``frozen_from``): the
     objects compare, print, (fail to) hash and pickle as those their ``__init__`` makes, their fields in the same order.
     A mapping whose keys are not ``__init__``'s, in order, takes the call itself."""
     r = full_result()
@@ -633,6 +650,6 @@ def test_a_result_read_back_is_the_object_its_constructor_makes():
     for made in (back, by_init, back.task.env):  # neither hashes: they hold lists and dicts
         with pytest.raises(TypeError, match="unhashable"):
             hash(made)
-    assert result_module._frozen(Env, {"python": "3.11", "device": "cuda:0"}) == Env("cuda:0", {}, "3.11")
+    assert result_module.frozen_from(Env, {"python": "3.11", "device": "cuda:0"}) == Env("cuda:0", {}, "3.11")
     with pytest.raises(dataclasses.FrozenInstanceError):
         back.device = "cpu"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...options import Values
 from ...render.html import sentence_html
-from ...result import CudaTimeResult, Finding
+from ...result import CudaTimeResult, Finding, frozen_from
 from ...runner import Watch
 from ..feature import Call, Feature
 from .context import CPU_CONTEXT, CpuContext, CpuWatch, joined, pools_text
@@ -67,7 +67,9 @@ class CpuFacts(Feature):
         return CpuWatch(call.machine, call.clock) if call.machine is not None and call.clock is not None else None
 
     def from_json(self, data: dict[str, Any] | None) -> CpuContext | None:
-        return None if data is None else CpuContext(**data)
+        """Filled in one go where the keys are the fields in order, as ``to_dict`` wrote them
+        (``result.frozen_from``: 2 of a short line's 50 µs to load by keyword)."""
+        return None if data is None else frozen_from(CpuContext, data)
 
     def judge(self, result: CudaTimeResult, record: CpuContext | None) -> Noise:
         return judged(result, record)
