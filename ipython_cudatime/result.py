@@ -574,7 +574,7 @@ class CudaTimeResult:
         knows is left out. Plain data from before the records had their own key (schema 1) still reads."""
         get = data.get
         harness, task = get("harness"), get("task")
-        saved = get("records", data)  # before schema 2 the records stood beside the fields
+        saved = get("records", data) or {}  # before schema 2 the records stood beside the fields; null: none
         records = {feature.name: feature.from_json(saved.get(feature.name)) for feature in features}
         return frozen_from(cls, dict(
             cold=from_saved(Run, data["cold"]),

@@ -281,12 +281,15 @@ class row(Check):
 
 
 class record(Check):
-    """An object: the ``required`` keys present, each declared field checked, any other key dropped.
+    """An object: the ``required`` keys present, each declared field checked, any other key dropped
+    (or, with ``others_kept``, kept as it is, unchecked: the top of a saved line, whose format, schema
+    and statistics no reader here reads, where copying the rest away cost a line 1 µs).
     A check like the others (called with the value), that also names its ``fields``, and that can
     check a whole line faster (``quick``)."""
 
-    def __init__(self, fields: Mapping[str, Callable[[Any], Any]], required: Collection[str] = ()) -> None:
-        self._checks, self._required = fields, required
+    def __init__(self, fields: Mapping[str, Callable[[Any], Any]], required: Collection[str] = (),
+                 others_kept: bool = False) -> None:
+        self._checks, self._required, self._others_kept = fields, required, others_kept
         self.fields = tuple(fields)
 
     def __call__(self, value: Any) -> dict[str, Any]:
@@ -304,7 +307,7 @@ class record(Check):
                     kept[name] = check(value[name])
         except BadField as exc:
             raise exc.within(name) from None
-        return kept
+        return {**value, **kept} if self._others_kept else kept
 
     def quick(self, value: Any) -> dict[str, Any]:
         """What calling the check gives, sooner for a well-formed value: the compiled form (``fast``)
@@ -341,10 +344,14 @@ class record(Check):
         or where a record in one of its fields was copied."""
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
         copied = self._emit_fields(code, var, depth)
-        changed = [f"not {var}.keys() <= {code.name(frozenset(self.fields))}",
+        changed = [*([] if self._others_kept else [f"not {var}.keys() <= {code.name(frozenset(self.fields))}"]),
                    *(f"{item} is not {var}.get({name!r})" for name, item in copied)]
+        if not changed:
+            return
         code.add(depth, f"if {' or '.join(changed)}:")
-        code.add(depth + 1, f"{var} = {{key: {var}[key] for key in {code.name(self.fields)} if key in {var}}}")
+        copy = (f"dict({var})" if self._others_kept
+                else f"{{key: {var}[key] for key in {code.name(self.fields)} if key in {var}}}")
+        code.add(depth + 1, f"{var} = {copy}")
         for name, item in copied:
             code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
 
@@ -437,7 +444,7 @@ def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
         if check is not None:
             records[feature.name] = optional(check)
     fields = {**RESULT_FIELDS, "records": optional(record(records))}
-    return record(fields, required=("cold", "warmup", "warm", "device"))
+    return record(fields, required=("cold", "warmup", "warm", "device"), others_kept=True)
 
 
 # Which record checks which class of the core line: tests/test_store.py holds every field of these classes

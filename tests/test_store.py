@@ -484,6 +484,16 @@ def test_loading_leaves_the_cycle_collector_as_it_was(tmp_path):
         gc.enable()
 
 
+def test_a_line_whose_records_are_null_loads_without_them(tmp_path):
+    """``records`` may be null (a line of no feature's record): the line loads, each record None."""
+    good = full_result()
+    path = tmp_path / "null.jsonl"
+    path.write_text(json.dumps({"format": "ipython_cudatime", "schema": SCHEMA, **good.to_dict(), "records": None}) + "\n")
+    loaded, problems = load(str(path))
+    assert problems == [] and loaded.points[0].result == dataclasses.replace(
+        good, records=dict.fromkeys(feature.name for feature in FEATURES))
+
+
 def test_loaded_results_wait_in_the_oldest_generation_and_frozen_objects_stay_frozen(tmp_path):
     """Loaded results go to the collector's oldest generation, so that the next young collection does
     not walk them all; where something was frozen (``gc.freeze``), loading leaves it frozen."""
