@@ -504,9 +504,8 @@ def test_loaded_results_wait_in_the_oldest_generation_and_frozen_objects_stay_fr
     oldest = {id(item) for item in gc.get_objects(generation=2)}
     assert all(id(point.result) in oldest for point in loaded.points)
     gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        assert len(load(str(path))[0].points) == 50 and gc.get_freeze_count() == frozen
+    try:  # unfreezing would empty the permanent generation (what dies in it leaves it too: the count may drop)
+        assert len(load(str(path))[0].points) == 50 and gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
