@@ -146,13 +146,15 @@ def _object(raw: bytes, decode: Callable[[bytes], Any]) -> tuple[dict[str, Any],
 
 
 def _upgraded(data: dict[str, Any], features: Collection[RecordKeeper]) -> dict[str, Any]:
-    """A line of an older schema as this one writes it: each record that stood beside the result's
-    fields (every feature's in 1, the CPU facts' in 2) moved under "records"."""
-    if data["schema"] >= SCHEMA or "cold" not in data:
+    """A line as this schema writes it: each record that stood beside the result's fields (every
+    feature's in 1, the CPU facts' in 2) moved under "records", and "records" null where a line has
+    none, so that ``from_dict`` never reads a record beside the fields (the check keeps those keys
+    unchecked, ``others_kept``)."""
+    if "cold" not in data:
         return data
-    beside = {feature.name for feature in features if feature.name in data}
+    beside = {feature.name for feature in features if feature.name in data} if data["schema"] < SCHEMA else ()
     if not beside:
-        return data
+        return data if "records" in data else {**data, "records": None}
     records = data.get("records", {}) if data["schema"] >= 2 else {}
     if not isinstance(records, dict):
         return data  # a bad "records": the check says so, with its path

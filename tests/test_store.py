@@ -494,6 +494,19 @@ def test_a_line_whose_records_are_null_loads_without_them(tmp_path):
         good, records=dict.fromkeys(feature.name for feature in FEATURES))
 
 
+def test_a_line_without_records_reads_nothing_beside_its_fields_as_one(tmp_path):
+    """A line of this schema keeps its records under "records": keys beside the fields named like a
+    feature (unchecked: the check keeps the top of a line as it is) are never read as its records."""
+    good = full_result()
+    data = {"format": "ipython_cudatime", "schema": SCHEMA, **good.to_dict()}
+    del data["records"]
+    path = tmp_path / "beside.jsonl"
+    path.write_text(json.dumps({**data, "cpu_context": {"cores": "many"}, "roofline": [1, 2]}) + "\n")
+    loaded, problems = load(str(path))
+    assert problems == [] and loaded.points[0].result == dataclasses.replace(
+        good, records=dict.fromkeys(feature.name for feature in FEATURES))
+
+
 def test_loaded_results_wait_in_the_oldest_generation_and_frozen_objects_stay_frozen(tmp_path):
     """Loaded results go to the collector's oldest generation, so that the next young collection does
     not walk them all; where something was frozen (``gc.freeze``), loading leaves it frozen."""
