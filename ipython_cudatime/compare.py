@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .result import CudaTimeResult, Task, format_params, params_from_json, params_to_json
+from .result import CudaTimeResult, Task, format_params, judgement, params_from_json, params_to_json
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -191,7 +191,7 @@ def _record(point: Point, keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
               "cold": r and r.cold_time, "runs": r.runs if r else 0,
               "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
     for keeper in keepers:
-        judged = keeper.judge(r, r.records.get(keeper.name)) if r is not None else None
+        judged = judgement(keeper, r) if r is not None else None
         if judged is not None:
             record.update(keeper.table_fields(judged))
     return record

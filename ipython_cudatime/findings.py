@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .result import Finding
+from .result import Finding, judgement
 from .units import format_seconds as fmt
 from .units import inert
 
@@ -111,7 +111,7 @@ class Reading:
     @classmethod
     def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
         keepers = tuple(keepers)
-        judged = tuple(keeper.judge(result, result.records.get(keeper.name)) for keeper in keepers)
+        judged = tuple(judgement(keeper, result) for keeper in keepers)
         return cls(result, keepers, judged, tuple(_findings(result, zip(keepers, judged))))
 
     def pairs(self) -> list[tuple[RecordKeeper, Any]]:

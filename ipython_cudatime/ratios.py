@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .compare import Point
-from .result import CI_MIN_RUNS, CudaTimeResult, Env, RecordKeeper
+from .result import CI_MIN_RUNS, CudaTimeResult, Env, RecordKeeper, judgement
 from .units import percent_text
 
 if TYPE_CHECKING:
@@ -213,7 +213,7 @@ class Verdicts:
         key = (keeper.name, id(result))
         kept = self._judged.get(key)
         if kept is None:
-            kept = self._judged[key] = (result, keeper.judge(result, result.records.get(keeper.name)))
+            kept = self._judged[key] = (result, judgement(keeper, result))
         return kept[1]
 
     def contrast(self, a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,

@@ -314,6 +314,11 @@ class RecordKeeper:
         return []
 
 
+def judgement(keeper: RecordKeeper, result: CudaTimeResult) -> Any:
+    """What ``keeper`` judged of its record on ``result`` (``RecordKeeper.judge``): what its words read."""
+    return keeper.judge(result, result.records.get(keeper.name))
+
+
 # What a view gets from a word method that raised, given the keeper and the one line saying so.
 INSTEAD: dict[str, Callable[[RecordKeeper, str], Any]] = {
     "text_lines": lambda keeper, line: [line],

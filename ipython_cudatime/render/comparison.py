@@ -119,9 +119,9 @@ def _with_columns(header: Row, rows: Iterable[Row], collection: Results, verdict
     the ``verdicts``' keepers: those the view was handed, else the collection's own."""
     results, rows = [point.result for point in collection.points], list(rows)
     beside = next(i for i, name in enumerate(header) if name in VERDICT) + 1  # where the next verdict column goes
-    for feature in verdicts.keepers:
+    for feature in (keeper for keeper in verdicts.keepers if keeper.columns):
         judged = [verdicts.judged(feature, r) if r is not None else None for r in results]
-        if not feature.columns or all(value is None for value in judged):
+        if all(value is None for value in judged):
             continue
         at = beside if feature.beside_verdict else len(header) - 1
         beside += len(feature.columns) if feature.beside_verdict else 0

@@ -119,8 +119,9 @@ class CpuFacts(Feature):
         """Different thread pools (what each saw during the warm runs), and loads ``LOAD_GAP`` apart."""
         if first is None or second is None:
             return []
-        pools = [f"thread pools {pools_text(first.threads)} vs {pools_text(second.threads)}"]
-        return (pools if first.threads != second.threads else []) + _loads(first, second)
+        pools = ([f"thread pools {pools_text(first.threads)} vs {pools_text(second.threads)}"]
+                 if first.threads != second.threads else [])
+        return pools + _loads(first, second)
 
     def merged(self, records: list[CpuContext | None]) -> CpuContext | None:
         return joined(records)
