@@ -40,9 +40,11 @@ Frozen = TypeVar("Frozen", bound=Hashable)  # bound: the cache below takes class
 
 
 @functools.cache
-def _init_fields(cls: Any) -> tuple[str, ...]:
-    """The names ``cls.__init__`` takes, in order: a dataclass's fields less those it computes."""
-    return tuple(item.name for item in dataclasses.fields(cls) if item.init)
+def _filling(cls: Any) -> tuple[tuple[str, ...], Callable[[Any], None] | None]:
+    """The names ``cls.__init__`` takes, in order (a dataclass's fields less those it computes), and its
+    ``__post_init__`` or None: looked up once per class (``hasattr`` on a class without one costs a
+    failed lookup through its bases on every call)."""
+    return tuple(item.name for item in dataclasses.fields(cls) if item.init), getattr(cls, "__post_init__", None)
 
 
 def frozen_from(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
@@ -50,12 +52,13 @@ def frozen_from(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
     order: the same object, its ``__dict__`` filled in one go (in the same order, so that it compares, prints
     and pickles the same), where the frozen ``__init__`` sets each field through ``object.__setattr__`` (some
     13,000 of a short saved line's instructions to load); else the call itself."""
-    if tuple(values) != _init_fields(cls):
+    fields, post_init = _filling(cls)
+    if tuple(values) != fields:
         return cls(**values)
     made: Any = object.__new__(cls)
     made.__dict__.update(values)
-    if hasattr(cls, "__post_init__"):
-        made.__post_init__()
+    if post_init is not None:
+        post_init(made)
     result: Frozen = made
     return result
 

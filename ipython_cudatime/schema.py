@@ -152,8 +152,11 @@ class number(Check):  # named, as every check is, for the value it accepts: a cl
         return value
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        code.add(depth, f"if type({var}) not in {code.name((int, float))} or not {self.least!r} <= {var} <= "
-                        f"{_LARGEST!r}: raise _Unsure")
+        """A float first, then an int, each by identity, against float bounds: compared as float with float
+        (which Python does quickest), a test costs half what ``type(v) not in (int, float)`` and an int bound
+        did, and gives the same answer (a comparison between an int and a float is exact)."""
+        code.add(depth, f"if type({var}) is not float and type({var}) is not int or not {float(self.least)!r} <= {var}"
+                        f" <= {_LARGEST!r}: raise _Unsure")
 
 
 class whole(Check):
@@ -334,8 +337,9 @@ class record(Check):
     def emit(self, code: _Code, var: str, depth: int) -> None:
         """In a list, a row or an object of any keys, a record is kept as it is, so it may hold no
         undeclared key (where it does, the call makes the copy)."""
-        code.add(depth, f"if type({var}) is not dict or not {var}.keys() <= {code.name(frozenset(self.fields))}: "
-                        "raise _Unsure")
+        code.add(depth, f"if type({var}) is not dict: raise _Unsure")
+        depth = self._emit_exact(code, var, depth)
+        code.add(depth, f"if not {var}.keys() <= {code.name(frozenset(self.fields))}: raise _Unsure")
         self._emit_fields(code, var, depth)
 
     def _emit_copying(self, code: _Code, var: str, depth: int) -> None:
@@ -343,6 +347,7 @@ class record(Check):
         where it holds other keys (a line's statistics, a roofline's ridge: written for other readers)
         or where a record in one of its fields was copied."""
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
+        depth = self._emit_exact(code, var, depth)
         copied = self._emit_fields(code, var, depth)
         changed = [*([] if self._others_kept else [f"not {var}.keys() <= {code.name(frozenset(self.fields))}"]),
                    *(f"{item} is not {var}.get({name!r})" for name, item in copied)]
@@ -354,6 +359,24 @@ class record(Check):
         code.add(depth + 1, f"{var} = {copy}")
         for name, item in copied:
             code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
+
+    def _emit_exact(self, code: _Code, var: str, depth: int) -> int:
+        """For a record of plain fields (no record among them), a first branch for an object holding
+        exactly its fields, in order, as ``to_dict`` and ``_asdict`` write them (every run of a line):
+        their values unpacked in one step and each checked as present, where the general test reads
+        the keys twice and each field by name (a third of a short line's check). The depth the general
+        test is written at: in an ``else`` where the branch was written."""
+        checks = self._checks.values()
+        inner = [check.check if isinstance(check, optional) else check for check in checks]
+        if self._others_kept or not checks or any(isinstance(check, record) for check in inner):
+            return depth
+        items = [code.var() for _ in checks]
+        code.add(depth, f"if tuple({var}) == {code.name(self.fields)}:")
+        code.add(depth + 1, f"{', '.join(items)}, = {var}.values()")
+        for check, item in zip(checks, items):
+            _emit(check, code, item, depth + 1)
+        code.add(depth, "else:")
+        return depth + 1
 
     def _emit_fields(self, code: _Code, var: str, depth: int) -> list[tuple[str, str]]:
         """The required keys' test, then each field's: a required one read directly, an optional one
