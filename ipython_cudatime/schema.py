@@ -28,6 +28,7 @@ import ast
 import functools
 import itertools
 import json
+import operator
 import sys
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -330,7 +331,7 @@ class record(Check):
         code.add(0, f"def fast({(var := code.var())}):")
         code.add(1, "try:")
         self._emit_copying(code, var, 2)
-        code.add(1, f"except {code.name(BadField)}: raise _Unsure from None")
+        code.add(1, f"except ({code.name(BadField)}, KeyError): raise _Unsure from None")
         code.add(1, f"return {var}")
         return code.function()
 
@@ -361,18 +362,21 @@ class record(Check):
             code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
 
     def _emit_exact(self, code: _Code, var: str, depth: int) -> int:
-        """For a record of plain fields (no record among them), a first branch for an object holding
-        exactly its fields, in order, as ``to_dict`` and ``_asdict`` write them (every run of a line):
-        their values unpacked in one step and each checked as present, where the general test reads
-        the keys twice and each field by name (a third of a short line's check). The depth the general
-        test is written at: in an ``else`` where the branch was written."""
+        """For a record of plain fields (no record among them, two or more), a first branch for an
+        object holding as many keys as it has fields, as ``to_dict`` and ``_asdict`` write every run of a
+        line: their values read by name in one C call (``operator.itemgetter``) and each checked as
+        present, where the general test reads the keys twice and each field by name (a third of a short
+        line's check), and a test of the keys' order (``tuple(v) == fields``) costs as much as the read.
+        Such an object that lacks a field has a foreign key in its place: the read's KeyError makes the
+        compiled check unsure, and the call decides. The depth the general test is written at: in an
+        ``else`` where the branch was written."""
         checks = self._checks.values()
         inner = [check.check if isinstance(check, optional) else check for check in checks]
-        if self._others_kept or not checks or any(isinstance(check, record) for check in inner):
+        if self._others_kept or len(checks) < 2 or any(isinstance(check, record) for check in inner):
             return depth
         items = [code.var() for _ in checks]
-        code.add(depth, f"if tuple({var}) == {code.name(self.fields)}:")
-        code.add(depth + 1, f"{', '.join(items)}, = {var}.values()")
+        code.add(depth, f"if len({var}) == {len(checks)}:")
+        code.add(depth + 1, f"{', '.join(items)} = {code.name(operator.itemgetter(*self.fields))}({var})")
         for check, item in zip(checks, items):
             _emit(check, code, item, depth + 1)
         code.add(depth, "else:")

@@ -377,6 +377,7 @@ def test_every_field_of_every_saved_record_is_checked():
     assert [feature.name for feature in FEATURES if type(feature).schema is None] == []
 
 
+RENAMED = object()  # a spoiler: the key renamed to one this version does not declare
 SPOILERS = [None, True, 0, -1, 0.5, float("inf"), float("nan"), 10**400, "3", [], {}, [1.5], [[]], {"literal": "(1,)"}]
 
 
@@ -390,17 +391,19 @@ def places(node, path=()):
 
 def spoiled(data):
     """Copies of ``data`` with one thing changed at one place: every value replaced by each of
-    ``SPOILERS``, every key deleted, a key added to every object, every object's keys reversed (the
+    ``SPOILERS``, every key deleted, every key renamed, a key added to every object, every object's keys reversed (the
     compiled check reads an object holding its fields in order in one step, any other by name)."""
     text = json.dumps(data)
     for *parents, last in places(data):
-        for spoiler in [*SPOILERS, ...]:
+        for spoiler in [*SPOILERS, ..., RENAMED]:
             line = json.loads(text)
             node = functools.reduce(operator.getitem, parents, line)
-            if spoiler is not ...:
-                node[last] = copy.deepcopy(spoiler)
-            elif type(node) is dict:
+            if spoiler is RENAMED and type(node) is dict:  # as many keys, one of them foreign
+                node["renamed_by_a_newer_version"] = node.pop(last)
+            elif spoiler is ... and type(node) is dict:
                 del node[last]
+            elif spoiler is not ... and spoiler is not RENAMED:
+                node[last] = copy.deepcopy(spoiler)
             yield line
     for path in [(), *places(data)]:
         line = json.loads(text)
