@@ -1,11 +1,11 @@
 # Two commands from a fresh clone (README): `make demo` and `make test`.
 PYTHON ?= python3
-# The Colab-like environment: Python 3.13 with what Colab ships (docs/design.md), torch 2.11 included
-# and neither JAX nor TensorFlow: Colab's own stack, and the notebooks where those frameworks are missing.
+# The Colab-like environment: Python 3.13 with what Colab ships (docs/design.md), torch 2.11, JAX and
+# TensorFlow included (Colab ships both; CPU builds here), so the lessons' Colab branches run in `make test`.
 # PyPI's torch 2.11.0 for cp313 is a CUDA build (about 3 GB with its CUDA libraries) that runs on a CPU;
 # PyPI has no CPU-only build of it (notebooks/README.md gives the install times measured).
 COLAB_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13.*/bin/python3.13) $(shell command -v python3.13))
-COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3 torch==2.11.0
+COLAB_PINS := ipython==7.34.0 ipykernel==6.17.1 ipywidgets==7.7.1 traitlets==5.7.1 jupyter_client==7.4.9 matplotlib==3.10.0 numpy==2.1.3 torch==2.11.0 jax tensorflow-cpu
 # torch 2.13.0 is a CPU build on this machine's disk; a bare `torch` would pull a multi-GB CUDA build.
 TORCH := torch==2.13.0
 # JAX's CPU build dispatches asynchronously for real: the async trap without a GPU.
