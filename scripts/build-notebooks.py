@@ -17,14 +17,16 @@ keeps only the widget state that an output shows (the reports are static: none),
 does not carry the progress widgets' closed models.
 
 --rehearse is scripts/gpu-check --quick's way to run the GPU branches before the GPU machine's 15
-minutes are spent on them: the kernel gets IPYTHON_CUDATIME_REHEARSAL, so that on a machine
-without CUDA each notebook takes its GPU branch on the CPU, with smaller inputs
-(ipython_cudatime/rehearsal.py), and a last cell fails the notebook where a sweep point raised (a
-sweep records the error and goes on). Its outputs are no lesson's: it never writes into notebooks/.
+minutes are spent on them. The lessons hold the real CUDA calls a student copies; the rehearsal
+rewrites the code cells it executes (``rehearsed``, the ``REHEARSAL`` table): CUDA is "available",
+"cuda" devices are "cpu", ``torch.cuda.synchronize()`` does nothing (the CPU's operators are done when
+they return), the device is named as the rehearsal, and the seed's 10,000² matrices are an eighth of
+that. Every other line runs as written, so a typo in a GPU branch fails here. A last cell fails the
+notebook where a sweep point raised (a sweep records the error and goes on). Its outputs are no
+lesson's: it never writes into notebooks/, and nothing of this is in the package.
 """
 
 import argparse
-import os
 import re
 import sys
 import time
@@ -44,6 +46,15 @@ except ImportError:  # not on PyPI yet: README.md says how to install it
     raise ModuleNotFoundError("ipython_cudatime is not installed: `pip install .` in a clone of the project, "
                               "or upload the wheel `make dist` builds and `%pip install ipython_cudatime-*.whl`") from None
 %load_ext ipython_cudatime"""
+# The rehearsal's rewrites of a code cell's source: (pattern, replacement), in order. The CUDA calls
+# inside a string (a label naming the call) stay as they are.
+REHEARSAL = (
+    (r"(?<![\"'])torch\.cuda\.is_available\(\)", "True"),
+    (r"(?<![\"'])torch\.cuda\.synchronize\(\)", "None"),
+    (r"(?<![\"'])torch\.cuda\.get_device_name\(\)", '"the CPU, rehearsing the GPU branch (make gpu-dry-run)"'),
+    (r"([\"'])cuda(:\d+)?\1", r"\1cpu\1"),
+    (r"\b10_000\b", "1_250"),
+)
 # The rehearsal's last cell: a sweep records a point that raised and goes on, so without this a broken
 # line in a swept cell's GPU branch would pass the rehearsal unseen.
 EVERY_POINT_RAN = """\
@@ -65,6 +76,14 @@ def build(name):
     nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
                    "language_info": {"name": "python"}, "accelerator": "GPU", "colab": {"provenance": []}}
     return nb
+
+
+def rehearsed(source):
+    """``source`` as the rehearsal runs it on a CPU: the GPU branch's CUDA calls and sizes rewritten
+    (``REHEARSAL``), everything else as written."""
+    for pattern, replacement in REHEARSAL:
+        source = re.sub(pattern, replacement, source)
+    return source
 
 
 def shown_widgets(nb):
@@ -98,15 +117,16 @@ def execute(nb, cwd, rehearse=False):
     import torch
 
     import browser  # the test suite's nbclient runner
-    from ipython_cudatime import rehearsal  # here, not above: building a notebook needs no package
 
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     nb.metadata["outputs_from"] = gpu or "CPU only (no GPU)"  # Colab's "accelerator" only asks for a GPU
+    if rehearse and not gpu:  # on a GPU the branch is real: only the sweep check is added
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.source = rehearsed(cell.source)
+        nb.metadata["outputs_from"] = "CPU, rehearsing the GPU branches (make gpu-dry-run): no lesson's outputs"
     if rehearse:
-        os.environ[rehearsal.VARIABLE] = rehearsal.VALUE  # the kernel inherits this process's environment
         nb.cells.append(nbformat.v4.new_code_cell(EVERY_POINT_RAN, metadata={"tags": ["rehearsal-check"]}))
-        if not gpu:
-            nb.metadata["outputs_from"] = "CPU, rehearsing the GPU branches (make gpu-dry-run): no lesson's outputs"
     try:
         browser.execute_notebook(nb, cwd)
     finally:  # a notebook that failed is written too, with its error: tidied the same way

@@ -26,8 +26,7 @@ LAYERS = (
     ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema")),
     ("the machine", ("ipython_cudatime.machine",)),
     ("backends", ("ipython_cudatime.backends",)),
-    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard", "ipython_cudatime.clocks",
-               "ipython_cudatime.rehearsal")),
+    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard", "ipython_cudatime.clocks")),
 )
 
 # (module, function, imported module): why it is imported when the function runs, not before.

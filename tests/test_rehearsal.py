@@ -1,10 +1,11 @@
-"""The rehearsal of the notebooks' GPU branches on a CPU (ipython_cudatime/rehearsal.py,
-scripts/build-notebooks.py --rehearse, the notebooks step of scripts/gpu-check --quick).
+"""The rehearsal of the notebooks' GPU branches on a CPU (scripts/build-notebooks.py --rehearse, the
+notebooks step of scripts/gpu-check --quick).
 
 The GPU machine is lent for 15 minutes in all: a typo in a GPU branch found there costs the run.
-Here, on real kernels, a broken line in notebook 01's GPU branch passes a plain CPU run (which
-takes the JAX or PyTorch-on-CPU branch) and fails the rehearsal; a sweep point that raised (a
-sweep records the error and goes on) fails it too; and nothing a user runs can turn it on.
+The lessons hold the real CUDA calls a student copies; the rehearsal rewrites the cells it executes
+(``rehearsed``). Here, on real kernels, a broken line in notebook 01's GPU branch passes a plain CPU
+run (which takes the JAX or PyTorch-on-CPU branch) and fails the rehearsal; a sweep point that
+raised (a sweep records the error and goes on) fails it too; and nothing of it is in the package.
 """
 
 import importlib.util
@@ -13,8 +14,6 @@ import runpy
 from pathlib import Path
 
 import pytest
-
-from ipython_cudatime import rehearsal
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks" / "src").glob("*.py"))
@@ -33,32 +32,33 @@ def build_script():
     return module
 
 
-def test_only_the_variable_and_no_cuda_turn_it_on():
-    assert not rehearsal.active({})
-    assert not rehearsal.active({rehearsal.VARIABLE: "1"})  # its one value only
-    if HAS_TORCH:
-        assert rehearsal.active({rehearsal.VARIABLE: rehearsal.VALUE}) is not CUDA  # on a GPU the branch is real
-    # this process has no variable: every name is the plain CUDA one
-    assert not rehearsal.ON and rehearsal.DEVICE == "cuda" and rehearsal.shrink(10_000) == 10_000
+def test_the_rehearsal_is_in_neither_the_package_nor_the_lessons():
+    """Nothing a user installs or copies reads a rehearsal switch: no module, no variable, no name."""
+    package = [path for path in (ROOT / "ipython_cudatime").rglob("*.py")
+               if re.search(r"rehearsal|REHEARSAL", path.read_text())]
+    lessons = [path.name for path in SOURCES if "rehearsal" in path.read_text()]
+    assert package == [] and lessons == []
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda path: path.stem)
-def test_the_knob_is_one_visible_line_of_the_setup_cell(path):
-    """A reader sees where the rehearsal enters, once: `GPU = torch.cuda.is_available() or
-    rehearsal.ON`; the rest are the helpers named after the CUDA call each stands for. Notebook 02's
-    GPU branch is a device string and nothing a CPU could run, so it has none."""
-    source = path.read_text()
-    knobs = [line for line in source.splitlines() if "rehearsal.ON" in line and not line.startswith("#")]
-    if path.stem.startswith("02"):
-        assert knobs == [] and "rehearsal" not in source
-        return
-    assert knobs == ["GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the "
-                     "GPU branch (make gpu-dry-run)"]
-    setup = source.split('# %% tags=["setup"]', 1)[1].split("# %%", 1)[0]
-    assert knobs[0] in setup
-    code = "\n".join(line.split("  #")[0] for line in source.splitlines() if not line.lstrip().startswith("#"))
-    assert not re.search(r"(?<!\")torch\.cuda\.(synchronize|get_device_name)\(|[(=:] ?\"cuda\"", code), \
-        "a CUDA-only call outside ipython_cudatime.rehearsal: the rehearsal would stop there"
+@pytest.mark.parametrize("name", ["01_the_349ms_puzzle", "04_numpy_vs_torch"])
+def test_the_gpu_branch_synchronizes_with_the_real_call(name):
+    """The lessons that read a clock by hand on the GPU call ``torch.cuda.synchronize()`` themselves,
+    on ``"cuda"`` tensors, as a student copies them."""
+    code = [line.split("  #")[0] for line in (ROOT / "notebooks" / "src" / f"{name}.py").read_text().splitlines()
+            if not line.lstrip().startswith("#")]
+    assert any(line.strip() == "torch.cuda.synchronize()" for line in code)
+    assert any('"cuda"' in line for line in code)
+    assert not any("ipython_cudatime." in line for line in code if "import" in line)  # only the public API
+
+
+def test_the_rehearsal_rewrites_the_cuda_calls_and_nothing_else():
+    source = ('GPU = torch.cuda.is_available()\nx = torch.randn(10_000, 3).to("cuda")\ny = x.to(device=\'cuda:0\')\n'
+              'torch.cuda.synchronize()  # wait\nlabel = "torch.cuda.synchronize() returns"\n'
+              'where = torch.cuda.get_device_name()\nz = torch.cuda.synchronise()\n')
+    assert build_script().rehearsed(source).splitlines() == [
+        "GPU = True", 'x = torch.randn(1_250, 3).to("cpu")', "y = x.to(device='cpu')", "None  # wait",
+        'label = "torch.cuda.synchronize() returns"',
+        'where = "the CPU, rehearsing the GPU branch (make gpu-dry-run)"', "z = torch.cuda.synchronise()"]
 
 
 def test_the_committed_notebooks_are_never_a_rehearsal():
@@ -94,16 +94,15 @@ def setup_only(name, broken=None):
     return nb
 
 
-TYPO = ("    rehearsal.synchronize()  # torch.cuda.synchronize()", "    rehearsal.synchronise()  # a typo")
+TYPO = ("    torch.cuda.synchronize()  # the copies", "    torch.cuda.synchronise()  # a typo")
 
 
 @needs_kernel
 @needs_cpu_only
-def test_a_broken_line_in_a_gpu_branch_passes_the_cpu_run_and_fails_the_rehearsal(tmp_path, monkeypatch):
+def test_a_broken_line_in_a_gpu_branch_passes_the_cpu_run_and_fails_the_rehearsal(tmp_path):
     from nbclient.exceptions import CellExecutionError
 
     build = build_script()
-    monkeypatch.setenv(rehearsal.VARIABLE, "")  # restored after the test: the rehearsal sets it for its kernel
     plain = setup_only("01_the_349ms_puzzle", TYPO)
     build.execute(plain, tmp_path)  # the CPU branch (JAX's, or PyTorch's): the typo unseen
     assert "on the CPU" in plain.cells[-1].outputs[-1]["text"] and plain.metadata["outputs_from"] == "CPU only (no GPU)"
@@ -114,12 +113,11 @@ def test_a_broken_line_in_a_gpu_branch_passes_the_cpu_run_and_fails_the_rehearsa
 
 
 @needs_kernel
-def test_a_sweep_point_that_raised_fails_the_rehearsal(tmp_path, monkeypatch):
+def test_a_sweep_point_that_raised_fails_the_rehearsal(tmp_path):
     """The sweep shows the error at its point and goes on, so the cell itself does not raise."""
     from nbclient.exceptions import CellExecutionError
     from nbformat.v4 import new_code_cell, new_notebook
 
-    monkeypatch.setenv(rehearsal.VARIABLE, "")
     nb = new_notebook(cells=[new_code_cell("%load_ext ipython_cudatime"),
                              new_code_cell("%%cudatime -n 2 --sweep lib=cpu,gpu -v s\n1 / (lib == 'cpu')")])
     with pytest.raises(CellExecutionError, match=r"sweep points failed in the rehearsal: s at \{'lib': 'gpu'\}: "

@@ -37,16 +37,21 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
-from ipython_cudatime import rehearsal
-from ipython_cudatime.units import format_seconds
+def format_seconds(seconds):
+    """``12.3 ms``: three significant figures in the unit that fits (s, ms, µs or ns)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
 
-GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the GPU branch (make gpu-dry-run)
+
+GPU = torch.cuda.is_available()
 if GPU:  # the question's code: PyTorch on the GPU
-    lib, N = torch, rehearsal.shrink(10_000)  # 10,000 (an eighth in the rehearsal)
-    ac = torch.randn(N, N).to(rehearsal.DEVICE)  # "cuda"
-    bc = torch.randn(N, N).to(rehearsal.DEVICE)
-    rehearsal.synchronize()  # torch.cuda.synchronize(): the copies are finished before anything is timed
-    where = rehearsal.device_name()  # torch.cuda.get_device_name()
+    lib, N = torch, 10_000
+    ac = torch.randn(N, N).to("cuda")
+    bc = torch.randn(N, N).to("cuda")
+    torch.cuda.synchronize()  # the copies are finished before anything is timed
+    where = torch.cuda.get_device_name()
 elif importlib.util.find_spec("jax"):  # no GPU: the same trap with JAX, whose CPU dispatch is asynchronous too
     import jax
     import jax.numpy as jnp
@@ -109,7 +114,7 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 # * **wall**: until the device had finished: synchronized.
 # * **device**: the GPU's own clock (CUDA events), on a CUDA GPU only.
 #
-# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed: the cold run's host time. The cell below reads the **warm** runs from `r` instead, once the first call's setup is out of the way. Their host time is a warm dispatch: what `%time` says once the setup is paid. Then it applies the FLOP check to that figure.
+# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed: the range of the host times of every run, which is what `%time` measures (the hand-over), the first run's named apart. One `%time` prints one of those figures, and which one depends on the run. The cell below reads the **warm** runs from `r`, once the first call's setup is out of the way: their median host time is a warm hand-over, what `%time` says once the setup is paid. Then it applies the FLOP check to that figure.
 
 # %% tags=["rate"]
 enqueue = statistics.median(run.host for run in r.warm)  # a warm run's host time: what %time says
@@ -220,7 +225,7 @@ plt.show()
 def synchronize(value):
     """Wait until the device has finished: all CUDA work, or the JAX array `value`."""
     if GPU:
-        rehearsal.synchronize()  # torch.cuda.synchronize(): every kernel on every stream of the device
+        torch.cuda.synchronize()  # every kernel on every stream of the device
     elif lib is not torch:
         value.block_until_ready()
     # (PyTorch on the CPU: nothing to wait for, the product was finished when it returned)

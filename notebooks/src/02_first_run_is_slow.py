@@ -63,7 +63,13 @@ import time
 
 import torch
 
-from ipython_cudatime.units import format_seconds
+
+def format_seconds(seconds):
+    """``12.3 ms``: three significant figures in the unit that fits (s, ms, µs or ns)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
 
 
 @contextlib.contextmanager

@@ -87,10 +87,15 @@ print(f"100 calls: {100 * one_call / 3600:.1f} hours")
 # %% tags=["setup"]
 import torch
 
-from ipython_cudatime import rehearsal
-from ipython_cudatime.units import format_seconds
+def format_seconds(seconds):
+    """``12.3 ms``: three significant figures in the unit that fits (s, ms, µs or ns)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
 
-GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the GPU branch (make gpu-dry-run)
+
+GPU = torch.cuda.is_available()
 if not torch.cuda.is_available():  # one thread: these operations are tiny, and on a shared CPU threads wait for each other
     torch.set_num_threads(1)
 SMALL = (3, 48, 27) if GPU else (3, 96, 54)  # the loop's input

@@ -33,8 +33,16 @@ import re
 import numpy as np
 import torch
 
-from ipython_cudatime import contrast, rehearsal
-from ipython_cudatime.units import format_seconds
+from ipython_cudatime import contrast
+
+
+def format_seconds(seconds):
+    """``12.3 ms``: three significant figures in the unit that fits (s, ms, µs or ns)."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
 
 # NumPy's OpenBLAS starts one thread per CPU unless OPENBLAS_NUM_THREADS was set before it was imported;
 # PyTorch starts one per physical core. The same count for both, set on both where threadpoolctl
@@ -55,16 +63,15 @@ print(f"NumPy {np.__version__}: {numpy_blas['name']} {numpy_blas.get('version') 
 print(f"PyTorch {torch.__version__}: {torch_blas.group(1) if torch_blas else 'unknown BLAS'}, "
       f"{torch.get_num_threads()} threads")
 
-GPU = torch.cuda.is_available() or rehearsal.ON  # ON: only this project's CPU run of the GPU branch (make gpu-dry-run)
+GPU = torch.cuda.is_available()
 SIZES = [256, 512, 1024, 2048, 4096]
 LIBS = ["numpy", "torch-cpu"] + (["torch-gpu"] if GPU else [])
 
 rng = np.random.default_rng(0)
-SIDE = {n: rehearsal.shrink(n) for n in SIZES}  # n itself: an eighth of it only in the project's CPU rehearsal
-ARRAYS = {n: rng.random((SIDE[n], SIDE[n]), dtype=np.float32) for n in SIZES}
-BIASES = {n: rng.random(SIDE[n], dtype=np.float32) for n in SIZES}
+ARRAYS = {n: rng.random((n, n), dtype=np.float32) for n in SIZES}
+BIASES = {n: rng.random(n, dtype=np.float32) for n in SIZES}
 SVD_INPUTS = {n: rng.random((n, n)) for n in (128, 256, 512)}  # float64, as NumPy's default
-DEVICES = {"torch-cpu": "cpu", "torch-gpu": rehearsal.DEVICE}  # rehearsal.DEVICE: "cuda"
+DEVICES = {"torch-cpu": "cpu", "torch-gpu": "cuda"}
 
 
 def pick(n, lib, inputs=ARRAYS):
@@ -192,7 +199,7 @@ name, ms = time_op(lambda: a @ a, "matmul_1024")
 print(f"time_op   : {name} {ms:.3f} ms ({lib})")
 print(f"%cudatime : {format_seconds(times[1024, lib])} (the warm median of the sweep above, synchronized)")
 if GPU:
-    rehearsal.synchronize()  # torch.cuda.synchronize(): time_op left its last products queued
+    torch.cuda.synchronize()  # time_op left its last products queued
 
 # %% [markdown]
 # On a CPU both figures time finished products, since the CPU's operators finish before they return: what separates them is the mean of one loop against a median of separate runs, and whatever else the machine was doing during that one loop. On a GPU, `time_op` stops its clock while most of its 100 products are still queued, and its figure is the time to enqueue them, unless the queue filled up and made Python wait.
@@ -253,7 +260,7 @@ verdict(f"a common reasoning, which the article does not make: memory-bound oper
 # The article's "inefficient" version adds the bias row by row, `data[i] += bias`, "1024 kernel launches", against a single broadcast. For its code the count is right: each row is a select (`data[i]`, a view: no work on the device) and one in-place add, so 1,024 add kernels on a GPU. That code changes `data` on every run, so `%cudatime` would stop repeating it after a second run. Here both versions produce a new tensor instead, so that repeated runs start from the same data, and the loop pays for that: each row is two selects (`data[i]`, `out[i]`), one add and one `copy_`, **4,096 operator dispatches**, on a GPU 1,024 add kernels and 1,024 device-to-device copies (`cudaMemcpyAsync`, not kernels).
 
 # %% tags=["loop-setup"]
-device = rehearsal.DEVICE if GPU else "cpu"  # rehearsal.DEVICE: "cuda"
+device = "cuda" if GPU else "cpu"
 data = torch.rand(1024, 64, device=device)
 bias = torch.rand(64, device=device)
 matrix = torch.rand(1024, 1024, device=device)  # for section 5
