@@ -142,11 +142,13 @@ def test_notebook_01_draws_the_timeline():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_sources_use_the_library_helpers(name):
+def test_lesson_code_imports_only_the_public_api(name):
+    """A cell a student copies into a fresh notebook runs with the extension and its public API
+    (``%load_ext``, ``%cudatime``, ``contrast``, ``load``), never with the project's internals."""
     source = (ROOT / "notebooks" / "src" / f"{name}.py").read_text()
-    assert "def fmt(" not in source
-    if "format_seconds(" in source:
-        assert "from ipython_cudatime.units import format_seconds" in source
+    imports = re.findall(r"^\s*(?:from|import) (ipython_cudatime\S*)(?: import (.*))?$", source, re.M)
+    assert all(module == "ipython_cudatime" and set(re.split(r",\s*", names)) <= {"contrast", "load"}
+               for module, names in imports), imports
 
 
 @pytest.mark.parametrize("name", NAMES)

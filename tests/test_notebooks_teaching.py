@@ -6,9 +6,9 @@ GPU the notebooks shrink their sizes or switch to JAX, so each runs in seconds t
 are found by their tags (set in notebooks/src/*.py). The assertions check facts of each story that
 do not depend on how fast this machine is; tests/test_notebooks_source.py checks the saved files.
 
-JAX and TensorFlow are optional here as they are for a student: `make test`'s main environment has
-both, the Colab-like one neither (Colab's own stack, and the GPU machine has no TensorFlow), so each
-notebook is executed with and without them, and each says in one line what a missing one would show.
+JAX and TensorFlow are optional here as they are for a student: `make test`'s main environment and
+its Colab-like one both have them (Colab ships both), the GPU machine has no TensorFlow, and each
+notebook says in one line what a missing one would show (the branches below for a missing one).
 """
 
 import importlib.util
