@@ -24,7 +24,7 @@
 #
 # With a GPU, this notebook runs the question's own code: PyTorch, 10000×10000.
 #
-# **Without a GPU**, PyTorch cannot show the trap: its CPU operators finish their work before they return. JAX can. Its arrays are *futures*, and since JAX 0.4.32 its CPU backend dispatches expensive computations asynchronously too [1]. So on a CPU, `lib` is `jax.numpy` and the matrices are 2000×2000: one product then takes about a tenth of a second on two cores, long enough to see the trap. Everything below calls `lib.matmul`, which is the same call in both libraries.
+# **Without a GPU**, PyTorch cannot show the trap: its CPU operators finish their work before they return. JAX can. Its arrays are *futures*, and since JAX 0.4.32 its CPU backend dispatches expensive computations asynchronously too [1]. So on a CPU, `lib` is `jax.numpy` and the matrices are 2000×2000: one product then takes long enough to see the trap (`%cudatime` measures how long, below). Everything below calls `lib.matmul`, which is the same call in both libraries.
 #
 # **Without a GPU and without JAX** (`pip install jax` adds it), `lib` is PyTorch on the CPU. Every cell still runs, `%time` is then right (nothing is left running when it stops), and the lesson reads the trap from the question's own numbers.
 
@@ -114,7 +114,7 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 # * **wall**: until the device had finished: synchronized.
 # * **device**: the GPU's own clock (CUDA events), on a CUDA GPU only.
 #
-# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed: the range of the host times of every run, which is what `%time` measures (the hand-over), the first run's named apart. One `%time` prints one of those figures, and which one depends on the run. The cell below reads the **warm** runs from `r`, once the first call's setup is out of the way: their median host time is a warm hand-over, what `%time` says once the setup is paid. Then it applies the FLOP check to that figure.
+# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed. `%time` measures the host's hand-over, and the hand-over varies from run to run, so the sentence gives a range: the lowest to the highest host time of all the timed runs, with the first run's named apart. One `%time` is one run, and prints one figure; compare it with the two `%time` cells above. The cell below reads the **warm** runs from `r`, once the first call's setup is out of the way: their median host time is a typical warm hand-over. Then it applies the FLOP check to that figure.
 
 # %% tags=["rate"]
 enqueue = statistics.median(run.host for run in r.warm)  # a warm run's host time: what %time says
@@ -180,9 +180,9 @@ plt.show()
 # * `.cpu()`, so also `cc.cpu().numpy()` (`.numpy()` alone raises an error on a CUDA tensor [4]);
 # * `torch.cuda.synchronize()`, which waits for all the device's work (the green line).
 #
-# In the question, the `print` on the next line did the waiting, and nobody timed it. That is also why `torch.cuda.empty_cache()` and `del` changed nothing: the first hands cached memory that no tensor uses back to the driver, the second drops a name, and neither waits for the queue. JAX's arrays are futures too: on a GPU `jnp.matmul` returns at once, and on a CPU it does for expensive computations like this one [1, 5].
+# In the question, the `print` on the next line did the waiting, and nobody timed it. That is also why `torch.cuda.empty_cache()` and `del` changed nothing. They were not in the timed line: the thread suggests them after a run, before the next one. `del` drops a name. `empty_cache()` hands the cached memory that no tensor uses back to the driver, and that can wait for the GPU: it first waits for the allocator's pending events, then frees each cached block with `cudaFree`, which may synchronize [9]. So it can only finish work queued *before* the clock starts. The timed line itself still queued the product and returned, and `%time` still stopped before the product ran. Neither call undoes the first run's setup either: the cuBLAS handle is not cached memory, and it stays [6, 9]. JAX's arrays are futures too: on a GPU `jnp.matmul` returns at once, and on a CPU it does for expensive computations like this one [1, 5].
 #
-# The estimate in the upper panel: a good FP32 matrix product reaches 75–85% of the GPU's peak, so about 320–360 ms on an RTX 2070. Nobody measured the product on that GPU, and the figure draws 340 ms.
+# The estimate in the upper panel is a guess, not a measurement: if the product ran at 75–85% of the GPU's peak, it would take about 315–355 ms on an RTX 2070. Nobody measured the product on that GPU (a run there can check the guess), and the figure draws 340 ms.
 
 # %% [markdown] tags=["remember"]
 # > **Remember**
@@ -194,12 +194,12 @@ plt.show()
 # %% [markdown]
 # ## 5. And the 349 ms?
 #
-# The first `%time` paid for something the second did not. PyTorch creates its cuBLAS handle lazily, on the first operation that needs cuBLAS, and allocates the handle's workspace with it [6]. Recent CUDA versions also load kernels lazily, on their first launch. That setup runs on the host, so `%time` waited for it, then queued the product, and then returned.
+# The first `%time` paid for something the second did not. PyTorch creates its cuBLAS handle lazily, on the first operation that needs cuBLAS, and allocates the handle's workspace with it [6]. Recent CUDA versions also load kernels lazily, on their first launch [10]. That setup runs on the host, so `%time` waited for it, then queued the product, and then returned.
 #
 # Was 349 ms *only* setup plus queueing? `%time` cannot tell.
 #
 # * The thread's answer measured a synchronized product at 469–492 ms, but on **Colab's GPU**, not on the asker's RTX 2070.
-# * On the 2070 the floor is 267 ms, and a good FP32 product takes about 320–360 ms. That range contains 349 ms.
+# * On the 2070 the floor is 267 ms, and at 75–85% of the peak (the guess above) the product would take about 315–355 ms. That range contains 349 ms.
 #
 # So there are two hypotheses. 349 ms may be setup plus queueing, with the product running after `%time` stopped. Or it may include the product, if something in the setup waited for the GPU. To decide, run `%cudatime` in a fresh process on that GPU. Its cold run shows the host, wall and device clocks apart, and `r.cold_causes` lists what the first call created (notebook 02 is about that).
 
@@ -241,7 +241,7 @@ for run in range(3):
 # %% [markdown] tags=["exercise"]
 # ## 7. Practise
 #
-# **Exercise 1.** Colab's free T4 GPU peaks at about 8.1×10¹² FP32 FLOP/s. A student runs the question's cell there, and the second `%time` prints 2.1 ms.
+# **Exercise 1.** Colab's free T4 GPU peaks at about 8.1×10¹² FP32 FLOP/s [11]. A student runs the question's cell there, and the second `%time` prints 2.1 ms.
 # 1. What is the least time the product can take on a T4?
 # 2. What did 2.1 ms measure?
 # 3. Change one line of the question's code so that `%time` measures the product.
@@ -291,3 +291,6 @@ for run in range(3):
 # 6. PyTorch source, `aten/src/ATen/cuda/CublasHandlePool.cpp`: handles come from a per-device, per-thread pool and are created on first use, with a workspace of 4096 KiB × 2 + 16 KiB × 8 ≈ 8.1 MiB by default (32 MiB on Hopper). <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/cuda/CublasHandlePool.cpp>
 # 7. Strassen, "Gaussian elimination is not optimal", *Numerische Mathematik* 13 (1969): 7 multiplications for a 2×2 block product instead of 8, hence N^log₂7 ≈ N^2.807. The saving N³ ÷ N^2.807 = N^0.193 is 10^(4 × 0.193) ≈ 5.9 at N = 10⁴, before its extra additions. cuBLAS's GEMMs are classical O(N³) kernels.
 # 8. A CPU core with two AVX-512 FMA units does 2 units × 16 FP32 lanes × 2 FLOP = 64 FP32 FLOP per cycle (32 in FP64), and no CPU runs at 6 GHz for long. So logical CPUs × 64 × 6×10⁹ is a generous ceiling. Intel 64 and IA-32 Architectures Optimization Reference Manual, on the FMA units of Skylake-SP and later.
+# 9. PyTorch source, `c10/cuda/CUDACachingAllocator.cpp`: `emptyCache()` calls `release_cached_blocks()`, which first calls `synchronize_and_free_events()` (a `cudaEventSynchronize` on each pending event), then frees every unused cached segment with `cudaFree`. <https://github.com/pytorch/pytorch/blob/main/c10/cuda/CUDACachingAllocator.cpp>. CUDA Driver API, `cuMemFree`: for memory not allocated by the stream-ordered allocator, "this API may perform implicit synchronization". <https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MEM.html>
+# 10. CUDA C++ Programming Guide, "Lazy Loading": from CUDA 11.7 (`CUDA_MODULE_LOADING=LAZY`; the default on Linux since 12.2, on Windows since 12.3), modules and kernels are loaded on first use. <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading>. PyTorch sets `CUDA_MODULE_LOADING=LAZY` itself where the user has not set it, since 1.13 (pytorch/pytorch#86509).
+# 11. NVIDIA T4: 2,560 CUDA cores × 2 FLOP per fused multiply-add × 1.59 GHz boost clock ≈ 8.1×10¹² FP32 FLOP/s (the datasheet's "8.1 TFLOPS"). <https://www.nvidia.com/en-us/data-center/tesla-t4/>
