@@ -126,7 +126,7 @@ with place:  # tf.device(DEVICE), or torch's device as the default for new tenso
 
 
 # %% [markdown] tags=["reveal"]
-# **The check.** At 1.9×10¹² FLOP/s, ten products need at least **10.5 ms** on a GTX 1050. The answer's 0.36 ms would be 5.6×10¹³ FLOP/s, 29 times its peak. So on the GPU, runs #1 to #9 timed **ten enqueues**: nothing in the loop waits for a result (notebook 01 shows this trap in detail). The question's GPU is unnamed, so its 1.00 ms cannot be held against a peak; it would mean 2×10¹³ FLOP/s, more than any GPU of 2018 did in FP32 (a V100: 15.7×10¹² [4]).
+# **The check.** At 1.9×10¹² FLOP/s, ten products need at least **10.5 ms** on a GTX 1050. The answer's 0.36 ms would be 5.6×10¹³ FLOP/s, 29 times its peak. So on the GPU, runs #1 to #9 timed **ten enqueues**: nothing in the loop waits for a result (notebook 01 shows this trap in detail). The question's GPU is unnamed, and its 1.00 ms is one tick of its clock (see the aside below): anything from a little over 0 to 2 ms. At 2 ms, ten products would run at 10¹³ FLOP/s, below the peak of the fastest GPU of 2018 (a V100: 15.7×10¹² FP32 FLOP/s [4]). So the question's own figure cannot prove the trap. The answer's 0.36 ms does.
 #
 # *An aside on the question's clock.* All four of its numbers are whole multiples of about 1.0001 ms: 443.04 = 443 × 1.00009, 100.01, 103.01, 1.00. Its `time.time()` ticked in steps of about 1 ms, so "1.00 ms" means one tick: anything from a little over 0 to 2 ms.
 #
@@ -169,7 +169,7 @@ for loop in range(10):
 # | the cuBLAS handle, and loading cuBLAS's kernels | created lazily, when the first operation asks for BLAS support [2] | **in run #0** |
 # | PTX compiled by the driver (JIT), for kernels whose binary has no machine code (SASS) for this GPU, only PTX [5] | when their module is loaded: with the eager module loading of that era, when the CUDA runtime starts, at context creation; with lazy loading (the default on Linux since CUDA 12.2), at a kernel's first use [6] | before the timer for the modules loaded with the context (`tf.test.is_gpu_available()` made it), **in run #0** for a library first used there (cuBLAS); only if the GPU was newer than the build |
 # | MatMul's kernel for these dtypes on this device: looked up, instantiated and cached | the first call of the operation | **in run #0** |
-# | cuDNN | convolutions only: a matrix product never loads it | never |
+# | cuDNN | the library: loaded by `import tensorflow` in TensorFlow 1.x's GPU builds (without it, the import failed [7]); its handle (TensorFlow's DNN support): created on the first request for it, by a convolution for instance [2]; MatMul calls cuBLAS, not cuDNN [8] | the library before the timer; the handle never, in this loop |
 # | "data movement", the answer's guess | `x` was created on the GPU (the `assert` checks it) | nothing to move |
 #
 # **What made the 443 ms?** Nothing in the question measured it, so this is a hypothesis with three candidates, all paid in run #0: creating the cuBLAS handle (and loading its library's kernels: with the eager module loading of that era, every kernel of a library was loaded when it was first used, not each on its first launch as CUDA's lazy loading now does [6]); the driver compiling PTX for a GPU newer than the TensorFlow build, for the modules loaded in run #0 (those loaded with the context were compiled before the timer; reported with TensorFlow on GPUs its wheels had no machine code for, from seconds to minutes [5]); and MatMul's first-call setup. The row "run #0, what `%cudatime` names" of the table below will tell them apart on the project's GPU, for PyTorch: `r.cold_causes` names a created cuBLAS handle with its time, and a cold run much longer than what it names is the driver's or the framework's own setup.
@@ -182,14 +182,14 @@ for loop in range(10):
 # | memory pool grew | the caching allocator calls `cudaMalloc` for new segments; later runs reuse the cached blocks | new peak of memory use | yes: reuse buffers, keep shapes stable, don't call `torch.cuda.empty_cache()` in a loop |
 # | cuBLAS handle and workspace created | the first matrix product on a thread and device creates a handle and its workspace: 8.1 MiB by default, 32 MiB on Hopper [3] | thread and device | no: "call something that needs cuBLAS before timing" |
 # | torch.compile compilation | dynamo traces the function and its backend compiles it | function and guard set (shapes, dtypes) | partly: keep shapes stable, reuse the compiled function (see the appendix) |
-# | cuDNN autotuning | with `cudnn.benchmark = True`, the first convolution of each shape tries several algorithms | shape | keep shapes fixed |
+# | cuDNN autotuning | with `cudnn.benchmark = True`, the first convolution of each shape tries several algorithms [9] | shape | keep shapes fixed |
 
 # %% [markdown] tags=["remember"]
 # > **Remember**
 # >
 # > * A first run pays **one-time setup**: a context, an allocator, library handles, kernels loaded or compiled. Later runs reuse it.
 # > * Some of it you can avoid (memory-pool growth, recompilation, see the table), and the rest you can **move**: warm up before you time or serve, and keep the process alive.
-# > * Compare only **synchronized** times. The question's "1.00 ms" was ten enqueues.
+# > * Compare only **synchronized** times. The answer's 0.36 ms was ten enqueues.
 
 # %% [markdown] tags=["gpu-table"]
 # ## What a GPU shows
@@ -218,7 +218,7 @@ for loop in range(10):
 #
 # <details><summary>Solution</summary>
 #
-# If run #0 moved `x`, a *new* tensor created on the GPU would make the next run slow again, and an existing one would not. Create `x2 = tf.random.uniform([1000, 1000])` on the same device after the warm runs, and time `time_matmul_synchronized(0, x2)`: it is as fast as the other warm runs. Nothing is moved. (The `assert x.device.endswith("GPU:0")` had already shown that `x` was on the GPU.) What run #0 paid was per *operation* and per *device*, not per tensor. A new operation, such as `tf.linalg.inv`, pays its own first call.
+# If run #0 moved `x`, a *new* tensor created on the GPU would make the next run slow again, and an existing one would not. Create `x2 = tf.random.uniform([1000, 1000])` on the same device after the warm runs, and time `time_matmul_synchronized(0, x2)`. The prediction, to check on a GPU (the outputs saved here come from a CPU): it is as fast as the other warm runs, because nothing is moved. (The `assert x.device.endswith("GPU:0")` had already shown that `x` was on the GPU.) What run #0 paid would then be per *operation* and per *device*, not per tensor, and a new operation, such as `tf.linalg.inv`, would pay its own first call.
 # </details>
 
 # %% [markdown] tags=["mechanics"]
@@ -305,8 +305,11 @@ for label, result in [("first call", comp), ("new shape", recompiled), ("after r
 # ## Sources
 #
 # 1. GeForce GTX 1050: 640 CUDA cores × 2 FLOP per fused multiply-add × 1.455 GHz boost clock ≈ 1.9×10¹² FP32 FLOP/s. <https://www.nvidia.com/en-us/geforce/graphics-cards/geforce-gtx-1050/specifications/>
-# 2. TensorFlow's StreamExecutor creates its BLAS support, and with it the cuBLAS handle, on the first request for it (`StreamExecutor::AsBlas`), not when the device is created.
+# 2. TensorFlow's StreamExecutor creates its BLAS support, and with it the cuBLAS handle, on the first request for it (`StreamExecutor::AsBlas`), not when the device is created; its DNN support (cuDNN) likewise, on the first request (`StreamExecutor::AsDnn`). TensorFlow source, `tensorflow/stream_executor/stream_executor_pimpl.cc` (1.x and 2.x). <https://github.com/tensorflow/tensorflow/blob/r1.15/tensorflow/stream_executor/stream_executor_pimpl.cc>
 # 3. PyTorch source, `aten/src/ATen/cuda/CublasHandlePool.cpp`: a default workspace of 4096 KiB × 2 + 16 KiB × 8 ≈ 8.1 MiB (the `CUBLAS_WORKSPACE_CONFIG` default `:4096:2:16:8`), and 32 MiB on Hopper (sm90; recent versions also on Blackwell). <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/cuda/CublasHandlePool.cpp>
 # 4. NVIDIA Tesla V100 datasheet: 15.7 TFLOP/s FP32 (SXM2), 14 TFLOP/s (PCIe). <https://images.nvidia.com/content/technologies/volta/pdf/tesla-volta-v100-datasheet-letter-fnl-web.pdf>
 # 5. CUDA C++ Programming Guide, "Just-in-Time Compilation": PTX code loaded by an application is compiled to binary code by the device driver at run time, and cached (the compute cache). With TensorFlow: tensorflow/tensorflow#44750 (an RTX 3090, compute capability 8.6, with pip wheels built for up to 8.0: slow until the PTX compilations were cached), and TensorFlow Serving's build flags adding compute capabilities "to reduce startup time on GPUs" (tensorflow/serving#1808). <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#just-in-time-compilation>
 # 6. CUDA C++ Programming Guide, "Lazy Loading": from CUDA 11.7 (`CUDA_MODULE_LOADING=LAZY`, the default since 12.2), modules and kernels are loaded on first use instead of all at once when a library initializes. <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading>
+# 7. tensorflow/tensorflow#20271, "ImportError: libcudnn.so.7: cannot open shared object file" (2018): with TensorFlow 1.x's GPU wheels, `import tensorflow` failed where libcudnn was missing: loading TensorFlow's own `_pywrap_tensorflow_internal` module needed it. <https://github.com/tensorflow/tensorflow/issues/20271>
+# 8. TensorFlow source, `tensorflow/core/kernels/matmul_op.cc`: on a GPU, MatMul calls `stream->ThenBlasGemm` (cuBLAS). <https://github.com/tensorflow/tensorflow/blob/r1.15/tensorflow/core/kernels/matmul_op.cc>
+# 9. PyTorch, *Reproducibility*, "CUDA convolution benchmarking": "When a cuDNN convolution is called with a new set of size parameters, an optional feature can run multiple convolution algorithms, benchmarking them to find the fastest one" (`torch.backends.cudnn.benchmark = True`). <https://pytorch.org/docs/stable/notes/randomness.html>
