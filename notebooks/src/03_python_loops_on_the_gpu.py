@@ -77,7 +77,7 @@ print(f"100 calls: {100 * one_call / 3600:.1f} hours")
 #
 # **What about the timer bug?** After the second loop, the question's code printed `endTime1 - startTime1`, the *first* timer, again. But that loop never finished, so the line never printed anything. The 7757.1 ms and 1930.15 ms came from the third and fourth timers, which were read correctly. The bug changed no reported number.
 #
-# The 164.34 ms is another story. Nothing waited for those 100 matrix products before `time.time()` was read (notebook 01), so the GPU may still have been working on them: the question did not measure how many were done by then. That figure also included the first product's one-time cuBLAS setup. It is not the time of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
+# The 164.34 ms is another story. Nothing waited for those 100 matrix products before `time.time()` was read (notebook 01), so the GPU may still have been working on them: the question did not measure how many were done by then. If these were the process's first matrix products, the figure also included cuBLAS's one-time setup. So it is not a measurement of 100 products. The loop's numbers, by contrast, were real: its per-element copy to the host waited for the GPU every time.
 
 # %% [markdown]
 # ## Observe: the question's code, measured
@@ -143,17 +143,18 @@ X_full = torch.normal(0, 1, (3, 1920, 1080), device=try_gpu())  # the question's
 ELEMENTS = K.shape[0] * X.numel()  # output channels × input channels × pixels
 print(f"device: {try_gpu()}; X {tuple(X.shape)}: {ELEMENTS:,} element updates per call")
 
+# %% [markdown]
+# The user's own fast version, the 1×1 convolution as one matrix product, is the reference: it is timed first, as the question timed it, 100 calls on the full input, synchronized this time.
+
 # %% tags=["reference"]
 # %%cudatime -n 9 -v reference
 for i in range(100):
     Y0 = corr2d_multi_in_out_1x1(X_full, K)
 
 # %% [markdown]
-# The question's 164.34 ms for these 100 calls was unsynchronized (it timed their enqueueing, and the first call's cuBLAS setup); the report above is synchronized.
+# The question's 164.34 ms for these 100 calls was unsynchronized (its clock did not wait for the products); the report above is synchronized.
 #
 # Now the loop. `%cudatime -p` adds one extra run under `torch.profiler`, after the timed runs, which it does not affect. It counts what one run did: **device kernels** on a GPU, or **operator calls** on a CPU (there are no kernels there). Then it gives a verdict. `-n 9` makes nine warm runs; `-l loop` records the result for `%cudatime_compare` at the end.
-# %% [markdown]
-# The user's own fast version, the 1×1 convolution as one matrix product, is the reference: it is timed first, as the question timed it, 100 calls on the full input, synchronized this time.
 
 # %% tags=["loop"]
 # %cudatime -p -n 9 -l loop -v loop Y = corr2d_multi_in_out(X, K)
@@ -194,7 +195,7 @@ print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
 #
 # <details><summary>Solution, step 1</summary>
 #
-# Change one line: `Y = torch.zeros(..., device=X.device)`. On a GPU, `Y[i, j] = ...` then copies on the device, and nothing waits for the GPU any more: the per-element round trip is gone. What remains per element is two kernel launches (the multiply and the sum) and one device-to-device copy into `Y` (a contiguous copy of the same dtype is a `cudaMemcpyAsync`, not a kernel [2]), so the verdict becomes *launch-bound*: many tiny operations with the GPU idle between them. On a CPU, `Y` was already on `X`'s device, so nothing changes: the verdict stays *dispatch-bound*.
+# Change one line: `Y = torch.zeros(..., device=X.device)`. On a GPU, `Y[i, j] = ...` then copies on the device, and nothing waits for the GPU any more: the per-element round trip is gone. What remains per element is two kernel launches (the multiply and the sum) and one device-to-device copy into `Y` (a contiguous copy of the same dtype is a `cudaMemcpyAsync`, not a kernel [2]), so the verdict should become *launch-bound*: many tiny operations with the GPU idle between them. That is a prediction, to check on a GPU: the outputs saved here come from a CPU. On a CPU, `Y` was already on `X`'s device, so nothing changes: the verdict stays *dispatch-bound*.
 #
 # ```python
 # def corr2d_on_device(X, K):
@@ -209,7 +210,7 @@ print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
 #
 # <details><summary>Solution, step 2</summary>
 #
-# A cross-correlation of every input channel with every kernel, summed over input channels, is exactly what `torch.nn.functional.conv2d` computes (it does not flip the kernel). It accepts an unbatched input of shape (C, H, W) as it is [3]. For a 1×1 kernel it computes the same as the question's `corr2d_multi_in_out_1x1`, a single matrix product.
+# A cross-correlation of every input channel with every kernel, summed over input channels, is exactly what `torch.nn.functional.conv2d` computes (it does not flip the kernel). It accepts the unbatched input, of shape (C, H, W), as it is: `nn.Conv2d`'s documentation lists (C_in, H_in, W_in) among its input shapes, while `F.conv2d`'s own docstring lists only the batched shape and refers to `nn.Conv2d` for the shapes [3]. The check cell below runs it on this `X`. For a 1×1 kernel it computes the same as the question's `corr2d_multi_in_out_1x1`, a single matrix product.
 #
 # ```python
 # def corr2d_vectorized(X, K):
@@ -280,7 +281,7 @@ print(f"vectorized, counted: {roof.flops / 100 / 1e6:.1f} MFLOP and {roof.bytes 
       f"{roof.intensity:.2f} FLOP per byte: {roof.flop_rate / 1e9:.1f} GFLOP/s and {roof.byte_rate / 1e9:.1f} GB/s")
 
 # %% [markdown] tags=["roofline-reading"]
-# **Reading the last verdict.** `-p` says where the time went: on a CPU, nearly all of it in one operator, `aten::conv2d`. Its verdict, *operator-bound*, says only that: time in an operator rather than in Python and dispatch, not whether the operator is compute- or memory-bound. `--roofline` counts each call's work: about 25 MFLOP (2 × 2 × 3 per pixel) against about 41 MB read and written (the input and the output, float32). That is under one FLOP per byte, where any CPU or GPU can do tens of FLOP in the time it moves one byte. So the vectorized version is **memory-bound**: its rate to compare with the hardware is the GB/s above, and the GFLOP/s are low by nature. The same holds for the user's matrix product, which does the same work.
+# **Reading the last verdict.** `-p` says where the time went: on a CPU, nearly all of it in one operator, `aten::conv2d`. Its verdict, *operator-bound*, says only that: time in an operator rather than in Python and dispatch, not whether the operator is compute- or memory-bound. `--roofline` counts each call's work: about 25 MFLOP (2 × 2 × 3 per pixel) against about 41 MB read and written (the input and the output, float32). That is under one FLOP per byte, where CPUs and GPUs do about ten FLOP or more in the time they move one byte from memory. So the vectorized version is **memory-bound**: its rate to compare with the hardware is the GB/s above, and the GFLOP/s are low by nature. The same holds for the user's matrix product, which does the same work.
 
 # %% [markdown] tags=["mechanics"]
 # ## Tool mechanics
@@ -297,4 +298,4 @@ print(f"vectorized, counted: {roof.flops / 100 / 1e6:.1f} MFLOP and {roof.bytes 
 #
 # 1. PyTorch, *CUDA semantics*, "TensorFloat-32 (TF32) on Ampere (and later) devices": `torch.backends.cudnn.allow_tf32` defaults to True, so float32 convolutions may use TF32. <https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices>
 # 2. PyTorch source, `aten/src/ATen/native/cuda/Copy.cu`: a copy between tensors of the same dtype that are both contiguous (`memcpy_eligible`) is done with `cudaMemcpyAsync`, device to device, with no kernel. <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Copy.cu>
-# 3. `torch.nn.functional.conv2d`: input of shape (minibatch, in_channels, iH, iW), or (in_channels, iH, iW) unbatched. <https://pytorch.org/docs/stable/generated/torch.nn.functional.conv2d.html>
+# 3. `torch.nn.Conv2d`, "Shape": input (N, C_in, H_in, W_in) or (C_in, H_in, W_in). <https://pytorch.org/docs/stable/generated/torch.nn.Conv2d.html>. `torch.nn.functional.conv2d` documents its input as (minibatch, in_channels, iH, iW) and says "See Conv2d for details and output shape" (PyTorch source, `torch/nn/functional.py` and `torch/nn/modules/conv.py`). <https://pytorch.org/docs/stable/generated/torch.nn.functional.conv2d.html>
