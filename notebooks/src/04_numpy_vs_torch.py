@@ -13,7 +13,7 @@
 #
 # The method it describes is sound: 5 warm-up runs, 100 samples, the median, separate processes, and a check that both libraries give the same numbers. Its code is not. Its `time_op` helper takes the **mean of one 100-iteration loop**, in one process, and reads `time.perf_counter()` around `a @ a` **without synchronizing** the GPU. On a GPU that times enqueues (notebook 01). Its result tables are empty in the text we have, so this notebook also runs its `time_op` beside `%cudatime`.
 #
-# This notebook measures the claims with `%cudatime`, whose defaults are the method the article describes. You **predict** each result, we **observe** it, each table ends with a **verdict** on the article's claim, and you **practise** at the end.
+# This notebook measures the claims with `%cudatime`, which keeps the method's median of many runs and its check that both libraries give the same numbers (`--check`), and adds what the article's code lacks: synchronized runs, with the cold run kept apart. Its defaults differ from the method: one warm-up run (not five), warm runs for a one-second budget (not 100 samples; the cells below set their own counts with `-n` or `-b`), and every point in this one process (not separate processes). You **predict** each result, we **observe** it, each table ends with a **verdict** on the article's claim, and you **practise** at the end.
 #
 # *The next cell loads the `%cudatime` magic of `ipython_cudatime`; where the package is missing (on Colab, for instance), it says in one line how to install it.*
 
@@ -120,7 +120,7 @@ print(f"libraries: {', '.join(LIBS)}; sizes {SIZES}")
 #
 # > **Predict.** NumPy and PyTorch on a CPU both hand a matrix product to a BLAS library (OpenBLAS, MKL, or another, depending on how each was built). How far apart do you expect them? And for the GPU: an A100 does 19.5×10¹² FP32 FLOP/s [1]. A 24-core Xeon Gold 6248R does at most 24 cores × 64 FP32 FLOP per cycle (two AVX-512 FMA units × 16 lanes × 2) × 3.0 GHz, about 4.6×10¹² [2]: 3.0 GHz is its base clock, and AVX-512 code runs at or below it on all cores. What speed-up of a large FP32 product would you believe?
 #
-# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 10` gives each point ten warm runs: enough for a 95% interval of each median, which `contrast` needs (a 4096 product on two CPU cores takes a second or more, so this sweep takes a few minutes there).
+# `%%cudatime --sweep` runs the cell once per value, with the name bound to it; two sweeps make a grid. The first line after the options is setup code, run once per point before the timed runs. Each point gets its own cold and warm runs. `--check` compares each point's result with the first point's (`allclose`): the article's "numerical equivalence", done for you. `--roofline` adds one counting run per point: it counts the FLOPs and bytes of PyTorch's operations and gives their rates. It cannot see NumPy's, so the table below counts those by hand (2n³ FLOP per product). `-n 10` gives each point ten warm runs: enough for a 95% interval of each median, which `contrast` needs (a 4096 product takes hundreds of milliseconds on two CPU cores, and each point runs it a dozen times or more).
 
 # %% tags=["gemm"]
 # %%cudatime -n 10 --sweep n=256,512,1024,2048,4096 --sweep lib=numpy,torch-cpu,torch-gpu --check --roofline -v gemm a = pick(n, lib)
@@ -138,7 +138,9 @@ counts = (f"torch is faster at {ahead['torch']} of {len(large)} sizes, NumPy at 
           "the runs cannot tell them apart (see each size above)")
 verdict("the article: torch on the CPU is about 20% faster than NumPy. Here, for n ≥ 1024: "
         + ("torch is faster at every size." if ahead["torch"] == len(large) else
-           f"{counts}, so the claim does not hold at every size here." if ahead["NumPy"] else
+           f"{counts}: where the runs can tell, NumPy is the faster one, the opposite of the claim."
+           if ahead["NumPy"] and not ahead["torch"] else
+           f"{counts}: each library is faster at some size, so the claim does not hold at every size here." if ahead["NumPy"] else
            f"{counts}: where the runs can tell, torch is the faster one, as the article says (by how much: see "
            "each size above); the rest need more runs or a quieter machine."
            if ahead["torch"] else
@@ -305,7 +307,7 @@ verdict(f"the article: the sum over the view is slow, .contiguous() fixes it. He
 # %% [markdown]
 # ## 6. Decomposition: singular values
 #
-# The singular values are unique (singular vectors and QR factors are defined only up to signs), so `--check` can compare them. They are computed in float64, as NumPy does by default. On a GPU, `torch.linalg.svdvals` calls cuSOLVER's `gesvdj` (Jacobi) and falls back to `gesvd` when that does not converge, and it synchronizes the device with the CPU [5]. A decomposition is a long chain of dependent steps, with less parallel work than a matrix product, and consumer GPUs are slow at float64: this is where a GPU gains least.
+# The singular values are unique (singular vectors and QR factors are defined only up to signs), so `--check` can compare them. They are computed in float64, as NumPy does by default. On a GPU, `torch.linalg.svdvals` calls cuSOLVER's `gesvdj` (Jacobi) and falls back to `gesvd` when that does not converge, and it synchronizes the device with the CPU [5]. A decomposition is a long chain of dependent steps, with less parallel work than a matrix product, and many GPUs run float64 far slower than float32 (an RTX 20-series card or a T4 at 1/32 of the FP32 rate, an A100 at 1/2 [6]). So we expect a GPU to gain least here: a prediction, which only a run on a GPU can check.
 
 # %% tags=["svd"]
 # %%cudatime -b 0.3 --sweep n=128,256,512 --sweep lib=numpy,torch-cpu,torch-gpu --check -v svd a = pick(n, lib, SVD_INPUTS)
@@ -338,7 +340,7 @@ else:
 # | small matrices (< 512) slower on the GPU | open: a 256×256 product is 3.4×10⁷ FLOP, tens of µs on that Xeon, while a GPU pays µs to tens of µs of launch and synchronization; only a synchronized measurement can tell | not measured yet |
 # | a sum over a transposed view is slow; `.contiguous()` fixes it | no: the copy is extra work (see section 5 for this CPU) | not measured yet |
 # | memory-bound operations gain the bandwidth ratio (a common reasoning, not the article's) | only beyond the CPU's caches: A100 1.6 TB/s, 6 channels of DDR4-2933 about 140 GB/s | not measured yet |
-# | decompositions gain less | yes: dependent steps, and cuSOLVER synchronizes | not measured yet |
+# | decompositions gain less | likely, a prediction to check on a GPU: dependent steps, float64, and `svdvals` synchronizes [5, 6] | not measured yet |
 #
 # This project has not yet been run on a GPU. When it has, `docs/gpu-results.md` (written by `scripts/gpu-check`) will hold the figures, and the last column will be filled from it. The outputs saved in this notebook come from a CPU-only machine; the notebook's metadata (`outputs_from`) names the device.
 
@@ -386,7 +388,7 @@ else:
 # * An error at one point (here: "no GPU here") is shown at that point, and the sweep goes on.
 # * `-v NAME` keeps the sweep result: `.rows` is a list of `(params, result)`, and `.to_pandas()` gives a table where pandas is installed.
 # * `-n 10` makes exactly ten warm runs: enough for a 95% interval of each median (6 is the least), which `contrast` compares. `-b S` instead makes warm runs for S seconds.
-# * `--interleave` (with `-n N`) times a sweep's points in N rounds, one warm run of each point per round (for a cell of a few µs, one batch of runs), in an order that rotates each round: a drift of the machine during the sweep then hits every point alike instead of reading as a difference. The comparisons of two ways (sections 2, 4 and 5) use it; the size grids do not, since each round makes one more run of every point (its first after the others ran, kept as a warm-up run), which would nearly double a sweep whose 4096 product takes seconds on two cores.
+# * `--interleave` (with `-n N`) times a sweep's points in N rounds, one warm run of each point per round (for a cell of a few µs, one batch of runs), in an order that rotates each round: a drift of the machine during the sweep then hits every point alike instead of reading as a difference. The comparisons of two ways (sections 2, 4 and 5) use it; the size grids do not, since each round makes one more run of every point (its first after the others ran, kept as a warm-up run), which would nearly double a sweep whose 4096 point already takes several seconds on two cores.
 # * `--check` compares each point's final value with the first point of the same shape and reports the largest difference.
 # * `--roofline` adds a counting run per point: `r.roofline.flop_rate` and `r.roofline.byte_rate` for PyTorch's operations (NumPy's are not seen), and, on a GPU it knows, the fraction of the device's peak.
 
@@ -398,3 +400,4 @@ else:
 # 3. PyTorch, *CUDA semantics*, "TensorFloat-32 (TF32) on Ampere (and later) devices": `torch.backends.cuda.matmul.allow_tf32` defaults to False since PyTorch 1.12. <https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices>
 # 4. cuBLAS, `cublasSgemm`: the `transa` and `transb` arguments select op(A) = A or Aᵀ. <https://docs.nvidia.com/cuda/cublas/#cublas-t-gemm>
 # 5. `torch.linalg.svd`: on CUDA, the default driver is `gesvdj`, falling back to `gesvd` when it does not converge; `torch.linalg.svdvals` synchronizes a CUDA device with the CPU. <https://pytorch.org/docs/stable/generated/torch.linalg.svd.html>
+# 6. CUDA C++ Programming Guide, "Arithmetic Instructions", results per clock cycle per multiprocessor: compute capability 7.5 (RTX 20-series, T4) 64 FP32 against 2 FP64; 8.0 (A100) 64 against 32. <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions>
