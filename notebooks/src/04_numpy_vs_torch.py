@@ -11,7 +11,7 @@
 # 6. a sum over a transposed view (`a.T.sum(dim=0)`) is slow, and `.contiguous()` first makes it fast;
 # 7. decompositions gain less on a GPU.
 #
-# The method it describes is sound: 5 warm-up runs, 100 samples, the median, separate processes, and a check that both libraries give the same numbers. Its code is not. Its `time_op` helper takes the **mean of one 100-iteration loop**, in one process, and reads `time.perf_counter()` around `a @ a` **without synchronizing** the GPU. On a GPU that times enqueues (notebook 01). Its result tables are empty in the text we have, so this notebook also runs its `time_op` beside `%cudatime`.
+# The method it describes is sound: 5 warm-up runs, 100 samples, the median, separate processes, and a check that both libraries give the same numbers. Its code is not. Its `time_op` helper takes the **mean of one 100-iteration loop**, in one process, and reads `time.perf_counter()` around `a @ a` **without synchronizing**. On a GPU that times enqueues (notebook 01). (As printed, its `a` is a CPU tensor: the text does not show how its GPU figures were timed.) Its result tables are empty in the text we have, so this notebook also runs its `time_op` beside `%cudatime`.
 #
 # This notebook measures the claims with `%cudatime`, which keeps the method's median of many runs and its check that both libraries give the same numbers (`--check`), and adds what the article's code lacks: synchronized runs, with the cold run kept apart. Its defaults differ from the method: one warm-up run (not five), warm runs for a one-second budget (not 100 samples; the cells below set their own counts with `-n` or `-b`), and every point in this one process (not separate processes). You **predict** each result, we **observe** it, each table ends with a **verdict** on the article's claim, and you **practise** at the end.
 #
@@ -174,7 +174,7 @@ if GPU:
 # %% [markdown]
 # **Explain.** At the largest sizes the product is pure arithmetic, and whichever BLAS reaches more of the hardware's FLOP/s wins. Both libraries call one; the difference between them is that library's, and it can go either way.
 #
-# Against a CPU that reaches its peak, the GPU's advantage is the ratio of peak rates: for an A100 against that Xeon, 19.5 ÷ 4.6, about **4×** in FP32. PyTorch does not use TF32 for FP32 matrix products unless you ask (the default since 1.12 [3]); with TF32 (156 TFLOP/s) it would be about 34×, and in FP16 (312 TFLOP/s) about 68×, all far below 200×. A ">200×" could still come from a CPU run far below its peak, but then the peak check above applies: 200× a well-run Xeon is far beyond any A100 rate. The likeliest source is the article's own unsynchronized `time_op`: on a GPU, it times the enqueues (notebook 01's lesson). The next cell runs it.
+# Against a CPU that reaches its peak, the GPU's advantage is the ratio of peak rates: for an A100 against that Xeon, 19.5 ÷ 4.6, about **4×** in FP32. PyTorch does not use TF32 for FP32 matrix products unless you ask (the default since 1.12 [3]); with TF32 (156 TFLOP/s) it would be about 34×, and in FP16 (312 TFLOP/s) about 68×, all far below 200×. A ">200×" could still come from a CPU run far below its peak, but then the peak check above applies: 200× a well-run Xeon is far beyond any A100 rate. A likely source, if the GPU figures came from the article's `time_op`, is that it never synchronizes: on a GPU, it times the enqueues (notebook 01's lesson). The next cell runs it.
 
 # %% [markdown] tags=["time-op"]
 # ### The article's `time_op`, beside `%cudatime`
