@@ -259,7 +259,7 @@ verdict(f"a common reasoning, which the article does not make: memory-bound oper
 # %% [markdown]
 # ## 4. A loop of rows, or one broadcast
 #
-# The article's "inefficient" version adds the bias row by row, `data[i] += bias`, "1024 kernel launches", against a single broadcast. For its code the count is right: each row is a select (`data[i]`, a view: no work on the device) and one in-place add, so 1,024 add kernels on a GPU. That code changes `data` on every run, so `%cudatime` would stop repeating it after a second run. Here both versions produce a new tensor instead, so that repeated runs start from the same data, and the loop pays for that: each row is two selects (`data[i]`, `out[i]`), one add and one `copy_`, **4,096 operator dispatches**, on a GPU 1,024 add kernels and 1,024 device-to-device copies (`cudaMemcpyAsync`, not kernels).
+# The article's "inefficient" version adds the bias row by row, `data[i] += bias`, "1024 kernel launches", against a single broadcast. For its code the count is right: each row is a select (`data[i]`, a view: no work on the device) and one in-place add, so 1,024 add kernels on a GPU. That code changes `data` on every run, so `%cudatime` would stop repeating it after a second run. Here both versions produce a new tensor instead, so that repeated runs start from the same data, and the loop pays for that: each row is two selects (`data[i]`, `out[i]`), one add and one `copy_`, **4,096 operator dispatches**, on a GPU 1,024 add kernels and 1,024 device-to-device copies (`cudaMemcpyAsync`, not kernels [7]).
 
 # %% tags=["loop-setup"]
 device = "cuda" if GPU else "cpu"
@@ -401,3 +401,4 @@ else:
 # 4. cuBLAS, `cublasSgemm`: the `transa` and `transb` arguments select op(A) = A or Aᵀ. <https://docs.nvidia.com/cuda/cublas/#cublas-t-gemm>
 # 5. `torch.linalg.svd`: on CUDA, the default driver is `gesvdj`, falling back to `gesvd` when it does not converge; `torch.linalg.svdvals` synchronizes a CUDA device with the CPU. <https://pytorch.org/docs/stable/generated/torch.linalg.svd.html>
 # 6. CUDA C++ Programming Guide, "Arithmetic Instructions", results per clock cycle per multiprocessor: compute capability 7.5 (RTX 20-series, T4) 64 FP32 against 2 FP64; 8.0 (A100) 64 against 32. <https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions>
+# 7. PyTorch source, `aten/src/ATen/native/cuda/Copy.cu`: a copy between tensors of the same dtype that are both contiguous (`memcpy_eligible`) is done with `cudaMemcpyAsync`, device to device, with no kernel. <https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Copy.cu>
