@@ -52,3 +52,20 @@ def test_no_page_names_the_address_that_never_existed():
     pages = [*DOCS, ROOT / "pyproject.toml", *sorted((ROOT / "notebooks").glob("*.ipynb")),
              *sorted((ROOT / "notebooks" / "src").glob("*.py")), ROOT / "scripts" / "build-notebooks.py"]
     assert [page.name for page in pages if "ipython-cudatime/" in page.read_text()] == []
+
+
+def test_the_readme_report_is_one_real_run_whose_lines_agree():
+    """README's example report is a real run's (labelled as such), not numbers put together from several
+    machines: its Wall time is its cold run's wall time, the counterfactual names the cold run's host time
+    as the first, and the synchronized warm median is the warm line's median."""
+    readme = (ROOT / "README.md").read_text()
+    report = next(block for block in re.findall(r"^```\w*\n(.*?)^```$", readme, flags=re.S | re.M) if "cold run :" in block)
+    assert "real text report" in readme
+    wall = re.search(r"^Wall time: (.+)$", report, re.M).group(1)
+    cold_host, cold_wall = re.search(r"^cold run : \S+ \S+  \(host ([^,]+), wall ([^,)]+)", report, re.M).groups()
+    assert cold_wall == wall
+    assert f"({cold_host} the first time)" in report
+    warm = re.search(r"^warm     : (\S+ \S+) median", report, re.M).group(1)
+    assert f"The synchronized time is {warm} (warm median)." in report
+    for invented in ("490 ms", "468 ms", "471 ms"):  # the old illustrative report's numbers, in no seed
+        assert invented not in readme

@@ -41,7 +41,10 @@ WRONG_CLAIMS = {
     r"about \**5[–-]10×": "an A100 against a Xeon Gold 6248R at its AVX-512 peak (4.6 TFLOP/s) is about 4× in FP32",
     r"1024 operator dispatches": "each row is 2 selects + add + copy_: 4,096 dispatches",
     r"three kernel launches per element": "a contiguous same-dtype device copy is a cudaMemcpyAsync, not a kernel",
-    r"takes a batch dimension, hence": "F.conv2d accepts an unbatched (C, H, W) input with the same result",
+    r"takes a batch dimension, hence": "F.conv2d runs an unbatched (C, H, W) input with the same result "
+        "(nn.Conv2d documents that shape; F.conv2d's docstring documents the batched one)",
+    r"\(C, H, W\) as it is \[3\]|or \(in_channels, iH, iW\) unbatched": "F.conv2d's docstring documents "
+        "(minibatch, in_channels, iH, iW) only and refers to nn.Conv2d, whose Shape lists (C_in, H_in, W_in)",
     r"The first two lines are what `%time` prints": "%cudatime's Wall time line is the synchronized one",
     r"beyond that ratio means the timer is wrong": "a weak CPU baseline can honestly exceed it; the check is GPU FLOP/s <= peak",
     r"443 ms was mostly": "nothing measured the 443 ms: its cause is a hypothesis with three candidates",
@@ -56,6 +59,31 @@ WRONG_CLAIMS = {
         "different axes",
     r"\| the first launch of a kernel whose binary has no machine code": "under eager module loading the driver "
         "compiles PTX when modules load, at context creation (CUDA's Lazy Loading section; NVIDIA's fat binaries tip)",
+    # issue #43, part 5
+    r"neither waits for the queue": "empty_cache() releases cached blocks through synchronize_and_free_events and "
+        "cudaFree, which can synchronize; it changed nothing because it ran outside the timed line",
+    r"would have printed: the cold run's host time": "the report gives the range of every timed run's host "
+        "hand-over (what %time measures), the first one named, not one cold run's host time",
+    r"about a tenth of a second": "the JAX product was measured at 43-80 ms: say what is measured, or nothing",
+    r"whose defaults are the method": "%cudatime's defaults are one warm-up and a one-second budget in one process, "
+        "not the article's five warm-ups and 100 samples in separate processes",
+    r"\{counts\}, so the claim does not hold at every size": "where NumPy won every size the runs decide, the "
+        "verdict says NumPy is the faster one (the opposite of the claim), not 'does not hold at every size'",
+    r"decompositions gain less \| yes": "no GPU run shows it: a prediction to check on a GPU",
+    r"takes a second or more": "the 4096 product was measured at 0.66-0.77 s on two cores",
+    r"it would mean 2×10¹³ FLOP/s": "the question's 1.00 ms is one ~1 ms tick (0-2 ms); at 2 ms, 10¹³ FLOP/s, "
+        "within a V100's peak",
+    r"a matrix product never loads it": "TensorFlow 1.x's GPU builds loaded libcudnn at import (tensorflow#20271); "
+        "only the DNN handle waits for a first DNN request",
+    r"time_matmul_synchronized\(0, x2\)`: it is as fast": "no GPU run shows it: a prediction to check on a GPU",
+    r"so the verdict becomes \*launch-bound\*": "no GPU run shows it: a prediction to check on a GPU",
+    r"The question's \"1\.00 ms\" was ten enqueues": "the question's 1.00 ms alone cannot prove it; the answer's "
+        "0.36 ms on a GTX 1050 can",
+    r"a good FP32 (matrix )?product (reaches|takes)": "75-85% of peak is a guess for the RTX 2070, not a measurement",
+    r"also included the first product's one-time cuBLAS setup": "nothing shows these were the process's first "
+        "matrix products",
+    r"The likeliest source is the article's own unsynchronized": "the article's time_op, as printed, times CPU "
+        "tensors; it is a likely source only if its GPU figures came from it",
 }
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -177,6 +205,22 @@ def test_known_wrong_claims_never_come_back(name):
         for text in texts:
             match = re.search(pattern.replace(" ", r"\s+"), text, re.IGNORECASE)  # across line breaks too
             assert match is None, f"{name} says {match.group(0)!r}, but {truth}"
+
+
+def test_04_gemm_verdict_names_what_its_numbers_show():
+    """The saved GEMM verdict says what its counts show: where NumPy won every size the runs decide,
+    that NumPy is the faster one, not that the claim 'does not hold at every size'."""
+    (cell,) = tagged(committed("04_numpy_vs_torch"), "gemm-table")
+    text = "".join(output.get("text", "") for output in cell.outputs)
+    if "torch is faster at every size." in text:
+        return
+    torch_wins, numpy_wins = map(int, re.search(r"torch is faster at (\d+) of \d+ sizes, NumPy at (\d+)", text).groups())
+    if numpy_wins and not torch_wins:
+        assert "NumPy is the faster one" in text and "every size" not in text
+    elif numpy_wins:
+        assert "does not hold at every size" in text
+    elif torch_wins:
+        assert "torch is the faster one" in text
 
 
 @pytest.mark.parametrize("name", NAMES)
