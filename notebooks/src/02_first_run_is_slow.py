@@ -211,7 +211,7 @@ for loop in range(10):
 #
 # <details><summary>Solution</summary>
 #
-# Call `tf.matmul(x, x)` once, and wait for it (`.numpy()`; in PyTorch, `.cpu()`), before the timed loop: a **warm-up**. Run #0 is then as fast as the others. The one-time setup (the cuBLAS handle, MatMul's kernel) still costs the same. It has only moved out of the timed part, into the warm-up. In a server or a training job you pay it once at start-up, so keep the process alive rather than starting a new one per request.
+# Call `tf.matmul(x, x)` once, and wait for it (`.numpy()`; in PyTorch, `.cpu()`), before the timed loop: a **warm-up**. Run #0 should then be as fast as the others (on a GPU, a prediction to check: the outputs saved here come from a CPU). The one-time setup (the cuBLAS handle, MatMul's kernel) still costs the same. It has only moved out of the timed part, into the warm-up. In a server or a training job you pay it once at start-up, so keep the process alive rather than starting a new one per request.
 # </details>
 #
 # **Exercise 2.** The answer ran the question's loop ten times and saw run #1 take 0.37 ms, run #0 273.66 ms. It concluded that run #0 moved the data into the right place. Design a test of that guess with the tools in this notebook, then predict its result.

@@ -217,7 +217,7 @@ print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
 #     return torch.nn.functional.conv2d(X, K)
 # ```
 #
-# One operation for the whole input: a handful of kernels (on a CPU, of operator calls) instead of thousands, each with real work to do.
+# One operation for the whole input, instead of thousands: on a CPU, one operator call (the profile below counts it), and on a GPU, we predict, a handful of kernels, each with real work to do.
 # </details>
 
 # %% [markdown] tags=["check"]
