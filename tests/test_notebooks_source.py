@@ -214,7 +214,8 @@ def test_04_gemm_verdict_names_what_its_numbers_show():
     text = "".join(output.get("text", "") for output in cell.outputs)
     if "torch is faster at every size." in text:
         return
-    torch_wins, numpy_wins = map(int, re.search(r"torch is faster at (\d+) of \d+ sizes, NumPy at (\d+)", text).groups())
+    counts = re.search(r"torch is faster at (\d+) of \d+ sizes, NumPy at (\d+)", text)
+    torch_wins, numpy_wins = map(int, counts.groups())
     if numpy_wins and not torch_wins:
         assert "NumPy is the faster one" in text and "every size" not in text
     elif numpy_wins:
