@@ -8,6 +8,7 @@ its findings, worked out once for all the views.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from statistics import median
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,10 +40,12 @@ def _async_findings(result: CudaTimeResult) -> list[Finding]:
     and that varies from run to run (a first dispatch, a busy core): so the sentence gives the range
     of every run's host time, the first one named, never one run's figure as "what %time prints"."""
     cold, warm = result.cold, result.warm
-    warm_gap = bool(warm) and _async_gap(_middle([run.host for run in warm]), _middle([run.wall for run in warm]))
+    warm_gap = bool(warm) and _async_gap(median(run.host for run in warm), median(run.wall for run in warm))
     if not (_async_gap(cold.host, cold.wall) or warm_gap):
         return []
-    synchronized = f"{fmt(_middle([run.wall for run in warm]))} (warm median)" if warm else fmt(cold.wall)
+    # the synchronized time of the runs that showed the trap: the warm median, or the cold run alone
+    synchronized = f"{fmt(median(run.wall for run in warm))} (warm median)" if warm_gap else \
+        f"{fmt(cold.wall)} (the first run)"
     return [Finding(
         "async",
         f"%time alone would have printed {_hand_over(result)}: {_worker(result)} was still working when "
@@ -61,10 +64,6 @@ def _hand_over(result: CudaTimeResult) -> str:
         return f"{low}, the host's hand-over in each of the {len(hosts):,} timed runs"
     return (f"{range_text(min(hosts), max(hosts))}, the host's hand-over over the {len(hosts):,} timed runs "
             f"({fmt(cold.host)} the first time)")
-
-
-def _middle(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
 
 
 def _feature_findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
