@@ -8,8 +8,8 @@ its findings, worked out once for all the views.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from statistics import median
 from dataclasses import dataclass
+from statistics import median
 from typing import TYPE_CHECKING, Any
 
 from .result import Finding, judgement

@@ -250,7 +250,8 @@ class RecordKeeper:
     section_title: ClassVar[str] = ""  # its collapsed section in the HTML report ("": none)
     section_class: ClassVar[str] = ""
     columns: ClassVar[tuple[str, ...]] = ()  # its columns in sweep and comparison tables
-    # True: its columns judge the row's numbers (noise), beside the table's own verdict (speed-up, vs first);
+    # True: its columns judge the row's numbers (noise), beside the table's own verdict (speed-up, vs first),
+    # and a row whose every verdict holds leaves them blank (what they say could not change it);
     # False: they add to them (--roofline's rates), at the end of the row, before its error
     beside_verdict: ClassVar[bool] = False
 

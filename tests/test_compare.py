@@ -115,7 +115,7 @@ def test_a_speedup_is_shown_only_where_its_interval_excludes_1():
 @pytest.mark.parametrize("swept", [False, True])
 def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swept):
     """The text and the HTML of one ``Results`` share one ``ratios.Verdicts``: every pair's bootstrap
-    and every result's noise check is made once, however many rows, notes and views read it."""
+    and every result's noise check is made at most once, however many rows, notes and views read it."""
     from ipython_cudatime import ratios
     from ipython_cudatime.features import cpu_context
 
@@ -131,7 +131,8 @@ def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swep
     pairs = [(id(args[0]), id(args[1]), args[2] if len(args) > 2 else None) for args in made["contrast"]]
     assert made["contrast"] and len(pairs) == len(set(pairs))
     checked = [id(args[0]) for args in made["judged"]]  # the noise check, the CPU facts' judgement of a result
-    assert len(checked) == len(set(checked)) == len(results.points)
+    # at most once each: a row whose verdict holds (every row here) needs no noise cell, so no check
+    assert len(checked) == len(set(checked)) and set(checked) <= {id(point.result) for point in results.points}
 
 
 def _drawn(rng, median, spread, count):
@@ -521,3 +522,39 @@ def test_a_ratio_within_1_percent_of_1_keeps_a_third_decimal():
 
     assert [times_text(v) for v in (1.0, 1.003, 0.997, 1.06, 0.2, 0.0009, 40, 511)] == [
         "1.00×", "1.003×", "0.997×", "1.06×", "0.20×", "0.0009×", "40.0×", "511×"]
+
+
+def _noise_cells(text):
+    header, rows = table(text)
+    return {row[0]: row[header.index("noise")] if "noise" in header else "" for row in rows}
+
+
+def test_a_noise_cell_stands_only_where_the_rows_verdict_is_in_doubt():
+    """Plain-data results (no CPU facts: a noisy row's cause is unknown), each noisy: ``steady`` is
+    far faster than ``far`` (their ratio's interval excludes 1) but not told apart from ``close``.
+    ``far``'s one verdict holds whatever its runs did, so it carries no noise cell and its cause is
+    not written under the table; ``steady`` and ``close`` meet an inconclusive verdict and keep theirs."""
+    noisy = [1.0, 1.6, 1.0, 1.7, 1.1, 1.5, 1.0, 1.6]  # a median known to no better than ±30%
+    results = Results([Point(Task(label=label), _timed(*(scale * t for t in noisy)))
+                       for label, scale in (("steady", 0.01), ("far", 0.05), ("close", 0.0105))])
+    text = report(results)
+    assert _noise_cells(text) == {"steady": "noisy: cause unknown", "far": "", "close": "noisy: cause unknown"}
+    [cause] = [line for line in text.splitlines() if "Cause unknown" in line]
+    assert cause.startswith("steady, close (numbers from steady):")
+
+
+def test_a_grid_row_whose_fastest_is_decided_carries_no_noise_cell():
+    """A grid's row with its fastest marked: the mark holds, no noise cell; a row whose fastest cannot
+    be told keeps the cells that say why. A table whose every verdict holds drops the column."""
+    noisy = [1.0, 1.6, 1.0, 1.7, 1.1, 1.5, 1.0, 1.6]
+
+    def point(n, lib, scale):
+        return Point(Task(params=dict(n=n, lib=lib)), _timed(*(scale * t for t in noisy)))
+
+    sweep = Results([point(1, "a", 0.01), point(1, "b", 0.05), point(2, "a", 0.01), point(2, "b", 0.0105)])
+    text = report(sweep)
+    points = text[text.index("\n\npoint") + 2:]
+    assert _noise_cells(points) == {"n=1, lib='a'": "", "n=1, lib='b'": "",
+                                    "n=2, lib='a'": "noisy: cause unknown", "n=2, lib='b'": "noisy: cause unknown"}
+    decided = Results([point(1, "a", 0.01), point(1, "b", 0.05)])
+    assert "noise" not in table(report(decided).split("\n\n")[1])[0]

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from ..compare import Check, Point, Results
-    from ..result import CudaTimeResult
+    from ..result import CudaTimeResult, RecordKeeper
 
 Row = tuple[str, ...]  # a table row's cells
 Series = dict[str, list[tuple[Any, "CudaTimeResult"]]]  # a sweep chart's series: name -> [(x, result)]
@@ -78,19 +78,39 @@ def median_text(result: CudaTimeResult) -> str:
     return f"{fmt(result.median)} ({range_text(*interval) if interval else 'too few runs'})"
 
 
+def _settled(results: Results, verdicts: Verdicts) -> frozenset[int]:
+    """The rows whose every contrast in the table's verdict holds (the ratio's 95% interval excludes 1):
+    however their runs varied, the verdict stands, so what judges a row's numbers (the noise cell and
+    its cause, ``beside_verdict``) is left out there. A row in no contrast keeps its judgement."""
+    points, held = results.points, dict[int, bool]()
+    for i, j in _sweep_pairs(results) if is_sweep(results) else _compare_pairs(results):
+        conclusive = verdicts.contrast(points[i], points[j]).conclusive
+        for k in (i, j):
+            held[k] = held.get(k, True) and conclusive
+    return frozenset(k for k, holds in held.items() if holds)
+
+
+def _shown(keeper: RecordKeeper, r: CudaTimeResult | None, settled: bool) -> bool:
+    """Whether a table shows ``keeper``'s judgement of a row: not for a row without a result, nor for
+    a judge of the row's numbers (``beside_verdict``) where the row's verdict is settled."""
+    return r is not None and not (settled and keeper.beside_verdict)
+
+
 def keeper_notes(rows: Sequence[tuple[str, CudaTimeResult | None]], verdicts: Verdicts,
-                 what: str = "rows") -> list[str]:
+                 what: str = "rows", settled: frozenset[int] = frozenset()) -> list[str]:
     """Under a table: each keeper's lines (``RecordKeeper.table_notes``: the noise causes, each once
-    with the rows it was found at), from the (name, result) of the rows that have one."""
-    timed = [(name, r) for name, r in rows if r is not None]
-    return [line for keeper in verdicts.keepers
-            for line in keeper.table_notes([(name, r, verdicts.judged(keeper, r)) for name, r in timed], what)]
+    with the rows it was found at), from the (name, result) of the rows that have one; ``settled``
+    as for ``_with_columns``."""
+    return [line for keeper in verdicts.keepers for line in keeper.table_notes(
+        [(name, r, verdicts.judged(keeper, r) if _shown(keeper, r, i in settled) else None)
+         for i, (name, r) in enumerate(rows) if r is not None],
+        what)]
 
 
-def _speedup(reference: CudaTimeResult, result: CudaTimeResult, verdicts: Verdicts) -> str:
+def _speedup(reference: Point, point: Point, verdicts: Verdicts) -> str:
     """``40.0× (38.1–41.9×)`` against the first device's point, with its 95% interval, or
     "inconclusive" where that interval holds 1."""
-    verdict = verdicts.contrast(reference, result)
+    verdict = verdicts.contrast(reference, point)
     if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
     return f"{times_text(verdict.ratio)} ({interval_text(*verdict.ci, times_text)})"
@@ -98,42 +118,63 @@ def _speedup(reference: CudaTimeResult, result: CudaTimeResult, verdicts: Verdic
 
 def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:
     """(point label, median, spread, cold, runs, speed-up or "", error) per point."""
-    references = sweep.references()
+    references = _references(sweep)
     for index, point in enumerate(sweep.points):
         r = point.result
         if r is None:
             yield point.name, "", "", "", "", "", shortened(point.error or "")
             continue
-        speedup = _speedup(references[index], r, verdicts) if index in references else ""
+        speedup = _speedup(sweep.points[references[index]], point, verdicts) if index in references else ""
         yield point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, ""
+
+
+def _references(sweep: Results) -> dict[int, int]:
+    """{index: its reference's index} for a device sweep's points (``Results.references``)."""
+    where = {id(point.result): k for k, point in enumerate(sweep.points)}
+    return {i: where[id(reference)] for i, reference in sweep.references().items()}
+
+
+def _sweep_pairs(sweep: Results) -> list[tuple[int, int]]:
+    """The contrasts a sweep's tables state, as (index, index): each point against its reference
+    device (the speed-up), and in a grid's row the fastest against each other point (the mark)."""
+    index = {id(point): k for k, point in enumerate(sweep.points)}
+    pairs = [(reference, i) for i, reference in _references(sweep).items() if reference != i]
+    names = _grid_names(sweep)
+    for row in _grid_rows(sweep, *names).values() if names else ():
+        timed = _by_speed(row.values())
+        pairs += [(index[id(timed[0])], index[id(point)]) for point in timed[1:]]
+    return pairs
 
 
 HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "error")
 VERDICT = ("speed-up", "vs first")  # each table's own verdict on a row: a keeper's judging columns follow it
 
 
-def _with_columns(header: Row, rows: Iterable[Row], collection: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
+def _with_columns(header: Row, rows: Iterable[Row], collection: Results, verdicts: Verdicts,
+                  settled: frozenset[int]) -> tuple[Row, list[Row]]:
     """Add each feature's columns where it judged something of any row's record: beside the table's
     verdict (``VERDICT``) for a keeper whose columns judge the row (the CPU facts' noise), else before
-    the last (--roofline's achieved rates); a row without a result gets empty cells. The features are
-    the ``verdicts``' keepers: those the view was handed, else the collection's own."""
+    the last (--roofline's achieved rates); a row without a result gets empty cells, and so does a
+    ``settled`` row (``_settled``) for a judge of the row. The features are the ``verdicts``' keepers:
+    those the view was handed, else the collection's own."""
     results, rows = [point.result for point in collection.points], list(rows)
     beside = next(i for i, name in enumerate(header) if name in VERDICT) + 1  # where the next verdict column goes
     for feature in (keeper for keeper in verdicts.keepers if keeper.columns):
-        judged = [verdicts.judged(feature, r) if r is not None else None for r in results]
+        shown = [_shown(feature, r, i in settled) for i, r in enumerate(results)]
+        judged = [verdicts.judged(feature, r) if show and r is not None else None for r, show in zip(results, shown)]
         if all(value is None for value in judged):
             continue
         at = beside if feature.beside_verdict else len(header) - 1
         beside += len(feature.columns) if feature.beside_verdict else 0
         header = header[:at] + feature.columns + header[at:]
         blank = ("",) * len(feature.columns)
-        rows = [row[:at] + (feature.cells(value) if r is not None else blank) + row[at:]
-                for row, r, value in zip(rows, results, judged)]
+        rows = [row[:at] + (feature.cells(value) if show else blank) + row[at:]
+                for row, value, show in zip(rows, judged, shown)]
     return header, rows
 
 
 def _sweep_table(sweep: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), sweep, verdicts)
+    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), sweep, verdicts, _settled(sweep, verdicts))
 
 
 FASTEST = " *"  # marks the fastest in a grid's row
@@ -156,11 +197,16 @@ def _grid_names(sweep: Results) -> tuple[str, str] | None:
 def _fastest(points: Sequence[Point], verdicts: Verdicts) -> Point | None:
     """The row's fastest point, where the 95% interval of its ratio to the next fastest excludes 1
     (``ratios.contrast``); else None."""
-    timed = sorted(((p.result.median, i) for i, p in enumerate(points) if p.result is not None and p.result.median))
+    timed = _by_speed(points)
     if len(timed) < 2:
         return None
-    first, second = points[timed[0][1]], points[timed[1][1]]
-    return first if verdicts.contrast(first, second).conclusive else None
+    return timed[0] if verdicts.contrast(timed[0], timed[1]).conclusive else None
+
+
+def _by_speed(points: Iterable[Point]) -> list[Point]:
+    """The points with warm runs, the fastest (the smallest warm median) first."""
+    timed = [(p.result.median, i, p) for i, p in enumerate(points) if p.result is not None and p.result.median]
+    return [p for _, _, p in sorted(timed, key=lambda each: each[:2])]
 
 
 def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
@@ -201,11 +247,18 @@ def _grid_table(sweep: Results, verdicts: Verdicts) -> tuple[str, Row, list[Row]
     unit, factor = time_unit(max(min(medians), max(medians) / GRID_MAX))
     columns = list(dict.fromkeys(_value_text(p.params[across]) for p in sweep.points))
     rows = []
-    for value in dict.fromkeys(_value_text(p.params[down]) for p in sweep.points):
-        row = {_value_text(p.params[across]): p for p in sweep.points if _value_text(p.params[down]) == value}
+    for value, row in _grid_rows(sweep, down, across).items():
         fastest = _fastest(list(row.values()), verdicts)
         rows.append((value, *(_grid_cell(row.get(column), fastest, factor) for column in columns)))
     return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
+
+
+def _grid_rows(sweep: Results, down: str, across: str) -> dict[str, dict[str, Point]]:
+    """A grid's rows in the sweep's order: {value down: {value across: its point}}."""
+    rows: dict[str, dict[str, Point]] = {}
+    for point in sweep.points:
+        rows.setdefault(_value_text(point.params[down]), {})[_value_text(point.params[across])] = point
+    return rows
 
 
 def _check_line(check: Check | None) -> str | None:
@@ -245,7 +298,8 @@ def _span_line(sweep: Results) -> str | None:
 def _sweep_notes(sweep: Results, verdicts: Verdicts) -> list[str]:
     """The lines under a sweep's table: the features' (the noise causes), how long it took
     (``_span_line``), the value check, what stopped it."""
-    notes = keeper_notes([(point.name, point.result) for point in sweep.points], verdicts, "points")
+    notes = keeper_notes([(point.name, point.result) for point in sweep.points], verdicts, "points",
+                         _settled(sweep, verdicts))
     notes += [line for line in (_span_line(sweep),) if line]
     return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
 
@@ -431,14 +485,24 @@ def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
              for point in others[:CONTRAST_LINES]]
     if len(others) > CONTRAST_LINES:
         lines.append(f"... and {len(others) - CONTRAST_LINES:,} more rows: their 'vs first' column says the same")
-    return lines + keeper_notes(list(zip(names, (point.result for point in results.points))), verdicts)
+    return lines + keeper_notes(list(zip(names, (point.result for point in results.points))), verdicts, "rows",
+                                _settled(results, verdicts))
 
 
 COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
 
 
+def _compare_pairs(results: Results) -> list[tuple[int, int]]:
+    """The contrasts a comparison states: each row with warm runs against the first (its "vs first")."""
+    points, first = results.points, _first(results)
+    at = next((k for k, point in enumerate(points) if point is first), None)
+    return [(at, k) for k, point in enumerate(points)
+            if at is not None and k != at and point.result is not None and point.result.median]
+
+
 def _compare_table(results: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), results, verdicts)
+    settled = _settled(results, verdicts)
+    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), results, verdicts, settled)
 
 
 def compare_text(results: Results, verdicts: Verdicts | None = None) -> str:
