@@ -136,13 +136,13 @@ def _references(sweep: Results) -> dict[int, int]:
 
 def _sweep_pairs(sweep: Results) -> list[tuple[int, int]]:
     """The contrasts a sweep's tables state, as (index, index): each point against its reference
-    device (the speed-up), and in a grid's row the fastest against each other point (the mark)."""
+    device (the speed-up), and in a grid's row the fastest against the next (what its mark says)."""
     index = {id(point): k for k, point in enumerate(sweep.points)}
     pairs = [(reference, i) for i, reference in _references(sweep).items() if reference != i]
     names = _grid_names(sweep)
     for row in _grid_rows(sweep, *names).values() if names else ():
         timed = _by_speed(row.values())
-        pairs += [(index[id(timed[0])], index[id(point)]) for point in timed[1:]]
+        pairs += [(index[id(timed[0])], index[id(timed[1])])] if len(timed) > 1 else []
     return pairs
 
 

@@ -223,9 +223,10 @@ print("the question: 62 µs per element on its GPU, 15.5 µs on its CPU")
 # %% [markdown] tags=["check"]
 # ### Check your answers
 #
-# **Do the two steps yourself first**, in new cells above this one. The cells below are the solutions, measured; their code is collapsed (click to show it). The seed's two outer loops are written once more, with the 2-D correlation passed in, so that only `corr2d` changes.
+# **Do the two steps yourself first**, in new cells above this one. The cells below are the solutions, measured; the two that define them are collapsed, in Jupyter and in Colab alike (click to show the code). The seed's two outer loops are written once more, with the 2-D correlation passed in, so that only `corr2d` changes.
 
-# %% tags=["step1"] jupyter={"source_hidden": true}
+# %% tags=["step1"] jupyter={"source_hidden": true} cellView="form"
+#@title Solution, step 1: `Y` on `X`'s device (click to show the code)
 def corr2d_on_device(X, K):
     h, w = K.shape
     Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1), device=X.device)  # the one change
@@ -243,10 +244,11 @@ def multi_in_out(X, K, corr):
 print("same result:", torch.allclose(multi_in_out(X, K, corr2d_on_device).cpu(), Y.cpu(), atol=1e-5))
 
 
-# %% tags=["step1-time"] jupyter={"source_hidden": true}
+# %% tags=["step1-time"]
 # %cudatime -p -n 9 -l on-device -v on_device Y1 = multi_in_out(X, K, corr2d_on_device)
 
-# %% tags=["step2"] jupyter={"source_hidden": true}
+# %% tags=["step2"] jupyter={"source_hidden": true} cellView="form"
+#@title Solution, step 2: one operation for all channels (click to show the code)
 def corr2d_vectorized(X, K):
     return torch.nn.functional.conv2d(X, K)
 
@@ -260,7 +262,7 @@ print(f"same result ({'TF32' if tf32 else 'float32'} tolerance {tolerance}):",
 # %% [markdown]
 # One call on the loop's small input would take microseconds. So the vectorized version is timed as the question timed its matrix product: 100 calls on the **full** input. The steps are then compared per element update.
 
-# %% tags=["step2-time"] jupyter={"source_hidden": true}
+# %% tags=["step2-time"]
 # %%cudatime -p --roofline -n 9 -v vectorized
 for i in range(100):
     Y2 = corr2d_vectorized(X_full, K)
