@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run
+from report_parts import table
 
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("jupytext")
@@ -104,14 +105,18 @@ def tagged(nb, tag):
     return [cell for cell in nb.cells if tag in cell.metadata.get("tags", [])]
 
 
-def outputs_text(nb):
-    """Every output of every code cell, as text (plain, HTML and streams)."""
+def output_texts(nb):
+    """Each output of every code cell, as text (plain, HTML and streams), one string per form."""
     parts = []
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             parts.append(output.get("text", ""))
             parts.extend(value for value in output.get("data", {}).values() if isinstance(value, str))
-    return "\n".join(parts)
+    return parts
+
+
+def outputs_text(nb):
+    return "\n".join(output_texts(nb))
 
 
 def test_there_are_four_notebooks():
@@ -188,6 +193,60 @@ def test_saved_noise_warnings_say_their_cause(name):
     assert warnings <= text.count("Likely cause:") + text.count("Cause unknown:")
     one_line = re.findall(r"^Warning: (?:noisy \(|slowed \(|the runs fall into two groups).*$", text, re.M)
     assert all(" · fix: " in line for line in one_line)  # the cause and the fix on the warning's own line
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_saved_reports_warn_only_where_the_answer_is_in_doubt(name):
+    """No saved report warns of noise (each lesson times enough runs), and a table's noise cell
+    stands only on a row whose verdict the runs could not settle: an "inconclusive" vs first (the
+    first row: where any row is), or a grid row without its fastest marked (the mark settles the
+    fastest and the next)."""
+    texts = output_texts(committed(name))
+    assert not re.findall(r"^Warning: (?:noisy|slowed|the runs fall into two groups).*$", "\n".join(texts), re.M)
+    assert [found for text in texts for found in _settled_noise_cells(text)] == []
+
+
+def _params(name):
+    """``n=256, lib='numpy'`` -> {"n": "256", "lib": "numpy"}."""
+    return {key: value.strip("'") for key, value in re.findall(r"(\w+)=('[^']*'|[^,]+)", name)}
+
+
+def _settled_noise_cells(text):
+    """(row, its verdict) for each noise cell a saved table shows on a row whose verdict holds."""
+    found, settled = [], []  # settled: the points a grid's marks settle, for the table that follows it
+    for block in re.split(r"\n\s*\n", text):
+        lines = block.strip("\n").splitlines()
+        if lines and lines[0].startswith("warm median in "):
+            down, across = re.match(r"warm median in \S+, (\w+) down, (\w+) across", lines[0]).groups()
+            header, rows = table("\n".join(lines[1:]))
+            for row in (row for row in rows if any(cell.endswith("*") for cell in row)):
+                times = sorted((float(cell.rstrip(" *").replace(",", "")), value)
+                               for value, cell in zip(header[1:], row[1:]) if re.fullmatch(r"[\d,.]+( \*)?", cell))
+                settled += [{down: row[0], across: value} for _, value in times[:2]]
+        elif lines and re.match(r"(point|label) ", lines[0]):
+            header, rows = table(block.strip("\n"))
+            noise = header.index("noise") if "noise" in header else None
+            verdict = header.index("vs first") if "vs first" in header else None
+            undecided = verdict is not None and any(row[verdict] == "inconclusive" for row in rows)
+            for row in (row for row in rows if noise is not None and row[noise]):
+                holds = verdict is not None and row[verdict] not in ("", "inconclusive") and (
+                    row[verdict] != "1.00×" or not undecided)
+                if holds or _params(row[0]) in settled:
+                    found.append((row[0], row[verdict] if holds else "its grid row's mark"))
+            settled = []
+    return found
+
+
+def test_the_saved_table_check_finds_a_noise_cell_on_a_settled_row():
+    """The check above, on tables made for it: a grid row whose fastest is marked, a comparison
+    row with a ratio, each with a noise cell, are found; the same cells on undecided rows are not."""
+    grid = ("warm median in ms, n down, lib across\nn    a      b\n1    1.0 *  2.0\n2    1.0    1.1\n* the fastest\n\n"
+            "point         warm median  noise\nn=1, lib='a'  1 ms         noisy: varies\n"
+            "n=2, lib='b'  1.1 ms       noisy: varies\n")
+    compare = ("label  warm median  vs first      noise\nx      1 ms         1.00×\n"
+               "y      2 ms         2.00×         noisy: varies\nz      1.1 ms       inconclusive  noisy: varies\n")
+    assert _settled_noise_cells(grid) == [("n=1, lib='a'", "its grid row's mark")]
+    assert _settled_noise_cells(compare) == [("y", "2.00×")]
 
 
 @pytest.mark.parametrize("name", NAMES)

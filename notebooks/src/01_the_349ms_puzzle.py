@@ -114,12 +114,12 @@ print(cc[0, 0], (ac[0, :] * bc[:, 0]).sum())
 # * **wall**: until the device had finished: synchronized.
 # * **device**: the GPU's own clock (CUDA events), on a CUDA GPU only.
 #
-# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed. `%time` measures the host's hand-over, and the hand-over varies from run to run, so the sentence gives a range: the lowest to the highest host time of all the timed runs, with the first run's named apart. One `%time` is one run, and prints one figure; compare it with the two `%time` cells above. The cell below reads the **warm** runs from `r`, once the first call's setup is out of the way: their median host time is a typical warm hand-over. Then it applies the FLOP check to that figure.
+# Where the work was still running when Python got control back, the last sentence says what `%time` alone would have printed. `%time` measures the host's hand-over, and the hand-over varies from run to run, so the sentence gives a range: the lowest to the highest host time of all the timed runs, with the first run's named apart. One `%time` is one run, and prints one figure, from anywhere in that range or beyond it (the first `%time` above also paid one-time setup); compare the range with the two `%time` cells above. The cell below reads the **warm** runs from `r`, once the first call's setup is out of the way: their median host time is a typical warm hand-over. Then it applies the FLOP check to that figure.
 
 # %% tags=["rate"]
-enqueue = statistics.median(run.host for run in r.warm)  # a warm run's host time: what %time says
+enqueue = statistics.median(run.host for run in r.warm)  # a warm run's host time: what %time measures
 product = r.median  # synchronized: until the device had finished
-print(f"%time would say   : {format_seconds(enqueue)}  (a warm run's host time)")
+print(f"the hand-over     : {format_seconds(enqueue)}  (the warm runs' median host time, what %time measures)")
 print(f"the product takes : {format_seconds(product)}  (synchronized)")
 ratio = product / enqueue
 print(f"the product is {ratio:,.{0 if ratio >= 10 else 1}f}× longer than handing it over")

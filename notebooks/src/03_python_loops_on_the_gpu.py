@@ -147,17 +147,17 @@ print(f"device: {try_gpu()}; X {tuple(X.shape)}: {ELEMENTS:,} element updates pe
 # The user's own fast version, the 1×1 convolution as one matrix product, is the reference: it is timed first, as the question timed it, 100 calls on the full input, synchronized this time.
 
 # %% tags=["reference"]
-# %%cudatime -n 9 -v reference
+# %%cudatime -n 20 -v reference
 for i in range(100):
     Y0 = corr2d_multi_in_out_1x1(X_full, K)
 
 # %% [markdown]
 # The question's 164.34 ms for these 100 calls was unsynchronized (its clock did not wait for the products); the report above is synchronized.
 #
-# Now the loop. `%cudatime -p` adds one extra run under `torch.profiler`, after the timed runs, which it does not affect. It counts what one run did: **device kernels** on a GPU, or **operator calls** on a CPU (there are no kernels there). Then it gives a verdict. `-n 9` makes nine warm runs; `-l loop` records the result for `%cudatime_compare` at the end.
+# Now the loop. `%cudatime -p` adds one extra run under `torch.profiler`, after the timed runs, which it does not affect. It counts what one run did: **device kernels** on a GPU, or **operator calls** on a CPU (there are no kernels there). Then it gives a verdict. `-n 20` makes twenty warm runs (enough that one slow run cannot move the median far); `-l loop` records the result for `%cudatime_compare` at the end.
 
 # %% tags=["loop"]
-# %cudatime -p -n 9 -l loop -v loop Y = corr2d_multi_in_out(X, K)
+# %cudatime -p -n 20 -l loop -v loop Y = corr2d_multi_in_out(X, K)
 
 # %% tags=["per-element"]
 print(f"here: {format_seconds(loop.median / ELEMENTS)} per element update, "
@@ -245,7 +245,7 @@ print("same result:", torch.allclose(multi_in_out(X, K, corr2d_on_device).cpu(),
 
 
 # %% tags=["step1-time"]
-# %cudatime -p -n 9 -l on-device -v on_device Y1 = multi_in_out(X, K, corr2d_on_device)
+# %cudatime -p -n 20 -l on-device -v on_device Y1 = multi_in_out(X, K, corr2d_on_device)
 
 # %% tags=["step2"] jupyter={"source_hidden": true} cellView="form"
 #@title Solution, step 2: one operation for all channels (click to show the code)
@@ -263,7 +263,7 @@ print(f"same result ({'TF32' if tf32 else 'float32'} tolerance {tolerance}):",
 # One call on the loop's small input would take microseconds. So the vectorized version is timed as the question timed its matrix product: 100 calls on the **full** input. The steps are then compared per element update.
 
 # %% tags=["step2-time"]
-# %%cudatime -p --roofline -n 9 -v vectorized
+# %%cudatime -p --roofline -n 20 -v vectorized
 for i in range(100):
     Y2 = corr2d_vectorized(X_full, K)
 

@@ -268,7 +268,7 @@ bias = torch.rand(64, device=device)
 matrix = torch.rand(1024, 1024, device=device)  # for section 5
 
 # %% tags=["loop"]
-# %%cudatime -n 20 --interleave --threads 1 --sweep way=loop,broadcast --check -v bias_add
+# %%cudatime -n 40 --interleave --threads 1 --sweep way=loop,broadcast --check -v bias_add
 if way == "loop":
     out = torch.empty_like(data)
     for i in range(len(data)):
@@ -292,7 +292,7 @@ verdict(f"the article: a loop costs 1024 launches, a broadcast one. Here the loo
 # > **Predict.** Summing `a.T` over dimension 0 is summing `a` over dimension 1: each output element reads one row of `a`, which is contiguous in memory. What will `.contiguous()`, which first copies the whole matrix, add?
 
 # %% tags=["reduction"]
-# %%cudatime -n 20 --interleave --threads 1 --sweep way=view,contiguous --check -v reduction a = matrix.T
+# %%cudatime -n 40 --interleave --threads 1 --sweep way=view,contiguous --check -v reduction a = matrix.T
 a.sum(dim=0) if way == "view" else a.contiguous().sum(dim=0)
 
 # %% tags=["reduction-verdict"]

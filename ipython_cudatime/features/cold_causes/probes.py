@@ -18,6 +18,7 @@ from typing import Any
 from ...guard import failure_text
 from .jax_probe import JaxProbe
 from .nvml_probe import NvmlProbe
+from .page_fault_probe import PageFaultProbe
 from .probe import Cause, Probe
 from .torch_probe import TorchProbe
 
@@ -25,8 +26,9 @@ __all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "Unread", "remai
 
 # (module the user must have imported, probe class whose detect(module) returns a probe or None).
 Entry = tuple[str, type[Probe[Any]]]
-# The default registry of ``ProbeSet``; a tuple, so that nobody patches it in place.
-PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe))
+# The default registry of ``ProbeSet``; a tuple, so that nobody patches it in place. The page faults
+# are the process's own, whatever the framework: "os" is always imported.
+PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe), ("os", PageFaultProbe))
 
 
 @dataclass(frozen=True)
