@@ -21,7 +21,7 @@ minutes are spent on them. The lessons hold the real CUDA calls a student copies
 rewrites the code cells it executes (``rehearsed``, the ``REHEARSAL`` table): CUDA is "available",
 "cuda" devices are "cpu", ``torch.cuda.synchronize()`` does nothing (the CPU's operators are done when
 they return), the device is named as the rehearsal, and the seed's 10,000² matrices are an eighth of
-that. Every other line runs as written, so a typo in a GPU branch fails here. A last cell fails the
+that, seed 002's full (3, 1920, 1080) input an eighth on each side. Every other line runs as written, so a typo in a GPU branch fails here. A last cell fails the
 notebook where a sweep point raised (a sweep records the error and goes on). Its outputs are no
 lesson's: it never writes into notebooks/, and nothing of this is in the package.
 """
@@ -54,6 +54,7 @@ REHEARSAL = (
     (r"(?<![\"'])torch\.cuda\.get_device_name\(\)", '"the CPU, rehearsing the GPU branch (make gpu-dry-run)"'),
     (r"([\"'])cuda(:\d+)?\1", r"\1cpu\1"),
     (r"\b10_000\b", "1_250"),
+    (r"\(3, 1920, 1080\)", "(3, 240, 135)"),  # seed 002's full input: 100 convolutions a cell, 20 runs
 )
 # The rehearsal's last cell: a sweep records a point that raised and goes on, so without this a broken
 # line in a swept cell's GPU branch would pass the rehearsal unseen.

@@ -54,11 +54,13 @@ def test_the_gpu_branch_synchronizes_with_the_real_call(name):
 def test_the_rehearsal_rewrites_the_cuda_calls_and_nothing_else():
     source = ('GPU = torch.cuda.is_available()\nx = torch.randn(10_000, 3).to("cuda")\ny = x.to(device=\'cuda:0\')\n'
               'torch.cuda.synchronize()  # wait\nlabel = "torch.cuda.synchronize() returns"\n'
-              'where = torch.cuda.get_device_name()\nz = torch.cuda.synchronise()\n')
+              'where = torch.cuda.get_device_name()\nz = torch.cuda.synchronise()\n'
+              'X_full = torch.normal(0, 1, (3, 1920, 1080))\n')
     assert build_script().rehearsed(source).splitlines() == [
         "GPU = True", 'x = torch.randn(1_250, 3).to("cpu")', "y = x.to(device='cpu')", "None  # wait",
         'label = "torch.cuda.synchronize() returns"',
-        'where = "the CPU, rehearsing the GPU branch (make gpu-dry-run)"', "z = torch.cuda.synchronise()"]
+        'where = "the CPU, rehearsing the GPU branch (make gpu-dry-run)"', "z = torch.cuda.synchronise()",
+        "X_full = torch.normal(0, 1, (3, 240, 135))"]
 
 
 def test_the_committed_notebooks_are_never_a_rehearsal():
