@@ -4,7 +4,7 @@ A datasheet's peak is never reached; what a large GEMM and a large copy do reach
 cell can hope for. scripts/gpu-check's features step measures both once (``measure``), on
 random data (a card runs faster on zeros), with CUDA events, median of REPEAT runs after a
 warm-up, the SM clock read before and after. gpu-results.md then holds the figures and the line
-for ``ipython_cudatime/peaks.py``'s ``CEILINGS`` that lets ``--roofline`` say "% of what this kind
+for ``ipython_cudatime/features/roofline/peaks.py``'s ``CEILINGS`` that lets ``--roofline`` say "% of what this kind
 of card reached" beside "% of the datasheet". On a GPU each ceiling is checked against the
 datasheet: at most its peak, at least FLOOR of it (a clock stuck at idle or a wrong dtype misses
 that), each check printing its band and the figure it saw.
@@ -22,7 +22,7 @@ import time
 import torch
 from common import Check, arguments, check_line, finish, sm_clock_mhz, within
 
-from ipython_cudatime.peaks import lookup, normalize
+from ipython_cudatime.features.roofline.peaks import lookup, normalize
 from ipython_cudatime.units import format_bytes, format_si
 
 N = 8192
@@ -98,7 +98,7 @@ def markdown(figures):
         lines.append(f"- SM clock {clocks[0]}→{clocks[1]} MHz")
     lines += [f"- {check_line(check)}" for check in figures["checks"]]
     if figures["checks"]:  # measured on a GPU
-        lines += ["", "For `ipython_cudatime/peaks.py`'s CEILINGS:", "", f"    {peaks_line(figures)}"]
+        lines += ["", "For `ipython_cudatime/features/roofline/peaks.py`'s CEILINGS:", "", f"    {peaks_line(figures)}"]
     return "\n".join(lines) + "\n"
 
 

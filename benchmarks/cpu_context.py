@@ -19,8 +19,8 @@ import time
 from common import arguments, median_ms, write_outputs
 
 from ipython_cudatime.features.cpu_context.context import CpuWatch
-from ipython_cudatime.machine import Machine
-from ipython_cudatime.runner import Clock
+from ipython_cudatime.measure.machine import Machine
+from ipython_cudatime.measure.runner import Clock
 
 GOAL_US = 50.0
 

@@ -1,6 +1,6 @@
 """Display overhead: from the end of the last run to the display bundle being ready; loading; importing.
 
-Times ``ipython_cudatime.display.bundle`` (run chart as SVG, HTML report)
+Times ``ipython_cudatime.notebook.display.bundle`` (run chart as SVG, HTML report)
 for results of 10, 100 and 1,000 warm runs, after one untimed call that pays
 matplotlib's import. Also the chart alone, the text report alone, and the bundle's CPU time
 (what other work on a shared machine barely changes). Then the default notebook report of a
@@ -24,14 +24,14 @@ import time
 from common import arguments, median_ms, write_outputs
 from IPython.testing.globalipapp import start_ipython
 
-from ipython_cudatime import store
-from ipython_cudatime.compare import Point
-from ipython_cudatime.display import bundle, text
+from ipython_cudatime.results import store
+from ipython_cudatime.results.compare import Point
+from ipython_cudatime.notebook.display import bundle, text
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.findings import Reading, findings
+from ipython_cudatime.render.findings import Reading, findings
 from ipython_cudatime.render.chart import chart_html, chart_svg
 from ipython_cudatime.render.html import render_html
-from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime.results.result import CudaTimeResult, Run
 
 GOAL_MS = 150.0
 REPORT_GOAL_MS = 40.0

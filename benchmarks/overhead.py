@@ -45,10 +45,10 @@ from IPython.testing.globalipapp import start_ipython
 
 from ipython_cudatime.backends import DeviceSet
 from ipython_cudatime.backends import object_kinds
-from ipython_cudatime.fingerprint import Fingerprint
-from ipython_cudatime.repeat_rule import MISSING, proven_pure
-from ipython_cudatime.runner import Clock, timed_run
-from ipython_cudatime.state import RandomStates, _DiscardFileDescriptors
+from ipython_cudatime.repeat.fingerprint import Fingerprint
+from ipython_cudatime.repeat.purity import MISSING, proven_pure
+from ipython_cudatime.measure.runner import Clock, timed_run
+from ipython_cudatime.repeat.state import RandomStates, _DiscardFileDescriptors
 
 STATEMENTS = ["pass", "sum(range(40))"]
 GOAL_US = 15.0

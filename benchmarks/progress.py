@@ -17,10 +17,10 @@ import time
 
 from common import arguments
 
-from ipython_cudatime import progress
+from ipython_cudatime.notebook import progress
 from ipython_cudatime.backends import DeviceSet
-from ipython_cudatime.result import Task
-from ipython_cudatime.runner import Cell, Plan, measure
+from ipython_cudatime.results.result import Task
+from ipython_cudatime.measure.runner import Cell, Plan, measure
 
 RUNS = 200
 

@@ -18,12 +18,12 @@ import time
 from common import arguments, median_ms, write_outputs
 from IPython.testing.globalipapp import start_ipython
 
-from ipython_cudatime.compare import Point
-from ipython_cudatime.display import bundle
+from ipython_cudatime.results.compare import Point
+from ipython_cudatime.notebook.display import bundle
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.result import CudaTimeResult, Env, Run, Task
+from ipython_cudatime.results.result import CudaTimeResult, Env, Run, Task
 from ipython_cudatime import load
-from ipython_cudatime.store import save
+from ipython_cudatime.results.store import save
 
 GOAL_S = 2.0
 

@@ -15,13 +15,13 @@ if TYPE_CHECKING:
     from os import PathLike
     from typing import Any
 
-    from .compare import Point, Results
     from .features import FEATURES
     from .features.feature import Feature
     from .features.profile.summary import profile_trace
-    from .ratios import Contrast
-    from .result import CudaTimeResult, Env, Task
-    from .store import save
+    from .results.compare import Point, Results
+    from .results.ratios import Contrast
+    from .results.result import CudaTimeResult, Env, Task
+    from .results.store import save
 
 __version__ = "0.1.0"
 
@@ -43,8 +43,9 @@ __all__ = [
 
 # Each public name's module, imported when the name is first used: ``import ipython_cudatime``
 # then takes about a millisecond, not the 100 ms its modules (and numpy, json, statistics) take.
-_MODULES = {"FEATURES": "features", "CudaTimeResult": "result", "Env": "result", "Task": "result",
-            "Results": "compare", "profile_trace": "features.profile.summary", "save": "store"}
+_MODULES = {"FEATURES": "features", "CudaTimeResult": "results.result", "Env": "results.result",
+            "Task": "results.result", "Results": "results.compare", "profile_trace": "features.profile.summary",
+            "save": "results.store"}
 
 
 def __getattr__(name: str) -> Any:
@@ -63,7 +64,7 @@ def __dir__() -> list[str]:
 def load_ipython_extension(ipython: Any, notebook: bool | None = None) -> None:
     """``%load_ext ipython_cudatime``. ``notebook`` forces the frontend decision (True: show
     notebook reports; False: text only) where detecting a Jupyter kernel misjudges it."""
-    from .magics import CudaTimeMagics  # IPython's magic machinery loads with the extension, not the package
+    from .notebook.magics import CudaTimeMagics  # IPython's magic machinery loads with the extension, not the package
 
     magics = CudaTimeMagics(ipython, notebook=notebook)
     ipython.register_magics(magics)
@@ -71,7 +72,7 @@ def load_ipython_extension(ipython: Any, notebook: bool | None = None) -> None:
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from .magics import CudaTimeMagics  # as in load_ipython_extension
+    from .notebook.magics import CudaTimeMagics  # as in load_ipython_extension
 
     manager = ipython.magics_manager
     instance = manager.registry.get(CudaTimeMagics.__name__)
@@ -88,8 +89,8 @@ def report(obj: CudaTimeResult | Results, features: Collection[Feature] | None =
     """The text report of a result or of results side by side (a sweep, a comparison): what terminal
     IPython shows when you echo one. Results are plain data; this is how they read as text, each
     of ``features`` (default: ``FEATURES``) wording its own record."""
-    from .display import text
     from .features import FEATURES
+    from .notebook.display import text
 
     return text(obj, FEATURES if features is None else features)
 
@@ -100,7 +101,7 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
     of their warm medians with its 95% interval, a winner only where it excludes 1, and what else
     differs between them, ``features`` (default: ``FEATURES``) naming what their records differ in."""
     from .features import FEATURES
-    from .ratios import contrast as between
+    from .results.ratios import contrast as between
 
     return between(a, b, names, FEATURES if features is None else features)
 
@@ -110,7 +111,7 @@ def load(paths: str | PathLike[str] | Iterable[str | PathLike[str]],
     """Read the results ``--save`` wrote to ``paths`` (a path, or a list; one JSON line each):
     (``Results``, a list of messages for the lines or files that did not load). Each of
     ``features`` (default: ``FEATURES``, all of them) reads its own record."""
-    from . import store
     from .features import FEATURES
+    from .results import store
 
     return store.load(paths, FEATURES if features is None else features)

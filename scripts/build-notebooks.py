@@ -59,7 +59,7 @@ REHEARSAL = (
 # The rehearsal's last cell: a sweep records a point that raised and goes on, so without this a broken
 # line in a swept cell's GPU branch would pass the rehearsal unseen.
 EVERY_POINT_RAN = """\
-from ipython_cudatime.compare import Results
+from ipython_cudatime.results.compare import Results
 
 failed = [f"{name} at {point.params}: {point.error}" for name, value in dict(globals()).items()
           if isinstance(value, Results) for point in value.points if point.result is None]

@@ -9,8 +9,8 @@ import base64
 import html
 import re
 
-from ipython_cudatime.compare import Point, Results
-from ipython_cudatime.result import CudaTimeResult, Env, Run, Task
+from ipython_cudatime.results.compare import Point, Results
+from ipython_cudatime.results.result import CudaTimeResult, Env, Run, Task
 
 
 def result(median, cold, runs=5, device=None, synchronized=("torch cuda",), params=None):

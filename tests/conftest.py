@@ -102,7 +102,7 @@ def seams(shell):
     """``seams(registry=..., probes=..., clock=..., notebook=...)`` registers magics built with those
     seams for this test (see ``CudaTimeMagics``), their reprs too; the shell's own instance is put
     back after it."""
-    from ipython_cudatime.magics import CudaTimeMagics
+    from ipython_cudatime.notebook.magics import CudaTimeMagics
 
     own = shell.magics_manager.registry[CudaTimeMagics.__name__]
 

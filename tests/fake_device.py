@@ -35,7 +35,7 @@ import contextlib
 from ipython_cudatime.backends import REGISTRY
 from ipython_cudatime.backends.base import Backend, EventTimer, Place, event_elapsed_ms
 from ipython_cudatime.backends.objects import Leaf
-from ipython_cudatime.machine import Machine
+from ipython_cudatime.measure.machine import Machine
 
 
 class FakeClock:

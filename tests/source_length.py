@@ -3,10 +3,10 @@ saying it. It is what adding a feature takes: this one module, and one line in t
 (``FEATURES + (SourceLength(),)``, as ``tests/test_features.py`` passes it to the magics)."""
 
 from ipython_cudatime.features.feature import Feature
-from ipython_cudatime.findings import Finding
-from ipython_cudatime.options import Flag
-from ipython_cudatime.runner import Watch
-from ipython_cudatime.schema import COUNT
+from ipython_cudatime.render.findings import Finding
+from ipython_cudatime.command.options import Flag
+from ipython_cudatime.measure.runner import Watch
+from ipython_cudatime.results.schema import COUNT
 
 
 class LengthWatch(Watch):

@@ -8,12 +8,13 @@ import ast
 import pytest
 from conftest import run
 
-from ipython_cudatime import display, report
+from ipython_cudatime import report
+from ipython_cudatime.notebook import display
 from ipython_cudatime.backends import DeviceSet
-from ipython_cudatime.batching import compile_batch, independent
+from ipython_cudatime.measure.batching import compile_batch, independent
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.result import CudaTimeResult, Harness, Run
-from ipython_cudatime.runner import BATCH_TARGET, NULL_RUNS, Clock, calibrate
+from ipython_cudatime.results.result import CudaTimeResult, Harness, Run
+from ipython_cudatime.measure.runner import BATCH_TARGET, NULL_RUNS, Clock, calibrate
 
 
 def timed(ip, line):
@@ -130,7 +131,7 @@ def test_the_noise_warning_does_not_blame_the_machine_for_the_clocks_jitter():
 def test_the_batch_loop_is_compiled_once_per_cell_and_namespace(ip):
     """Every round of an interleaved sweep runs the same loop, which the interpreter has adapted to
     (Python 3.11+ specializes code as it runs): one compiled afresh per round read 20-40% slower."""
-    from ipython_cudatime.magics import CompiledCell
+    from ipython_cudatime.notebook.magics import CompiledCell
 
     compiled = CompiledCell(ip, "sum(range(40))")
     loop = compiled.batch(ip.user_ns, None)

@@ -8,12 +8,12 @@ from report_parts import table
 from IPython.core.error import UsageError
 
 from ipython_cudatime import report
-from ipython_cudatime.compare import Point, Results
-from ipython_cudatime.ratios import contrast, ratio_interval
-from ipython_cudatime.sweep_grammar import grid, parse_sweep
-from ipython_cudatime.display import bundle
+from ipython_cudatime.results.compare import Point, Results
+from ipython_cudatime.results.ratios import contrast, ratio_interval
+from ipython_cudatime.command.sweep import grid, parse_sweep
+from ipython_cudatime.notebook.display import bundle
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.result import CudaTimeResult, Run, Task
+from ipython_cudatime.results.result import CudaTimeResult, Run, Task
 
 
 def sweep_of(ip, line, cell):
@@ -116,7 +116,7 @@ def test_a_speedup_is_shown_only_where_its_interval_excludes_1():
 def test_a_bundles_views_work_out_each_noise_and_contrast_once(monkeypatch, swept):
     """The text and the HTML of one ``Results`` share one ``ratios.Verdicts``: every pair's bootstrap
     and every result's noise check is made at most once, however many rows, notes and views read it."""
-    from ipython_cudatime import ratios
+    from ipython_cudatime.results import ratios
     from ipython_cudatime.features import cpu_context
 
     made = {"contrast": [], "judged": []}
@@ -478,7 +478,7 @@ def test_interleaved_rounds_of_real_tiny_work_are_batched(ip):
 
 
 def test_interleave_rotates_the_order_of_the_points_each_round():
-    from ipython_cudatime.compare import rotation
+    from ipython_cudatime.results.compare import rotation
 
     assert rotation(3, 4) == [[0, 1, 2], [1, 2, 0], [2, 0, 1], [0, 1, 2]]
     assert rotation(0, 3) == []
@@ -518,7 +518,7 @@ def test_a_sequential_sweep_that_took_minutes_says_its_points_were_timed_apart(i
 
 def test_a_ratio_within_1_percent_of_1_keeps_a_third_decimal():
     """An interval that excludes 1 never reads "(1.00–1.10×)"; far-off ratios keep their short form."""
-    from ipython_cudatime.ratios import times_text
+    from ipython_cudatime.results.ratios import times_text
 
     assert [times_text(v) for v in (1.0, 1.003, 0.997, 1.06, 0.2, 0.0009, 40, 511)] == [
         "1.00×", "1.003×", "0.997×", "1.06×", "0.20×", "0.0009×", "40.0×", "511×"]

@@ -12,14 +12,14 @@ from conftest import run
 from expected_text import FOLDER, assert_expected
 from report_parts import table
 
-from ipython_cudatime import display
+from ipython_cudatime.notebook import display
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.compare import Point, Results
+from ipython_cudatime.results.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
 from ipython_cudatime.render.html import MANY_RUNS
 from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
-from ipython_cudatime.result import CudaTimeResult, Finding, RecordKeeper, Run, Task
+from ipython_cudatime.results.result import CudaTimeResult, Finding, RecordKeeper, Run, Task
 from ipython_cudatime.units import format_seconds as fmt
 
 # What JupyterLab 4.6, Notebook 7.6 and classic 6.5 keep of an untrusted output (measured there).
@@ -235,7 +235,7 @@ def test_control_characters_in_any_field_are_escaped_in_the_text_report():
 
 
 def test_control_characters_in_loaded_labels_stay_out_of_the_terminal(ip, tmp_path):
-    from ipython_cudatime.store import save
+    from ipython_cudatime.results.store import save
 
     path = tmp_path / "escapes.jsonl"
     timed = sample(3, task=Task("x", f"lab{ESCAPES}"))

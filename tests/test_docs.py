@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ipython_cudatime import options
+from ipython_cudatime.command import options
 from ipython_cudatime.features import FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent

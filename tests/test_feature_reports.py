@@ -13,7 +13,7 @@ import matplotlib
 from expected_text import FOLDER, assert_expected
 
 import ipython_cudatime
-from ipython_cudatime.display import bundle
+from ipython_cudatime.notebook.display import bundle
 from ipython_cudatime.features import FEATURES
 
 SAVED = pathlib.Path(__file__).parent / "data" / "features.jsonl"

@@ -11,12 +11,12 @@ from conftest import run
 from source_length import SourceLength
 
 import ipython_cudatime
-from ipython_cudatime import options
-from ipython_cudatime.display import bundle
+from ipython_cudatime.command import options
+from ipython_cudatime.notebook.display import bundle
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.feature import Feature
-from ipython_cudatime.magics import CudaTimeMagics
-from ipython_cudatime.runner import Watch
+from ipython_cudatime.notebook.magics import CudaTimeMagics
+from ipython_cudatime.measure.runner import Watch
 
 WITH_LENGTH = FEATURES + (SourceLength(),)
 LIBRARY = pathlib.Path(ipython_cudatime.__file__).parent

@@ -14,7 +14,7 @@ from IPython.utils.capture import capture_output
 
 from ipython_cudatime import report
 from ipython_cudatime.backends import JaxBackend
-from ipython_cudatime.runner import NULL_RUNS
+from ipython_cudatime.measure.runner import NULL_RUNS
 from ipython_cudatime.units import range_text
 
 SIZE = 1500  # a jnp.dot of this size takes tens of ms on the CPU: far above dispatch time

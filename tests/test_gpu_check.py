@@ -339,7 +339,7 @@ def test_the_ceilings_are_checked_against_the_datasheet_and_ready_for_the_peak_t
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import ceilings
 
-    from ipython_cudatime.peaks import Ceiling
+    from ipython_cudatime.features.roofline.peaks import Ceiling
 
     figures = {"device": "NVIDIA H200", "dtype": "bf16", "flops": 790e12, "bandwidth": 4.3e12, "date": "2026-12-02"}
     assert all(check.ok for check in ceilings.checks(figures))

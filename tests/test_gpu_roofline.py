@@ -20,7 +20,7 @@ pytestmark = [
 ]
 
 from ipython_cudatime import report
-from ipython_cudatime.peaks import lookup  # noqa: E402
+from ipython_cudatime.features.roofline.peaks import lookup  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from common import fraction_of_peak  # noqa: E402

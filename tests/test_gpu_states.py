@@ -13,7 +13,7 @@ from ipython_cudatime.features.cold_causes.nvml_probe import NvmlProbe
 from ipython_cudatime.features.profile.summary import Profile
 from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 from ipython_cudatime.features.profile import Profiling
-from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime.results.result import CudaTimeResult, Run
 
 
 class CudaStandIn:

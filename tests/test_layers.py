@@ -14,32 +14,29 @@ PACKAGE = "ipython_cudatime"
 
 # Top to bottom; a module belongs to the layer of the longest prefix that names it.
 LAYERS = (
-    ("the IPython layer", ("ipython_cudatime", "ipython_cudatime.magics", "ipython_cudatime.auto")),
+    ("the package", ("ipython_cudatime",)),
+    ("notebook: what the user types and sees", ("ipython_cudatime.notebook",)),
     ("features", ("ipython_cudatime.features",)),
-    ("command line and views", ("ipython_cudatime.options", "ipython_cudatime.display", "ipython_cudatime.progress",
-                                "ipython_cudatime.render", "ipython_cudatime.findings")),
-    ("collections and files", ("ipython_cudatime.compare", "ipython_cudatime.store", "ipython_cudatime.ratios",
-                               "ipython_cudatime.sweep_grammar")),
-    ("the runner", ("ipython_cudatime.runner", "ipython_cudatime.state", "ipython_cudatime.repeat_rule",
-                    "ipython_cudatime.batching", "ipython_cudatime.evidence", "ipython_cudatime.fingerprint",
-                    "ipython_cudatime.audit")),
-    ("the result", ("ipython_cudatime.result", "ipython_cudatime.schema")),
-    ("the machine", ("ipython_cudatime.machine",)),
+    ("command: the flags of one call", ("ipython_cudatime.command",)),
+    ("render: the report's words and pictures", ("ipython_cudatime.render",)),
+    ("repeat: whether a cell may run again", ("ipython_cudatime.repeat",)),
+    ("measure: the cold run and the warm runs", ("ipython_cudatime.measure",)),
+    ("results: plain data, statistics, files", ("ipython_cudatime.results",)),
     ("backends", ("ipython_cudatime.backends",)),
-    ("units", ("ipython_cudatime.units", "ipython_cudatime.peaks", "ipython_cudatime.guard", "ipython_cudatime.clocks")),
+    ("units", ("ipython_cudatime.units", "ipython_cudatime.guard", "ipython_cudatime.clocks")),
 )
 
 # (module, function, imported module): why it is imported when the function runs, not before.
 DEFERRED = {
-    ("ipython_cudatime", "load_ipython_extension", "ipython_cudatime.magics"):
+    ("ipython_cudatime", "load_ipython_extension", "ipython_cudatime.notebook.magics"):
         "IPython's magic machinery loads with the extension, so that importing the package stays light",
-    ("ipython_cudatime", "unload_ipython_extension", "ipython_cudatime.magics"): "as load_ipython_extension",
-    ("ipython_cudatime", "load", "ipython_cudatime.store"):
+    ("ipython_cudatime", "unload_ipython_extension", "ipython_cudatime.notebook.magics"): "as load_ipython_extension",
+    ("ipython_cudatime", "load", "ipython_cudatime.results.store"):
         "the package's names load when first used (its __getattr__): import ipython_cudatime takes ~2 ms",
     ("ipython_cudatime", "load", "ipython_cudatime.features"): "as load's store",
-    ("ipython_cudatime", "report", "ipython_cudatime.display"): "as load's store",
+    ("ipython_cudatime", "report", "ipython_cudatime.notebook.display"): "as load's store",
     ("ipython_cudatime", "report", "ipython_cudatime.features"): "as load's store",
-    ("ipython_cudatime", "contrast", "ipython_cudatime.ratios"): "as load's store",
+    ("ipython_cudatime", "contrast", "ipython_cudatime.results.ratios"): "as load's store",
     ("ipython_cudatime", "contrast", "ipython_cudatime.features"): "as load's store",
     ("ipython_cudatime.features.roofline", "watch", "ipython_cudatime.features.roofline.op_counter"):
         "op_counter imports torch: only with --roofline, once the user has imported torch",

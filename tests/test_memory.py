@@ -19,9 +19,9 @@ from ipython_cudatime.features.cold_causes.probes import ColdWatch
 from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 from ipython_cudatime.features.memory import MemoryWatch
 from ipython_cudatime.features.memory.record import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
-from ipython_cudatime.findings import Reading
+from ipython_cudatime.render.findings import Reading
 from ipython_cudatime.render.html import render_html
-from ipython_cudatime.result import CudaTimeResult, Run
+from ipython_cudatime.results.result import CudaTimeResult, Run
 
 GiB = 2**30
 WORKSPACE = 8_519_680  # the default cuBLAS workspace (see torch_probe)

@@ -16,12 +16,12 @@ import pytest
 from conftest import run
 
 from ipython_cudatime import contrast, report
-from ipython_cudatime.compare import Point, Results
+from ipython_cudatime.results.compare import Point, Results
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cpu_context.context import CpuContext
 from ipython_cudatime.features.cpu_context.noise import noise as check
-from ipython_cudatime.machine import Machine
-from ipython_cudatime.result import CudaTimeResult, Run, Task
+from ipython_cudatime.measure.machine import Machine
+from ipython_cudatime.results.result import CudaTimeResult, Run, Task
 
 NOISY = "stalls = iter([0, 8, 0, 1, 0, 8, 0, 1, 8, 0, 1, 0, 0])"  # 13 runs: every other one waits
 STALLED_CELL = "cpu.stall(next(stalls) / 1024, tensor); host.advance(1 / 1024)"  # torch's work (a stand-in tensor)
@@ -161,7 +161,7 @@ def test_the_cpu_context_is_saved_and_loaded_with_the_result(ip, fake_cpu):
 
 
 def test_the_html_details_list_the_cpu_facts(ip, fake_cpu):
-    from ipython_cudatime.display import bundle
+    from ipython_cudatime.notebook.display import bundle
 
     ip.run_cell("cpu.pools = {'torch': 2, 'blas': None}\ncpu.load_average, cpu.ready = 1.5, 2")
     html = bundle(timed(ip, "host.advance(1 / 1024)"), FEATURES)["text/html"]
@@ -251,7 +251,7 @@ def test_threads_limits_the_blas_pools_threadpoolctl_sees(ip):
 
 
 def test_reading_the_facts_imports_no_framework():
-    code = ("import sys\nfrom ipython_cudatime.machine import Machine\nm = Machine()\n"
+    code = ("import sys\nfrom ipython_cudatime.measure.machine import Machine\nm = Machine()\n"
             "m.load(); m.waits(); m.threads(); m.cores()\n"
             "print(sorted(n for n in ('torch', 'numpy', 'jax', 'threadpoolctl') if n in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,

@@ -115,7 +115,7 @@ MAGIC_ON_THE_CPU = """%load_ext ipython_cudatime
 %cudatime -n 3 sum(range(1000))
 r = %cudatime -o -q -n 3 sum(range(1000))
 from ipython_cudatime import FEATURES
-from ipython_cudatime.display import bundle
+from ipython_cudatime.notebook.display import bundle
 print("BUNDLE", sorted(bundle(r, FEATURES)))
 s = %cudatime -o -q -n 2 --sweep n=2,3 --check [n] * n
 print("SWEEP", len(s.points), "<img" in bundle(s, FEATURES)["text/html"])

@@ -5,9 +5,9 @@ import json
 import pytest
 
 from ipython_cudatime.features.roofline.model import OpStat, PeakOverride, Roofline, build, resolve_peaks
-from ipython_cudatime import peaks
-from ipython_cudatime.peaks import TABLE, lookup, normalize
-from ipython_cudatime.result import Run
+from ipython_cudatime.features.roofline import peaks
+from ipython_cudatime.features.roofline.peaks import TABLE, lookup, normalize
+from ipython_cudatime.results.result import Run
 
 T = 1e12
 

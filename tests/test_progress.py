@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import run
 
-from ipython_cudatime import progress
+from ipython_cudatime.notebook import progress
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -200,7 +200,7 @@ def test_no_view_before_half_a_second_and_refreshes_throttled():
 
 
 def progress_run():
-    from ipython_cudatime.result import Run
+    from ipython_cudatime.results.result import Run
 
     return Run(0.001, 0.001)
 

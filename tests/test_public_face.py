@@ -5,7 +5,7 @@ from pathlib import Path
 
 import ipython_cudatime
 from ipython_cudatime import CudaTimeResult, Env, Task
-from ipython_cudatime.result import Run
+from ipython_cudatime.results.result import Run
 
 PACKAGE = Path(ipython_cudatime.__file__).parent
 

@@ -7,11 +7,11 @@ import pytest
 from conftest import run
 
 from ipython_cudatime import report
-from ipython_cudatime import display
+from ipython_cudatime.notebook import display
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cpu_context import noise
-from ipython_cudatime.result import CudaTimeResult, Run, median_rank
-from ipython_cudatime.schema import checked_line
+from ipython_cudatime.results.result import CudaTimeResult, Run, median_rank
+from ipython_cudatime.results.schema import checked_line
 from ipython_cudatime.units import format_seconds
 
 

@@ -7,7 +7,7 @@ from IPython.core.error import UsageError
 from ipython_cudatime import report
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.roofline import SVG_SIZE
-from ipython_cudatime.findings import Reading
+from ipython_cudatime.render.findings import Reading
 from ipython_cudatime.render.html import render_html
 
 torch = pytest.importorskip("torch", reason="--roofline counts PyTorch ops; torch is not installed here")
@@ -199,7 +199,7 @@ def test_a_copy_of_a_dtype_without_a_flop_peak_is_rated_against_bandwidth(dtype)
     """A 1 GiB uint8 (or bool) copy on an H200: no uint8 FLOP peak in the table, yet a copy
     computes nothing, so it is memory-bound against the 4.8 TB/s bandwidth."""
     from ipython_cudatime.features.roofline.model import build
-    from ipython_cudatime.result import Run
+    from ipython_cudatime.results.result import Run
 
     r = build(_stats(dtype, 2 * 2**30), Run(1e-3, 1e-3), 1e-3, lambda device: "NVIDIA H200", {})
     assert r.bound == "memory" and r.fraction_of_peak == pytest.approx(2 * 2**30 / 1e-3 / 4.8e12)
@@ -210,7 +210,7 @@ def test_the_harness_cost_is_not_counted_as_work_outside_the_ops():
     """A counting run of 1 ms of ops plus the harness's 40 µs (final synchronize, timing event)
     spent nothing outside PyTorch ops: no "NumPy, CuPy, JAX or Python work" to report."""
     from ipython_cudatime.features.roofline.model import build
-    from ipython_cudatime.result import Run
+    from ipython_cudatime.results.result import Run
 
     r = build(_stats("fp32", 2**20), Run(1.04e-3, 1.04e-3), 1e-3, lambda device: "NVIDIA H200", {},
               harness=40e-6)

@@ -4,7 +4,7 @@ import pytest
 from conftest import run
 from IPython.core.error import UsageError
 
-from ipython_cudatime.runner import MAX_RUNS, MIN_RUNS, Plan
+from ipython_cudatime.measure.runner import MAX_RUNS, MIN_RUNS, Plan
 
 
 def result_of(ip, line):

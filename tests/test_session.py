@@ -159,7 +159,7 @@ def usage_error(ip, line):
 
 
 def test_threads_are_capped_at_a_few_per_usable_core(ip):
-    from ipython_cudatime.machine import usable_cores
+    from ipython_cudatime.measure.machine import usable_cores
 
     message = usage_error(ip, "%cudatime --threads 100000 pass")
     assert f"at most {4 * usable_cores():,} threads" in message and "per core" in message

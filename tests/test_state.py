@@ -10,9 +10,9 @@ from conftest import run
 from IPython.core.error import UsageError
 
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.findings import Reading
-from ipython_cudatime.repeat_rule import top_level_names
-from ipython_cudatime.state import NameSnapshot
+from ipython_cudatime.render.findings import Reading
+from ipython_cudatime.measure.batching import top_level_names
+from ipython_cudatime.repeat.state import NameSnapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import seeds  # noqa: E402, I001  (seed 002's code, shared with the benchmarks)
@@ -476,7 +476,7 @@ def test_only_code_made_of_framework_functions_and_operators_is_proven_pure():
 
     import numpy as np
 
-    from ipython_cudatime.repeat_rule import MISSING, proven_pure
+    from ipython_cudatime.repeat.purity import MISSING, proven_pure
 
     class Holder:
         pass
@@ -500,7 +500,7 @@ def test_the_fingerprint_sees_changes_the_package_does_not_name():
     import numpy as np
 
     from ipython_cudatime.backends import object_kinds
-    from ipython_cudatime.fingerprint import Fingerprint
+    from ipython_cudatime.repeat.fingerprint import Fingerprint
 
     class Node:
         def __init__(self):
@@ -556,7 +556,7 @@ def test_figures_of_later_runs_are_closed(ip, pyplot):
 
 def test_widgets_of_later_runs_are_closed(ip):
     widgets = pytest.importorskip("ipywidgets")
-    from ipython_cudatime.state import _live_widgets
+    from ipython_cudatime.repeat.state import _live_widgets
 
     before = len(_live_widgets())
     one = widgets.IntSlider()
@@ -628,8 +628,8 @@ def test_a_change_too_large_to_copy_runs_once():
     import numpy as np
 
     from ipython_cudatime.backends import object_kinds
-    from ipython_cudatime.evidence import Evidence
-    from ipython_cudatime.fingerprint import Budget
+    from ipython_cudatime.repeat.evidence import Evidence
+    from ipython_cudatime.repeat.fingerprint import Budget
 
     array = np.zeros(1024)
     evidence = Evidence(lambda: [("array", array)], object_kinds(), budget=Budget(copy_bytes=1000))
@@ -641,7 +641,7 @@ def test_a_change_too_large_to_copy_runs_once():
 
 def test_a_failing_cold_run_leaves_no_listener_behind(ip):
     """The effects watch of a cold run that raised is gone with it: nothing accumulates across calls."""
-    from ipython_cudatime.audit import _Hook
+    from ipython_cudatime.repeat.audit import _Hook
 
     before = len(_Hook.listeners)
     for _ in range(3):
@@ -662,7 +662,7 @@ def test_an_extension_types_hidden_state_is_never_read_as_an_empty_dict():
     """Unit view of ``fingerprint``: an object whose class sits on an extension type's C fields (pandas'
     ``BlockManager``) is opaque, not an object whose ``__dict__`` says nothing changed."""
     pd = pytest.importorskip("pandas", reason="pandas not installed")
-    from ipython_cudatime.fingerprint import Fingerprint
+    from ipython_cudatime.repeat.fingerprint import Fingerprint
 
     manager = pd.DataFrame({"v": [1.0]})._mgr
     assert Fingerprint().take([("manager", manager)]).unseen

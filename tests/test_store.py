@@ -19,18 +19,19 @@ from IPython.core.error import UsageError
 from report_parts import table
 
 from ipython_cudatime import report
-from ipython_cudatime.compare import Point, Results
+from ipython_cudatime.results.compare import Point, Results
 from ipython_cudatime.features.cold_causes.probes import Cause
 from ipython_cudatime.features.memory.record import DeviceMemory
 from ipython_cudatime.features.profile.summary import Profile
 from ipython_cudatime.features.roofline.model import Roofline
-from ipython_cudatime.result import CudaTimeResult, Env, Harness, Run, Task
-from ipython_cudatime import load, schema, store
-from ipython_cudatime import result as result_module
+from ipython_cudatime.results.result import CudaTimeResult, Env, Harness, Run, Task
+from ipython_cudatime import load
+from ipython_cudatime.results import schema, store
+from ipython_cudatime.results import result as result_module
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cpu_context.context import CpuContext
-from ipython_cudatime.schema import BadField
-from ipython_cudatime.store import SCHEMA, save
+from ipython_cudatime.results.schema import BadField
+from ipython_cudatime.results.store import SCHEMA, save
 
 
 def through_json(data):
@@ -84,7 +85,7 @@ def test_a_result_holds_plain_records_and_reads_back_with_the_features_handed_in
     the store hands them; without them no record is read."""
     import dataclasses
 
-    from ipython_cudatime.result import RecordKeeper
+    from ipython_cudatime.results.result import RecordKeeper
 
     live = ip.run_line_magic("cudatime", "-o -q -n 2 -l plain sum(range(100))")
     full = full_result()
@@ -339,7 +340,7 @@ def test_each_bad_field_is_one_problem_by_line_and_the_good_lines_load(ip, tmp_p
 
 
 def test_a_line_beyond_the_size_limit_is_skipped_unread(tmp_path, monkeypatch):
-    import ipython_cudatime.store as store
+    import ipython_cudatime.results.store as store
 
     good = full_result()
     monkeypatch.setattr(store, "MAX_LINE", len(saved_line(good)) + 100)
@@ -364,7 +365,7 @@ def test_every_field_of_every_saved_record_is_checked():
     or a file could put anything in it."""
     import dataclasses
 
-    from ipython_cudatime import schema
+    from ipython_cudatime.results import schema
 
     kept = [(cls, schema.RECORDS[cls.__name__]) for cls in (Run, Env, Task, Harness)]
     kept += [pair for feature in FEATURES for pair in type(feature).record_checks]  # each feature's own
@@ -655,7 +656,7 @@ def test_orjson_reads_the_lines_where_installed_and_loads_only_with_the_first_lo
     assert decode.func is store._exactly and decode.args == (orjson.loads,)
     path = tmp_path / "one.jsonl"
     save([Point(full_result().task, full_result())], path)
-    code = ("import sys, ipython_cudatime\nfrom ipython_cudatime import store\nprint('orjson' in sys.modules)\n"
+    code = ("import sys, ipython_cudatime\nfrom ipython_cudatime.results import store\nprint('orjson' in sys.modules)\n"
             f"ipython_cudatime.load({str(path)!r})\nprint('orjson' in sys.modules)")
     assert python(code) == ["False", "True"]
 
@@ -664,7 +665,7 @@ def test_without_orjson_lines_load_with_json(tmp_path):
     """Where orjson is not installed (here: blocked before the first load), json reads the lines, odd ones too."""
     path = tmp_path / "odd.jsonl"
     path.write_text(saved_line(full_result(), **{"warm.0.wall": 2**70, "task.params.x": float("inf")}) + "\n")
-    code = ("import sys\nsys.modules['orjson'] = None\nfrom ipython_cudatime import load, store\n"
+    code = ("import sys\nsys.modules['orjson'] = None\nfrom ipython_cudatime import load\nfrom ipython_cudatime.results import store\n"
             f"loaded, problems = load({str(path)!r})\nresult = loaded.points[0].result\n"
             "print(store.decoder() is store._standard, problems, result.warm[0].wall == 2**70, result.params['x'])")
     assert python(code) == ["True [] True inf"]

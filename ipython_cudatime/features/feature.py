@@ -24,15 +24,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ..result import RecordKeeper
+from ..results.result import RecordKeeper
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from ..clocks import Clock
-    from ..machine import Machine
-    from ..options import Flag, Values
-    from ..runner import Watch
+    from ..command.options import Flag, Values
+    from ..measure.machine import Machine
+    from ..measure.runner import Watch
     from .cold_causes.probes import ProbeSet
 
 Record = TypeVar("Record", bound="DataclassInstance")  # a feature's record class (a dataclass)

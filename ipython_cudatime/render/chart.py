@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..result import CudaTimeResult
+    from ..results.result import CudaTimeResult
 
 Bar = tuple[str, float, float]  # (kind of run, host time, total time)
 

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any, cast
 
-from ..ratios import Verdicts, interval_text, times_text
-from ..result import format_params as _params
+from ..results.ratios import Verdicts, interval_text, times_text
+from ..results.result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
 from .html import capped, report_html, section_html, sentence_html, table_html
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from ..compare import Check, Point, Results
-    from ..result import CudaTimeResult, RecordKeeper
+    from ..results.compare import Check, Point, Results
+    from ..results.result import CudaTimeResult, RecordKeeper
 
 Row = tuple[str, ...]  # a table row's cells
 Series = dict[str, list[tuple[Any, "CudaTimeResult"]]]  # a sweep chart's series: name -> [(x, result)]

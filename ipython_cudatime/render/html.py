@@ -21,8 +21,8 @@ from .image import REPORT_PX, legend_html, legend_item, swatch
 
 if TYPE_CHECKING:
     from ..clocks import Run
-    from ..findings import Reading
-    from ..result import CudaTimeResult
+    from ..results.result import CudaTimeResult
+    from .findings import Reading
 
 # one table style for every report
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"

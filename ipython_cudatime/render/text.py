@@ -9,8 +9,8 @@ from ..units import inert, plain, ratio_text
 
 if TYPE_CHECKING:
     from ..clocks import Run
-    from ..findings import Reading
-    from ..result import CudaTimeResult
+    from ..results.result import CudaTimeResult
+    from .findings import Reading
 
 
 def _clocks(run: Run) -> str:

@@ -10,18 +10,18 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from ...measure.runner import Outcome, Watch
 from ...render.html import stacked_bar
 from ...render.image import COLOURS
-from ...result import CudaTimeResult, Finding
-from ...runner import Outcome, Watch
-from ...schema import list_of
+from ...results.result import CudaTimeResult, Finding
+from ...results.schema import list_of
 from ...units import format_seconds as fmt
 from ..feature import Call, Feature
 from .probe import CAUSE, Cause
 from .probes import ColdWatch, remainder
 
 if TYPE_CHECKING:
-    from ...options import Values
+    from ...command.options import Values
 
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"

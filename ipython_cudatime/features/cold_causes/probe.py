@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from ...schema import FLAG, SECONDS, TEXT, optional, record
+from ...results.schema import FLAG, SECONDS, TEXT, optional, record
 
 if TYPE_CHECKING:
     from ..memory.record import DeviceMemory

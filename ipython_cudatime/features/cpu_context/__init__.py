@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...options import Values
+from ...command.options import Values
+from ...measure.runner import Watch
 from ...render.html import sentence_html
-from ...result import CudaTimeResult, Finding, frozen_from
-from ...runner import Watch
+from ...results.result import CudaTimeResult, Finding, frozen_from
 from ..feature import Call, Feature
 from .context import CPU_CONTEXT, CpuContext, CpuWatch, joined, pools_text
 from .noise import Noise, context_rows, judged

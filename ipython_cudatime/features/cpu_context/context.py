@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ...machine import Sample
-from ...runner import Outcome, Watch
-from ...schema import AMOUNT, COUNT, SECONDS, TEXT, dict_of, list_of, optional, record, whole
+from ...measure.machine import Sample
+from ...measure.runner import Outcome, Watch
+from ...results.schema import AMOUNT, COUNT, SECONDS, TEXT, dict_of, list_of, optional, record, whole
 
 if TYPE_CHECKING:
     from ...clocks import Clock
-    from ...machine import Machine
+    from ...measure.machine import Machine
 
 Reading = TypeVar("Reading", int, float)  # a counter read at the start and the end (seconds waited, switches)
 

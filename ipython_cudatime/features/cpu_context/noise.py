@@ -34,7 +34,7 @@ from ...units import percent_text
 from .context import CpuContext, pools_text
 
 if TYPE_CHECKING:
-    from ...result import CudaTimeResult
+    from ...results.result import CudaTimeResult
 
 # The median's 95% interval reaching further than 10% from it: the answer is in doubt (pyperf calls a
 # benchmark unstable past a standard deviation of 10% of the mean, and a median's interval is narrower

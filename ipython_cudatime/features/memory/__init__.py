@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...backends.torch_cuda import TorchCudaBackend
-from ...result import CudaTimeResult
-from ...runner import Outcome, Watch
+from ...measure.runner import Outcome, Watch
+from ...results.result import CudaTimeResult
 from ..feature import Call, Feature
 from .record import ALLOCATED, MEMORY, RESERVED, DeviceMemory, memory_sentence, phase_peak
 
 if TYPE_CHECKING:
-    from ...options import Values
+    from ...command.options import Values
 
 NOT_READY = {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...schema import COUNT, FLAG, INTEGER, optional, record
+from ...results.schema import COUNT, FLAG, INTEGER, optional, record
 from ...units import format_bytes
 
 ALLOCATED, PEAK, RESERVED = "allocated_bytes.all.current", "allocated_bytes.all.peak", "reserved_bytes.all.current"

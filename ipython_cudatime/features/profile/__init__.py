@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from ...options import Flag, OptionError, Values, writable_file
+from ...command.options import Flag, OptionError, Values, writable_file
+from ...measure.runner import Outcome, Watch
 from ...render.html import percent, stacked_bar, table_html
-from ...result import CudaTimeResult, Finding
-from ...runner import Outcome, Watch
+from ...results.result import CudaTimeResult, Finding
 from ...units import count_text
 from ...units import format_seconds as fmt
 from ..feature import Call, Feature, Unavailable, plain_record

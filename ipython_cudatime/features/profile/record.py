@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...schema import AMOUNT, COUNT, FLAG, SECONDS, TEXT, dict_of, list_of, optional, record, row
+from ...results.schema import AMOUNT, COUNT, FLAG, SECONDS, TEXT, dict_of, list_of, optional, record, row
 from ...units import count_text, percent_text, plain
 from ...units import format_seconds as fmt
 

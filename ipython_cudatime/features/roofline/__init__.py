@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ...options import Flag, OptionError, Values
+from ...command.options import Flag, OptionError, Values
+from ...measure.runner import Outcome, Watch
 from ...render.image import COLOURS, MUTED, PANEL, img_tag
-from ...result import CudaTimeResult, Finding
-from ...runner import Outcome, Watch
+from ...results.result import CudaTimeResult, Finding
 from ...units import format_seconds as fmt
 from ...units import format_si
 from ..feature import Call, Feature, Unavailable, plain_record

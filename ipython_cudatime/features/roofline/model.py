@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ... import peaks as peak_table
-from ...schema import AMOUNT, COUNT, SECONDS, TEXT, list_of, optional, record, row
+from ...results.schema import AMOUNT, COUNT, SECONDS, TEXT, list_of, optional, record, row
 from ...units import format_si
+from . import peaks as peak_table
 
 if TYPE_CHECKING:
     from ...clocks import Run

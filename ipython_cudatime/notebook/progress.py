@@ -30,16 +30,16 @@ from collections.abc import Sequence
 from html import escape
 from typing import IO, TYPE_CHECKING, Any
 
-from .clocks import Clock
-from .result import statistics_clock
-from .runner import Progress
-from .state import OWN_WIDGET
-from .units import format_seconds as fmt
-from .units import inert
+from ..clocks import Clock
+from ..measure.runner import Progress
+from ..repeat.state import OWN_WIDGET
+from ..results.result import statistics_clock
+from ..units import format_seconds as fmt
+from ..units import inert
 
 if TYPE_CHECKING:
-    from .clocks import Harness, Run
-    from .runner import Plan
+    from ..clocks import Harness, Run
+    from ..measure.runner import Plan
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
 MIN_INTERVAL = 0.2  # seconds between two refreshes, at least

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .runner import Unrepeatable
+from ..measure.runner import Unrepeatable
 
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 IMPORT_SYSTEM = "importlib._bootstrap_external"  # writes the bytecode cache of a module it imports

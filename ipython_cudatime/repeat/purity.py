@@ -1,4 +1,4 @@
-"""What a cell's code says about repeating it: the names it binds, and whether its code is proven pure.
+"""What a cell's code says about repeating it: whether its code is proven pure.
 
 Whether a cell may run again is decided from what its first run changed (``evidence``), not
 from its spelling: no list of calls can tell what a function does inside. The code can still
@@ -15,14 +15,13 @@ from __future__ import annotations
 import ast
 import builtins
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..measure.batching import top_level_names
 from .fingerprint import MISSING
 
 Lookup = Callable[[str], Any]  # what a name holds before the cold run, MISSING where unbound
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_SCOPES = (*_DEFS, ast.Lambda)
 ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "math", "cmath", "jax", "jaxlib"})  # besides the frameworks
 # Builtins that make a new value from their arguments and change nothing.
 PURE_BUILTINS = frozenset({
@@ -38,41 +37,6 @@ PURE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolO
                     ast.Set, ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Slice, ast.Starred, ast.ListComp,
                     ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension, ast.keyword, ast.Load,
                     ast.Store, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
-
-
-def top_level_names(tree: ast.AST) -> list[str]:
-    """Names a cell binds or deletes at its top level (assignments, del, imports, defs, for/with targets)."""
-    names: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _DEFS):
-                names.add(child.name)
-            elif isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
-                names.add(child.id)
-            elif isinstance(child, ast.alias) and child.name != "*":
-                names.add((child.asname or child.name).partition(".")[0])
-            elif not isinstance(child, (ast.Lambda, ast.comprehension)):
-                visit(child)
-
-    visit(tree)
-    return sorted(names)
-
-
-def executed_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
-    """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
-    if isinstance(statement, _SCOPES):
-        return
-    yield from _walk([statement])
-
-
-def _walk(pending: list[ast.AST]) -> Iterator[ast.AST]:
-    """``pending`` and every node under them, without entering defs, lambdas or classes."""
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def _root(name: object) -> str:

@@ -15,20 +15,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .compare import Results
-from .findings import Reading
-from .ratios import Verdicts
-from .render.chart import chart_html
-from .render.comparison import results_html, results_text
-from .render.html import render_html
-from .render.text import render_text
-from .result import CudaTimeResult
+from ..render.chart import chart_html
+from ..render.comparison import results_html, results_text
+from ..render.findings import Reading
+from ..render.html import render_html
+from ..render.text import render_text
+from ..results.compare import Results
+from ..results.ratios import Verdicts
+from ..results.result import CudaTimeResult
 
 if TYPE_CHECKING:
     from IPython.lib.pretty import RepresentationPrinter
 
+    from ..results.result import RecordKeeper
     from .progress import LiveProgress
-    from .result import RecordKeeper
 
 
 def in_notebook(shell: Any) -> bool:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .backends.objects import Kind
+from ..backends.objects import Kind
 from .fingerprint import Budget, Entry, Fingerprint
 
 Roots = Callable[[], list[tuple[str, Any]]]

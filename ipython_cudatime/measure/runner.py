@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from .clocks import Clock, Harness, Run
-from .guard import failure_line
-from .result import CudaTimeResult, Env, Task, extra_runs, statistics_clock
+from ..clocks import Clock, Harness, Run
+from ..guard import failure_line
+from ..results.result import CudaTimeResult, Env, Task, extra_runs, statistics_clock
 
 if TYPE_CHECKING:
-    from .backends import DeviceSet
-    from .result import RecordKeeper
+    from ..backends import DeviceSet
+    from ..results.result import RecordKeeper
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
 MIN_RUNS = 3  # warm runs (samples), whenever they fit

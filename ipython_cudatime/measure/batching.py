@@ -20,13 +20,13 @@ from __future__ import annotations
 import ast
 import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import CodeType
 from typing import Any, cast
 
-from .repeat_rule import executed_nodes, top_level_names
-
 # The loop's own names start with _cudatime_: the cell's ``_`` (IPython's last output) stays the user's.
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SCOPES = (*_DEFS, ast.Lambda)
 _TEMPLATE = """
 def _cudatime_batch(_cudatime_k, _cudatime_repeat):
     _cudatime_value = None
@@ -38,6 +38,41 @@ _NOT_IN_A_LOOP_FUNCTION = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.
 # statements that bind their names whenever they run (a loop or a branch may not run at all)
 _ALWAYS_BINDS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
                  ast.ClassDef)
+
+
+def top_level_names(tree: ast.AST) -> list[str]:
+    """Names a cell binds or deletes at its top level (assignments, del, imports, defs, for/with targets)."""
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _DEFS):
+                names.add(child.name)
+            elif isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+                names.add(child.id)
+            elif isinstance(child, ast.alias) and child.name != "*":
+                names.add((child.asname or child.name).partition(".")[0])
+            elif not isinstance(child, (ast.Lambda, ast.comprehension)):
+                visit(child)
+
+    visit(tree)
+    return sorted(names)
+
+
+def executed_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
+    if isinstance(statement, _SCOPES):
+        return
+    yield from _walk([statement])
+
+
+def _walk(pending: list[ast.AST]) -> Iterator[ast.AST]:
+    """``pending`` and every node under them, without entering defs, lambdas or classes."""
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def _reads(statement: ast.stmt) -> set[str]:

@@ -30,34 +30,33 @@ from IPython.core.magic import (
     no_var_expand,
 )
 
-from . import options as cli
-from . import store
+from ..backends import REGISTRY, DeviceSet, object_kinds
+from ..clocks import Clock
+from ..command import options as cli
+from ..command.options import HELP
+from ..command.sweep import grid, grid_size
+from ..features import FEATURES, Call, Unavailable
+from ..features.cold_causes.probes import PROBES, ProbeSet
+from ..measure.batching import compile_batch, top_level_names
+from ..measure.machine import Machine
+from ..measure.runner import SIZED, Cell, Unmade, Watch, measure
+from ..repeat.state import CellCode, CellRepeats, InterruptHold, NameSnapshot
+from ..results import store
+from ..results.compare import Point, Results, check_values, run_interleaved, run_sweep
+from ..results.result import CudaTimeResult, Env, Task, format_params
 from .auto import AutoTimer
-from .backends import REGISTRY, DeviceSet, object_kinds
-from .batching import compile_batch
-from .clocks import Clock
-from .compare import Point, Results, check_values, run_interleaved, run_sweep
 from .display import Display
-from .features import FEATURES, Call, Unavailable
-from .features.cold_causes.probes import PROBES, ProbeSet
-from .machine import Machine
-from .options import HELP
 from .progress import live_progress
-from .repeat_rule import top_level_names
-from .result import CudaTimeResult, Env, Task, format_params
-from .runner import SIZED, Cell, Unmade, Watch, measure
-from .state import CellCode, CellRepeats, InterruptHold, NameSnapshot
-from .sweep_grammar import grid, grid_size
 
 if TYPE_CHECKING:
-    from .backends import Entry
-    from .features import Feature
-    from .features.cold_causes.probes import Probe
-    from .options import Spec
+    from ..backends import Entry
+    from ..command.options import Spec
+    from ..features import Feature
+    from ..features.cold_causes.probes import Probe
+    from ..measure.runner import Measurement
     from .progress import LiveProgress
-    from .runner import Measurement
 
-PACKAGE = __name__.rpartition(".")[0]
+PACKAGE = __name__.partition(".")[0]
 
 
 def _ends_with_semicolon(source: str) -> bool:

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from .backends import REGISTRY, DeviceSet, Entry
-from .clocks import Clock
+from ..backends import REGISTRY, DeviceSet, Entry
+from ..clocks import Clock
+from ..units import format_seconds as fmt
+from ..units import ratio_text
 from .display import Display
-from .units import format_seconds as fmt
-from .units import ratio_text
 
 
 class AutoTimer:

@@ -35,12 +35,12 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Literal, NoReturn, TextIO
 
+from ..backends.objects import Kind
+from ..measure.runner import Repeats, StopRepeats, Unrepeatable
 from .audit import Watch as EffectWatch
-from .backends.objects import Kind
 from .evidence import Evidence
 from .fingerprint import MISSING, Fingerprint, NamesView, module_views
-from .repeat_rule import proven_pure
-from .runner import Repeats, StopRepeats, Unrepeatable
+from .purity import proven_pure
 
 
 class NameSnapshot:

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from .backends import REGISTRY, Entry, entries
-from .backends.base import made_by
+from ..backends import REGISTRY, Entry, entries
+from ..backends.base import made_by
 
 BLAS = "blas"  # threadpoolctl's user_api for BLAS libraries (OpenBLAS, MKL, BLIS, ...); an unseen BLAS: blas=None
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from .result import Finding, judgement
-from .units import format_seconds as fmt
-from .units import inert, range_text
+from ..results.result import Finding, judgement
+from ..units import format_seconds as fmt
+from ..units import inert, range_text
 
 if TYPE_CHECKING:
-    from .result import CudaTimeResult, RecordKeeper
+    from ..results.result import CudaTimeResult, RecordKeeper
 
 ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..units import percent_text
 from .compare import Point
 from .result import CI_MIN_RUNS, CudaTimeResult, Env, RecordKeeper, judgement
-from .units import percent_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, ClassVar, TypeVar
 
-from . import backends
-from .clocks import Harness, Run, from_saved
-from .guard import failure_line
-from .units import format_seconds, inert, range_text
+from .. import backends
+from ..clocks import Harness, Run, from_saved
+from ..guard import failure_line
+from ..units import format_seconds, inert, range_text
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 # Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from .machine import usable_cores
-from .runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
-from .sweep_grammar import MAX_GRID, grid_size, largest_grid, not_yours, parse_sweep, top_level
-from .units import symbol
+from ..measure.machine import usable_cores
+from ..measure.runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
+from ..units import symbol
+from .sweep import MAX_GRID, grid_size, largest_grid, not_yours, parse_sweep, top_level
 
 HELP = "`%cudatime?` for help"  # the end of every UsageError
 THREADS_PER_CORE = 4  # --threads N: at most this many per usable core

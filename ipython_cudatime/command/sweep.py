@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .units import inert
+from ..units import inert
 
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
 RUN_BYTES = 256  # what a result keeps per run, rounded up (about 190 bytes, measured on 10,000 runs)

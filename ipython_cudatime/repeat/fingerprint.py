@@ -41,7 +41,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, MutableMap
 from dataclasses import dataclass
 from typing import Any
 
-from .backends.objects import Kind, Leaf, Unseen
+from ..backends.objects import Kind, Leaf, Unseen
 
 GLOBAL_OF = re.compile(r"^(.*?) \(a global of (.*?\(\))\)(.*)$")
 MISSING = object()  # a name that is not bound, a slot that is not set
