@@ -28,9 +28,9 @@ from ipython_cudatime.results import store
 from ipython_cudatime.results.compare import Point
 from ipython_cudatime.notebook.display import bundle, text
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.render.findings import Reading, findings
+from ipython_cudatime.render.report import Reading, findings
 from ipython_cudatime.render.chart import chart_html, chart_svg
-from ipython_cudatime.render.html import render_html
+from ipython_cudatime.render.report import render_html
 from ipython_cudatime.results.result import CudaTimeResult, Run
 
 GOAL_MS = 150.0

@@ -46,7 +46,7 @@ from IPython.testing.globalipapp import start_ipython
 from ipython_cudatime.backends import DeviceSet
 from ipython_cudatime.backends import object_kinds
 from ipython_cudatime.repeat.fingerprint import Fingerprint
-from ipython_cudatime.repeat.purity import MISSING, proven_pure
+from ipython_cudatime.repeat.evidence import MISSING, proven_pure
 from ipython_cudatime.measure.runner import Clock, timed_run
 from ipython_cudatime.repeat.state import RandomStates, _DiscardFileDescriptors
 

@@ -17,7 +17,7 @@ import time
 
 from common import arguments
 
-from ipython_cudatime.notebook import progress
+from ipython_cudatime.notebook import display as progress
 from ipython_cudatime.backends import DeviceSet
 from ipython_cudatime.results.result import Task
 from ipython_cudatime.measure.runner import Cell, Plan, measure

@@ -3,7 +3,7 @@ saying it. It is what adding a feature takes: this one module, and one line in t
 (``FEATURES + (SourceLength(),)``, as ``tests/test_features.py`` passes it to the magics)."""
 
 from ipython_cudatime.features.feature import Feature
-from ipython_cudatime.render.findings import Finding
+from ipython_cudatime.render.report import Finding
 from ipython_cudatime.command.options import Flag
 from ipython_cudatime.measure.runner import Watch
 from ipython_cudatime.results.schema import COUNT

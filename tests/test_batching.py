@@ -11,7 +11,7 @@ from conftest import run
 from ipython_cudatime import report
 from ipython_cudatime.notebook import display
 from ipython_cudatime.backends import DeviceSet
-from ipython_cudatime.measure.batching import compile_batch, independent
+from ipython_cudatime.measure.runner import compile_batch, independent
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.results.result import CudaTimeResult, Harness, Run
 from ipython_cudatime.measure.runner import BATCH_TARGET, NULL_RUNS, Clock, calibrate

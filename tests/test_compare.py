@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 from ipython_cudatime import report
 from ipython_cudatime.results.compare import Point, Results
 from ipython_cudatime.results.ratios import contrast, ratio_interval
-from ipython_cudatime.command.sweep import grid, parse_sweep
+from ipython_cudatime.command.options import grid, parse_sweep
 from ipython_cudatime.notebook.display import bundle
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.results.result import CudaTimeResult, Run, Task

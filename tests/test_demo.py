@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FACTS = """
 import json
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.render.findings import findings
+from ipython_cudatime.render.report import findings
 print("DEMO-FACTS " + json.dumps({
     "trap": {"host": trap.cold.host, "wall": trap.cold.wall, "kinds": [f.kind for f in findings(trap, FEATURES)]},
     "cold": {"median": cold.median, "cold": cold.cold_time,

@@ -11,7 +11,7 @@ from ipython_cudatime import report
 from ipython_cudatime.backends.base import Place
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cold_causes.probes import Cause, Probe
-from ipython_cudatime.render.findings import findings
+from ipython_cudatime.render.report import findings
 
 LATE = "late_framework"  # a framework that the timed cell itself imports
 

@@ -17,8 +17,8 @@ from ipython_cudatime.features import FEATURES
 from ipython_cudatime.results.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
 from ipython_cudatime.render.comparison import sweep_html
-from ipython_cudatime.render.html import MANY_RUNS
-from ipython_cudatime.render.image import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
+from ipython_cudatime.render.report import MANY_RUNS
+from ipython_cudatime.render.chart import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
 from ipython_cudatime.results.result import CudaTimeResult, Finding, RecordKeeper, Run, Task
 from ipython_cudatime.units import format_seconds as fmt
 

@@ -16,8 +16,8 @@ from ipython_cudatime.features.cold_causes.page_fault_probe import PageFaultProb
 from ipython_cudatime.features.cold_causes.probes import Cause, remainder
 from ipython_cudatime.features.cold_causes.torch_probe import SETTINGS, TorchProbe
 from ipython_cudatime.features.profile.trace import load_trace
-from ipython_cudatime.render.findings import Reading
-from ipython_cudatime.render.html import render_html
+from ipython_cudatime.render.report import Reading
+from ipython_cudatime.render.report import render_html
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import seeds  # noqa: E402, I001  (seed 002's code, shared with the benchmarks)

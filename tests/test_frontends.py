@@ -15,7 +15,7 @@ import pytest
 
 import frontends
 import chart_samples
-from ipython_cudatime.render.image import CHART_PX, REPORT_PX
+from ipython_cudatime.render.chart import CHART_PX, REPORT_PX
 
 pytestmark = pytest.mark.frontends
 

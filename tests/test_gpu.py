@@ -353,7 +353,7 @@ def test_work_on_a_side_stream_is_named_and_timed_on_the_wall_clock(cuda_ns):
     """Events on the current stream see nothing of a kernel on another stream: the synchronized
     wall clock times it, and the report says what the device clock missed."""
     from ipython_cudatime.features import FEATURES
-    from ipython_cudatime.render.findings import findings
+    from ipython_cudatime.render.report import findings
 
     cuda_ns.run_cell("side = torch.cuda.Stream()")
     r = cuda_ns.run_cell("%%cudatime -o -q -n 3\nwith torch.cuda.stream(side):\n"

@@ -11,7 +11,7 @@ import ipython_cudatime
 from ipython_cudatime.notebook.display import bundle
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.feature import Feature
-from ipython_cudatime.guard import MESSAGE_LIMIT, failure_text
+from ipython_cudatime.units import MESSAGE_LIMIT, failure_text
 from ipython_cudatime.measure.runner import Watch
 
 BROKEN = "PyTorch is checking the matmul precision without a specific backend name,Current status"

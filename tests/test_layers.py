@@ -23,7 +23,7 @@ LAYERS = (
     ("measure: the cold run and the warm runs", ("ipython_cudatime.measure",)),
     ("results: plain data, statistics, files", ("ipython_cudatime.results",)),
     ("backends", ("ipython_cudatime.backends",)),
-    ("units", ("ipython_cudatime.units", "ipython_cudatime.guard", "ipython_cudatime.clocks")),
+    ("units", ("ipython_cudatime.units",)),
 )
 
 # (module, function, imported module): why it is imported when the function runs, not before.

@@ -19,8 +19,8 @@ from ipython_cudatime.features.cold_causes.probes import ColdWatch
 from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
 from ipython_cudatime.features.memory import MemoryWatch
 from ipython_cudatime.features.memory.record import NOT_MEASURED, DeviceMemory, memory_sentence, phase_peak
-from ipython_cudatime.render.findings import Reading
-from ipython_cudatime.render.html import render_html
+from ipython_cudatime.render.report import Reading
+from ipython_cudatime.render.report import render_html
 from ipython_cudatime.results.result import CudaTimeResult, Run
 
 GiB = 2**30

@@ -8,7 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 import browser
-from ipython_cudatime.render.image import CHART_PX
+from ipython_cudatime.render.chart import CHART_PX
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 CELLS = [

@@ -10,7 +10,7 @@ import time
 import pytest
 from conftest import run
 
-from ipython_cudatime.notebook import progress
+from ipython_cudatime.notebook import display as progress
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -7,8 +7,8 @@ from IPython.core.error import UsageError
 from ipython_cudatime import report
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.roofline import SVG_SIZE
-from ipython_cudatime.render.findings import Reading
-from ipython_cudatime.render.html import render_html
+from ipython_cudatime.render.report import Reading
+from ipython_cudatime.render.report import render_html
 
 torch = pytest.importorskip("torch", reason="--roofline counts PyTorch ops; torch is not installed here")
 

@@ -10,8 +10,8 @@ from conftest import run
 from IPython.core.error import UsageError
 
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.render.findings import Reading
-from ipython_cudatime.measure.batching import top_level_names
+from ipython_cudatime.render.report import Reading
+from ipython_cudatime.measure.runner import top_level_names
 from ipython_cudatime.repeat.state import NameSnapshot
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -476,7 +476,7 @@ def test_only_code_made_of_framework_functions_and_operators_is_proven_pure():
 
     import numpy as np
 
-    from ipython_cudatime.repeat.purity import MISSING, proven_pure
+    from ipython_cudatime.repeat.evidence import MISSING, proven_pure
 
     class Holder:
         pass
@@ -599,7 +599,7 @@ def test_output_option_shows_the_report_and_returns_the_result(ip):
 def test_every_report_states_the_counts(ip):
     cell = run(ip, "%cudatime -n 0 1")
     assert "runs     : the cell ran 1 time: 1 cold + 0 warm-up + 0 warm" in report(cell)
-    from ipython_cudatime.render.html import render_html
+    from ipython_cudatime.render.report import render_html
 
     assert "the cell ran 1 time" in render_html(Reading.of(ip.run_line_magic("cudatime", "-o -q -n 0 1"), FEATURES))
 
@@ -641,7 +641,7 @@ def test_a_change_too_large_to_copy_runs_once():
 
 def test_a_failing_cold_run_leaves_no_listener_behind(ip):
     """The effects watch of a cold run that raised is gone with it: nothing accumulates across calls."""
-    from ipython_cudatime.repeat.audit import _Hook
+    from ipython_cudatime.repeat.evidence import _Hook
 
     before = len(_Hook.listeners)
     for _ in range(3):

@@ -458,7 +458,7 @@ def test_the_compiled_check_keeps_exactly_what_the_full_check_keeps(ip):
 def test_clocks_read_back_as_a_call_by_keyword_reads_them():
     """``clocks.from_saved`` puts a saved run's values straight into the tuple where its keys are the
     fields (in any order); keys missing (defaults) or foreign (TypeError) take the call."""
-    from ipython_cudatime.clocks import from_saved
+    from ipython_cudatime.results.result import from_saved
 
     run_ = Run(1.0, 2.0, 0.5, 0.1, 0.2, 3)
     written = json.loads(json.dumps(run_._asdict()))

@@ -29,9 +29,8 @@ from ..results.result import RecordKeeper
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    from ..clocks import Clock
     from ..command.options import Flag, Values
-    from ..measure.machine import Machine
+    from ..measure.machine import Clock, Machine
     from ..measure.runner import Watch
     from .cold_causes.probes import ProbeSet
 

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..backends import REGISTRY, DeviceSet, Entry
-from ..clocks import Clock
+from ..measure.machine import Clock
 from ..units import format_seconds as fmt
 from ..units import ratio_text
 from .display import Display

@@ -31,22 +31,18 @@ from IPython.core.magic import (
 )
 
 from ..backends import REGISTRY, DeviceSet, object_kinds
-from ..clocks import Clock
 from ..command import options as cli
-from ..command.options import HELP
-from ..command.sweep import grid, grid_size
+from ..command.options import HELP, grid, grid_size
 from ..features import FEATURES, Call, Unavailable
 from ..features.cold_causes.probes import PROBES, ProbeSet
-from ..measure.batching import compile_batch, top_level_names
-from ..measure.machine import Machine
-from ..measure.runner import SIZED, Cell, Unmade, Watch, measure
+from ..measure.machine import Clock, Machine
+from ..measure.runner import SIZED, Cell, Unmade, Watch, compile_batch, measure, top_level_names
 from ..repeat.state import CellCode, CellRepeats, InterruptHold, NameSnapshot
 from ..results import store
 from ..results.compare import Point, Results, check_values, run_interleaved, run_sweep
 from ..results.result import CudaTimeResult, Env, Task, format_params
 from .auto import AutoTimer
-from .display import Display
-from .progress import live_progress
+from .display import Display, live_progress
 
 if TYPE_CHECKING:
     from ..backends import Entry
@@ -54,7 +50,7 @@ if TYPE_CHECKING:
     from ..features import Feature
     from ..features.cold_causes.probes import Probe
     from ..measure.runner import Measurement
-    from .progress import LiveProgress
+    from .display import LiveProgress
 
 PACKAGE = __name__.partition(".")[0]
 

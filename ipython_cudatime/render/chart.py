@@ -8,33 +8,46 @@ bars after the cold run would cover it: the chart then shows the cold run as its
 beside the warm runs' histogram, the median line across it, at the same size however many
 runs there were. The legend is HTML below the image (``image.legend_html``), and names the
 lighter part only when some bar shows one.
+
+Charts as ``<img src="data:image/svg+xml;base64,…">``: what every notebook frontend keeps.
+
+An untrusted notebook (one downloaded from GitHub) loses inline ``<svg>``, ``<style>`` and
+any ``var(--jp-…)`` rule when reopened in JupyterLab, Notebook 7 or classic Notebook, but
+keeps an ``<img>`` with a data URI. The page's theme and fonts cannot reach inside an
+image, so the chart sets its own background (``PANEL``, white) with the text on it: no grey
+reads at 4.5:1 on both a light and a dark page (the best, #797979, reaches 4.35:1 on white
+and on JupyterLab's dark #111), so the chart's text is set with its background, as an element
+that sets both may be. Its text is drawn as paths (matplotlib's default for SVG), which needs
+no font on the reader's system.
+
+Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so a figure
+of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
+width up to that natural size and no wider, and its text shrinks with it: so a chart is drawn
+for a phone, ``CHART_PX`` wide with ``FONT_PX`` text, and stays at least 11 px tall down to a
+200 px wide chart (classic Notebook's in a 360 px window shows it 204 px wide, JupyterLab's 223 px).
+Drawn 500 px wide and shrunk, its text was 6.1-6.7 px there. At its natural size on a wide screen it
+is a 270 px chart of 15 px text.
+The sanitizer of an untrusted notebook keeps this: the ``<img>``'s inline width and max-width
+are all it needs, and nothing inside the image reaches it.
+
+Text drawn as paths is no text to search, but matplotlib writes each string drawn as an SVG
+comment beside its paths (``<!-- 1 ms -->``): tests read the tick labels there. Every axis of
+time is labelled in the report's units (``time_axis``), major and minor ticks alike, and
+legends are HTML below the image (``legend_html``): never over the data, listing only what
+the chart draws, each swatch beside its label.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import io
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..units import format_seconds
-from .html import MANY_RUNS
-from .image import (
-    COLOURS,
-    FONT_PT,
-    LIGHTER,
-    MEDIAN,
-    PANEL,
-    figure,
-    img_tag,
-    legend_html,
-    legend_item,
-    place,
-    svg_bytes,
-    swatch,
-    time_axis,
-)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -42,16 +55,31 @@ if TYPE_CHECKING:
 
     from ..results.result import CudaTimeResult
 
+
 Bar = tuple[str, float, float]  # (kind of run, host time, total time)
 
+
 LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
+
+
 CHART_HEIGHT_PX = 210
+
+
+# runs listed one by one and drawn a bar each; beyond, their distribution (``spread_html``, and a histogram
+# in the chart): a report of 1,000 runs stays under 60 KB, and one of 100,000 as large
+MANY_RUNS = 200
 BINS = 40  # the warm runs' histogram, past MANY_RUNS runs
+
+
 # x of the cold run's marker is 0, then the warm-up runs' and the histogram's base. Only "cold" and "warm"
 # are written under them: three labels of 15 px text do not fit side by side in a 270 px chart, and the
 # legend names the warm-up runs' colour.
 WARMUP_X = 1.2
+
+
 HISTOGRAM_X = 2.2
+
+
 HISTOGRAM_WIDTH = 3.0  # x units the tallest bin spans
 
 
@@ -210,3 +238,207 @@ def run_legend_html(result: CudaTimeResult) -> str:
         items.append(legend_item(swatch(COLOURS["warm"], 0) + swatch(LIGHTER["warm"])
                                  + "each bar: host (Python busy), then the device still working"))
     return legend_html(items)
+
+
+REPORT_PX = 600  # the width of every report
+
+
+CHART_PX = 270  # the natural width of its charts, and their widest
+
+
+FONT_PX = 15.0  # chart text at natural size: 11.1 px shown 200 px wide
+
+
+FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
+
+
+CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
+
+
+# left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
+MARGINS_PX = (94, 13, 10, 44)
+
+
+PANEL = "#ffffff"  # the chart's own background, under its text
+
+
+MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
+
+
+MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
+
+
+COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
+
+
+LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
+
+
+SERIES = ("#3f8fd6", "#e8a030", "#4bab5a", "#e0504a", "#9a75c9", "#3fb3b3")  # sweep lines
+
+
+SVG_PREFIX = "data:image/svg+xml;base64,"
+
+
+# Text properties for what a user wrote (labels, swept values, loaded names) in a chart: drawn as
+# typed, never parsed as mathtext (``$\\nosuch$`` would raise) or sent to TeX (``text.usetex``).
+USER_TEXT = {"parse_math": False, "usetex": False}
+
+
+# Settings a user's own plots may change that would break ours: with TeX on (and none installed,
+# or a label TeX cannot read) a report would raise. Figures are made and saved under these.
+# Keys typed Any: matplotlib 3.11 types them as a Literal of its settings' names, 3.10 as str.
+CHART_RC: dict[Any, Any] = {"text.usetex": False}
+
+
+def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
+    """A matplotlib Figure (object API, never pyplot: nothing is left open or shown twice)
+    with one axes, styled to read on light and dark themes."""
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(CHART_RC):
+        fig = Figure(figsize=(width_px / 96, height_px / 96), dpi=96)
+        FigureCanvasSVG(fig)
+        axes = fig.add_subplot()
+    fig.patch.set_facecolor(PANEL)
+    axes.patch.set_alpha(0.0)
+    axes.tick_params(which="both", labelsize=FONT_PT, colors=MUTED, labelcolor=MUTED)
+    axes.xaxis.label.set_color(MUTED)
+    axes.yaxis.label.set_color(MUTED)
+    for side, spine in axes.spines.items():
+        spine.set_visible(side in ("left", "bottom"))
+        spine.set_color(MUTED)
+    return fig, axes
+
+
+def place(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> None:
+    """Fixed margins in pixels (``MARGINS_PX``; ``left_px`` for names left of the plot),
+    ``extra_bottom_px`` more below for wrapped tick labels (the figure grows by as much, so the
+    plot keeps its height)."""
+    width, height = (size * fig.dpi for size in fig.get_size_inches())
+    height = height + extra_bottom_px
+    fig.set_size_inches(width / fig.dpi, height / fig.dpi)
+    _, right, top, bottom = MARGINS_PX
+    left = left_px
+    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
+                        bottom=(bottom + extra_bottom_px) / height)
+
+
+def seconds_tick(value: float, _position: float | None = None) -> str:
+    """A tick label on a time axis: ``500 µs``, ``2 ms``, ``0``."""
+    return format_seconds(value) if value > 0 else "0"
+
+
+def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
+    """Label the ``which`` axis of ``axes`` (its data drawn) in the report's units: a few round
+    values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
+    Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    axis = axes.yaxis if which == "y" else axes.xaxis
+    most = 5 if which == "y" else 3  # side by side, "100 ms" labels need about 60 px each
+    if log:
+        low, high = sorted(axes.get_ylim() if which == "y" else axes.get_xlim())
+        span = high / low if low > 0 else math.inf
+        decades = 100 if which == "y" else 10  # 15 px labels: 6 fit up a 160 px plot, 3 across it
+        subs = (1.0,) if span >= decades else (1.0, 2.0, 5.0) if span >= 10 else tuple(range(1, 10))
+        axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=most if which == "x" else None))
+    else:
+        axes.set_ylim(bottom=0.0) if which == "y" else axes.set_xlim(left=0.0)
+        axis.set_major_locator(MaxNLocator(most))
+    axis.set_major_formatter(FuncFormatter(seconds_tick))
+    axis.set_minor_formatter(NullFormatter())
+
+
+VALUE_MARGIN = 0.1  # of the swept values' span, beyond them on either side of the x axis
+
+
+def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
+    """The swept values as the x ticks, thinned so that no two labels touch and none passes the
+    chart's right edge (where "1e+06" was cut in half); no minor ticks."""
+    from matplotlib.ticker import NullLocator
+
+    values = sorted(set(values))
+    where = [math.log(v) if log else v for v in values]
+    span = (where[-1] - where[0]) or 1.0
+    plot = CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]
+    axes.margins(x=VALUE_MARGIN)
+    scale = plot / (span * (1 + 2 * VALUE_MARGIN))
+    kept, last = [], None
+    for value, position in zip(values, where):
+        label = f"{value:g}"
+        # a label is centred on its tick: the next may start half a label width past the last one's end
+        spaced = last is None or (position - last[0]) * scale >= (len(label) + len(last[1])) / 2 * CHAR_PX + CHAR_PX
+        right = (position - where[0] + VALUE_MARGIN * span) * scale + len(label) / 2 * CHAR_PX
+        if spaced and right <= plot + MARGINS_PX[1]:
+            kept.append(value)
+            last = (position, label)
+    axes.set_xticks(kept, [f"{v:g}" for v in kept])
+    axes.xaxis.set_minor_locator(NullLocator())
+
+
+CATEGORY_LINES = 3  # wrapped category labels of more lines than this become numbers, keyed below the chart
+
+
+def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
+    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (a word
+    is never cut: "contiguo / us"). Returns the lines the tallest takes, and the key (``1: label``)
+    when they would need more than CATEGORY_LINES lines, or a word is too wide for its room, and
+    the ticks are numbers instead."""
+    import textwrap
+
+    from matplotlib.ticker import NullLocator
+
+    room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
+    chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: a word 2 characters longer still fits
+    wrapped = [textwrap.wrap(label, chars, break_long_words=False) or [""] for label in labels]
+    key = []
+    widest = max(len(line) for lines in wrapped for line in lines)
+    if max(len(lines) for lines in wrapped) > CATEGORY_LINES or widest > chars + 2:
+        key = [f"{number}: {label}" for number, label in enumerate(labels, 1)]
+        wrapped = [[str(number)] for number in range(1, len(labels) + 1)]
+    axes.set_xticks(range(len(labels)), ["\n".join(lines) for lines in wrapped], **USER_TEXT)
+    axes.xaxis.set_minor_locator(NullLocator())
+    return max(len(lines) for lines in wrapped), key
+
+
+def svg_bytes(fig: Figure) -> bytes:
+    """The figure as an SVG document, the same bytes for the same chart: no date, and a fixed
+    salt for the ids matplotlib hashes (a random one by default)."""
+    import matplotlib
+
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({**CHART_RC, "svg.hashsalt": "ipython_cudatime"}):  # ticks are made as it draws
+        fig.savefig(buffer, format="svg", facecolor=PANEL, dpi=144, metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def swatch(colour: str, gap_px: float = 4) -> str:
+    """A small square of ``colour``, for a legend entry (``gap_px`` before what follows)."""
+    return (f"<span style='display:inline-block;width:11px;height:11px;background:{colour};"
+            f"margin-right:{gap_px}px;vertical-align:-1px'></span>")
+
+
+def legend_item(content: str) -> str:
+    """One legend entry, moved to the next line whole (its swatch stays beside its label), and
+    wrapped inside only when it is wider than the whole line."""
+    return f"<span style='display:inline-block;max-width:100%;margin-right:14px'>{content}</span>"
+
+
+def legend_html(items: Collection[str], key: Iterable[str] = ()) -> str:
+    """A chart's legend below it: ``items`` (HTML entries) on wrapping lines, then the ``key`` of
+    numbered categories (text), one a line."""
+    lines = "".join(f"<div>{escape(line)}</div>" for line in key)
+    if not items and not lines:
+        return ""
+    return (f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6;overflow-wrap:anywhere'>"
+            f"{' '.join(items)}{lines}</div>")
+
+
+def img_tag(svg: bytes, alt: str, width_px: float = CHART_PX) -> str:
+    """An ``<img>`` showing ``svg`` at its natural width, narrower when the panel is."""
+    source = SVG_PREFIX + base64.b64encode(svg).decode("ascii")
+    return (f"<img alt='{escape(alt)}' src='{source}' "
+            f"style='display:block;width:100%;max-width:{width_px}px;height:auto;margin:4px 0'/>")

@@ -21,8 +21,7 @@ from ..results.ratios import Verdicts, interval_text, times_text
 from ..results.result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
-from .html import capped, report_html, section_html, sentence_html, table_html
-from .image import (
+from .chart import (
     CHAR_PX,
     COLOURS,
     FONT_PT,
@@ -42,6 +41,7 @@ from .image import (
     time_axis,
     value_ticks,
 )
+from .report import capped, report_html, section_html, sentence_html, table_html
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -15,18 +15,52 @@ can reach (``fingerprint.Fingerprint``); after it, the same objects are read aga
 
 After the later runs the objects are read once more, so that a change the probe did not show
 (a cell that acts only on its fifth run) is put back where it can be and said where it cannot.
+
+Side effects that leave no trace in Python's objects, seen while the cell runs: a file opened for
+writing, a process started, the environment or the working directory changed, a connection opened.
+
+Python raises an audit event before each of these (PEP 578, ``sys.addaudithook``). While a
+``Watch`` listens, an event raised by the cell's own code (the cell's frame is on the stack of
+the thread that raises it; the import system caching bytecode does not count) is written down,
+and, in a run that must not repeat it, refused before it happens: ``Refused`` (a
+``runner.StopRepeats``) ends the later runs, and the file is not written twice.
+
+An audit hook cannot be removed once added (PEP 578), so one hook serves the whole process and
+calls the watches listening at the time; with none listening it returns at once.
+
+What a cell's code says about repeating it: whether its code is proven pure.
+
+Whether a cell may run again is decided from what its first run changed (``evidence``), not
+from its spelling: no list of calls can tell what a function does inside. The code can still
+say one thing for certain: a cell made only of operators on arrays and plain values, a
+framework's own functions (``np.matmul(a, b)``, ``torch.bmm(x, x)``, ``jnp.dot(x, x)``) and
+builtins that make new values (``sorted``, ``len``), with no ``out=`` or ``inplace=`` argument,
+binding plain names, is pure: it may skip the costly parts of the evidence (checksums of
+arrays, walks deep into objects), never the cheap ones (a tensor's version counter sees
+``inplace=True`` behind a pure-looking call). Anything it cannot prove goes through the evidence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import ast
+import builtins
+import os
+import sys
+import types
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..backends.objects import Kind
-from .fingerprint import Budget, Entry, Fingerprint
+from ..measure.runner import Unrepeatable, top_level_names
+from .fingerprint import MISSING, Budget, Entry, Fingerprint
 
 Roots = Callable[[], list[tuple[str, Any]]]
+
+
 SHOWN = 4  # changed objects named in one sentence, at most
+
+
 UNVERSIONED_BYTES = 64 << 20  # unchanged tensors copied in case their version counter missed a write
 
 
@@ -171,3 +205,302 @@ class Evidence:
         return [f"Later runs changed {_listed(paths)}, which the first run left alone; "
                 f"{_listed([self.baseline.path(entry) for entry in kept])} could not be put back and "
                 "reflect all the runs."]
+
+
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+
+IMPORT_SYSTEM = "importlib._bootstrap_external"  # writes the bytecode cache of a module it imports
+
+
+def _opened(args: tuple[Any, ...]) -> str | None:
+    """``open(path, mode, flags)``: "write 'log.txt'" when it opens a file for writing or appending."""
+    path, mode, flags = (tuple(args) + (None, None, 0))[:3]
+    if not isinstance(path, (str, bytes, os.PathLike)) or os.fsdecode(path) == os.devnull:
+        return None
+    writes = bool(set(mode) & set("wax+")) if isinstance(mode, str) else bool((flags or 0) & WRITE_FLAGS)
+    if not writes:
+        return None
+    how = "append to" if (isinstance(mode, str) and "a" in mode) or (flags or 0) & os.O_APPEND else "write"
+    return f"{how} {os.fsdecode(path)!r}"
+
+
+def _command(args: tuple[Any, ...]) -> str:
+    """The command line of ``subprocess.Popen(executable, args, ...)``, short."""
+    line = args[1] if len(args) > 1 and args[1] is not None else args[:1]
+    text = " ".join(map(os.fsdecode, line)) if isinstance(line, (list, tuple)) else os.fsdecode(line)
+    return f"`{text if len(text) <= 60 else text[:57] + '...'}`"
+
+
+def _first(args: tuple[Any, ...]) -> str:
+    text = repr(args[0]) if args else ""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# event -> the phrase for it, from the event's arguments (None: not an effect after all)
+EFFECTS: dict[str, Callable[[tuple[Any, ...]], str | None]] = {
+    "open": _opened,
+    "os.system": lambda args: f"run `{os.fsdecode(args[0]) if args else ''}`",
+    "subprocess.Popen": lambda args: f"run {_command(args)}",
+    "os.exec": lambda args: f"run the program {_first(args)}",
+    "os.spawn": lambda args: f"start the program {_first(args[1:])}",
+    "os.posix_spawn": lambda args: f"start the program {_first(args)}",
+    "os.fork": lambda args: "fork the process",
+    "os.forkpty": lambda args: "fork the process",
+    "os.kill": lambda args: "send a signal to a process",
+    "os.putenv": lambda args: f"set the environment variable {_first(args)}",
+    "os.unsetenv": lambda args: f"unset the environment variable {_first(args)}",
+    "os.chdir": lambda args: "change the working directory",
+    "os.remove": lambda args: f"remove {_first(args)}",
+    "os.rename": lambda args: f"rename {_first(args)}",
+    "os.rmdir": lambda args: f"remove the folder {_first(args)}",
+    "os.mkdir": lambda args: f"make the folder {_first(args)}",
+    "os.truncate": lambda args: f"truncate {_first(args)}",
+    "os.link": lambda args: f"link {_first(args)}",
+    "os.symlink": lambda args: f"link {_first(args)}",
+    "os.chmod": lambda args: f"change the mode of {_first(args)}",
+    "os.utime": lambda args: f"touch {_first(args)}",
+    "shutil.rmtree": lambda args: f"remove the tree {_first(args)}",
+    "shutil.move": lambda args: f"move {_first(args)}",
+    "socket.connect": lambda args: "open a network connection",
+    "socket.sendto": lambda args: "send over the network",
+    "socket.bind": lambda args: "bind a network port",
+    "sqlite3.connect": lambda args: f"connect to the database {_first(args)}",
+    "_thread.start_new_thread": lambda args: "start a thread",
+    "_thread.start_joinable_thread": lambda args: "start a thread",  # threading's, from Python 3.13
+    "webbrowser.open": lambda args: "open a web browser",
+}
+
+
+class Refused(Unrepeatable):
+    """An effect refused in a later run, before it happened: the later runs end there."""
+
+
+class Watch:
+    """What the cell whose code is compiled under ``filename`` does that leaves no object trace.
+
+    ``listening(refuse=False)`` is a context manager: inside it, each effect of the cell's is
+    added to ``seen`` (one phrase each, a verb in its base form: "write 'log.txt'"; in order,
+    once); with ``refuse`` it is refused instead (``Refused``, whose text is the phrase), and
+    added to ``refused``.
+    """
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.seen: list[str] = []
+        self.refused: list[str] = []
+        self._refuse = False
+
+    @contextmanager
+    def listening(self, refuse: bool = False) -> Iterator[Watch]:
+        self._refuse = refuse
+        _Hook.listen(self)
+        try:
+            yield self
+        finally:
+            _Hook.stop(self)
+
+    def _cells_own(self) -> bool:
+        """Whether the event comes from the cell's code (its frame is on this thread's stack),
+        and not from the import system writing a bytecode cache."""
+        frame = sys._getframe(3)  # the hook's caller: the code that raised the event
+        if frame.f_globals.get("__name__") == IMPORT_SYSTEM:
+            return False
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                return True
+            frame = frame.f_back  # type: ignore[assignment]
+        return False
+
+    def heard(self, event: str, args: tuple[Any, ...]) -> None:
+        phrase = EFFECTS[event](args)
+        if phrase is None or not self._cells_own():
+            return
+        if self._refuse:
+            self.refused.append(phrase)
+            raise Refused(phrase)
+        if phrase not in self.seen:
+            self.seen.append(phrase)
+
+
+class _Hook:
+    """The process's one audit hook (see the module's doc), added on first use."""
+
+    listeners: list[Watch] = []
+    added = False
+
+    @classmethod
+    def listen(cls, watch: Watch) -> None:
+        if not cls.added:
+            sys.addaudithook(cls.hook)
+            cls.added = True
+        cls.listeners.append(watch)
+
+    @classmethod
+    def stop(cls, watch: Watch) -> None:
+        if watch in cls.listeners:
+            cls.listeners.remove(watch)
+
+    @staticmethod
+    def hook(event: str, args: tuple[Any, ...], _effects: dict[str, Any] = EFFECTS,
+             _listeners: list[Watch] = listeners) -> None:
+        if not _listeners or event not in _effects:
+            return
+        for watch in list(_listeners):
+            try:
+                watch.heard(event, args)
+            except Refused:
+                raise
+            except Exception:  # a hook that fails must never fail the user's code
+                pass
+
+
+Lookup = Callable[[str], Any]  # what a name holds before the cold run, MISSING where unbound
+
+
+ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "math", "cmath", "jax", "jaxlib"})  # besides the frameworks
+
+
+# Builtins that make a new value from their arguments and change nothing.
+PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "filter", "float", "format", "frozenset",
+    "hash", "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range", "repr", "reversed",
+    "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "ord", "chr",
+})
+
+
+VALUES = (int, float, complex, str, bytes, bool, type(None), list, tuple, dict, set, frozenset)  # builtins' own values
+
+
+WRITES = frozenset({"out", "inplace"})  # keyword arguments that write into an argument
+
+
+PURE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Pass, ast.Import, ast.ImportFrom, ast.For, ast.If,
+                   ast.With, ast.Break, ast.Continue)
+
+
+PURE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Tuple, ast.List,
+                    ast.Set, ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Slice, ast.Starred, ast.ListComp,
+                    ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension, ast.keyword, ast.Load,
+                    ast.Store, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
+
+
+def _root(name: object) -> str:
+    return name.partition(".")[0] if isinstance(name, str) else ""
+
+
+def _framework_function(value: Any) -> bool:
+    """A function or class itself (``np.matmul``, a NumPy ufunc), not an object that is called (a
+    module such as ``bn``, whose call may change its own state)."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)) or (
+        type(value).__name__ == "ufunc")
+
+
+class Purity:
+    """Whether a cell's code is proven pure (see the module's doc), given what its names held
+    before the cold run (``lookup``) and the frameworks' module names."""
+
+    def __init__(self, tree: ast.Module, lookup: Lookup, frameworks: Iterable[str],
+                 costly: Callable[[Any], bool] = lambda value: False) -> None:
+        self.tree, self.lookup = tree, lookup
+        self.modules = frozenset(frameworks) | ARRAY_LIBRARIES
+        self.bound = set(top_level_names(tree))
+        used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - self.bound
+        # A value only a checksum can see (a NumPy array): a function may write into it, or into a
+        # view of it, where no version counter tells; operators never do.
+        self.holds_costly = any(costly(value) for value in map(self.lookup, used) if value is not MISSING)
+
+    def proven(self) -> bool:
+        statements = list(ast.walk(ast.Module(self.tree.body, [])))
+        return all(map(self._allowed, statements[1:]))
+
+    def _allowed(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.stmt):
+            return isinstance(node, PURE_STATEMENTS) and self._binds_names_only(node)
+        if isinstance(node, ast.Name):
+            return isinstance(node.ctx, ast.Store) or self._known_name(node.id)
+        if isinstance(node, ast.Attribute):
+            return isinstance(node.ctx, ast.Load) and self._module_path(node.value)
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.ctx, ast.Load)
+        if isinstance(node, ast.Call):
+            return self._pure_call(node)
+        return isinstance(node, (*PURE_EXPRESSIONS, ast.withitem, ast.expr_context))
+
+    def _binds_names_only(self, statement: ast.stmt) -> bool:
+        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+        names = [target for target in targets if target is not None]
+        return all(isinstance(node, (ast.Name, ast.Tuple, ast.List, ast.Store)) for target in names
+                   for node in ast.walk(target))
+
+    def _value(self, name: str) -> Any:
+        value = self.lookup(name)
+        return getattr(builtins, name, MISSING) if value is MISSING else value
+
+    def _known_name(self, name: str) -> bool:
+        """A name the cell binds itself, a module or function of a framework, an array or a plain value."""
+        if name in self.bound:
+            return True
+        value = self._value(name)
+        if value is getattr(builtins, name, None):
+            return name in PURE_BUILTINS
+        if isinstance(value, types.ModuleType):
+            return _root(value.__name__) in self.modules
+        if callable(value) and _root(getattr(value, "__module__", None)) in self.modules:
+            return True
+        return isinstance(value, VALUES) or _root(type(value).__module__) in self.modules
+
+    def _module_path(self, node: ast.expr) -> bool:
+        """``np``, ``torch.nn.functional``: an attribute chain whose root names a framework's module,
+        or an attribute of an array (``x.T``, ``x.shape``)."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and self._known_name(node.id)
+
+    def _pure_call(self, call: ast.Call) -> bool:
+        """A pure builtin, or a framework's function (not a method of an object, which may write into
+        it) where the cell reads no value a checksum alone can see; with no ``out=``/``inplace=``
+        and no function passed on (``map(f, xs)`` runs ``f``)."""
+        if any(keyword.arg in WRITES for keyword in call.keywords) or any(map(self._passes_code, _arguments(call))):
+            return False
+        func = call.func
+        if isinstance(func, ast.Name):
+            value = self._value(func.id)
+            if func.id in self.bound or value is MISSING:
+                return False
+            if value is getattr(builtins, func.id, None):
+                return func.id in PURE_BUILTINS
+            framework = _framework_function(value) and _root(getattr(value, "__module__", None)) in self.modules
+            return framework and not self.holds_costly
+        if not isinstance(func, ast.Attribute):
+            return False
+        owner = func.value
+        while isinstance(owner, ast.Attribute):
+            owner = owner.value
+        return isinstance(owner, ast.Name) and isinstance(self._value(owner.id), types.ModuleType) and (
+            _root(self._value(owner.id).__name__) in self.modules) and owner.id not in self.bound and (
+            not self.holds_costly)
+
+    def _passes_code(self, node: ast.expr) -> bool:
+        """Whether an argument is a function (a name or a module's attribute bound to one)."""
+        value: Any = MISSING
+        if isinstance(node, ast.Name):
+            value = self._value(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            owner = self._value(node.value.id)
+            value = getattr(owner, node.attr, MISSING) if isinstance(owner, types.ModuleType) else MISSING
+        return value is not MISSING and callable(value) and not isinstance(value, type)
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(keyword.value for keyword in call.keywords)]
+
+
+def proven_pure(tree: ast.Module, lookup: Lookup, frameworks: Iterable[str],
+                costly: Callable[[Any], bool] = lambda value: False) -> bool:
+    """Whether the cell's code is proven pure (see ``Purity``; ``costly(value)``: whether only a
+    checksum can see a change in ``value``); unproven is not impure, only unproven."""
+    try:
+        return Purity(tree, lookup, frameworks, costly).proven()
+    except Exception:  # a value that cannot be inspected proves nothing
+        return False

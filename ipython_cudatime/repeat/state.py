@@ -37,10 +37,9 @@ from typing import Any, Literal, NoReturn, TextIO
 
 from ..backends.objects import Kind
 from ..measure.runner import Repeats, StopRepeats, Unrepeatable
-from .audit import Watch as EffectWatch
-from .evidence import Evidence
+from .evidence import Evidence, proven_pure
+from .evidence import Watch as EffectWatch
 from .fingerprint import MISSING, Fingerprint, NamesView, module_views
-from .purity import proven_pure
 
 
 class NameSnapshot:

@@ -13,18 +13,71 @@ import ast
 import dataclasses
 import functools
 import math
+import operator
 import platform
 import statistics
 import sys
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from .. import backends
-from ..clocks import Harness, Run, from_saved
-from ..guard import failure_line
-from ..units import format_seconds, inert, range_text
+from ..units import failure_line, format_seconds, inert, range_text
+
+
+class Run(NamedTuple):
+    """The clocks of one run, in seconds.
+
+    host   until Python got control back (what ``%time`` prints);
+    wall   synchronized: all devices drained before and after;
+    device event time on the current stream, or None without a device clock;
+    cpu_user, cpu_sys  process CPU time over the wall span (cold run only).
+
+    A NamedTuple: cheap to create on the hot path, and never tracked by the GC.
+    """
+
+    host: float
+    wall: float
+    device: float | None = None
+    cpu_user: float | None = None
+    cpu_sys: float | None = None
+    batch: int = 1  # runs of the cell this sample timed (see ``batching``); the clocks are per run
+
+
+class Harness(NamedTuple):
+    """The harness's own cost, from null runs (nothing in them) through the same path and devices.
+
+    wall    median synchronized time of a null run: what the clocks and synchronize add to a sample;
+    jitter  IQR of those times: the spread the clocks show on their own;
+    device  median device-clock time of a null run, or None without a device clock.
+    """
+
+    wall: float
+    jitter: float
+    device: float | None = None
+
+
+Saved = TypeVar("Saved", Run, Harness)
+
+
+# Each kind's values in the order of its fields, read in one C call (dict lookups by name, so in any key order)
+_VALUES = {kind: operator.itemgetter(*kind._fields) for kind in (Run, Harness)}
+
+
+def from_saved(kind: type[Saved], data: Mapping[str, Any]) -> Saved:
+    """``kind(**data)`` for clocks read back from a saved line (``data`` checked by ``schema``), sooner
+    where it holds every field (as many keys as fields, none missing: so no foreign one): the values go
+    into the tuple as they are, read by name in one step, where a call by keyword compares each key with
+    the names as text (JSON's keys are equal to the fields' names, not the same strings), and where
+    testing the keys' order first (``tuple(data) == kind._fields``) cost as much again: 300 ns a run."""
+    if len(data) == len(kind._fields):
+        try:
+            return tuple.__new__(kind, _VALUES[kind](data))
+        except KeyError:  # a field missing, a foreign key in its place: the call says which
+            pass
+    return kind(**data)
+
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 # Quartiles of fewer warm runs than this rest on two or three samples each: show min and max instead.

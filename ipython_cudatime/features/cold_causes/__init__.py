@@ -11,8 +11,8 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 from ...measure.runner import Outcome, Watch
-from ...render.html import stacked_bar
-from ...render.image import COLOURS
+from ...render.chart import COLOURS
+from ...render.report import stacked_bar
 from ...results.result import CudaTimeResult, Finding
 from ...results.schema import list_of
 from ...units import format_seconds as fmt

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...guard import failure_text
+from ...units import failure_text
 from .jax_probe import JaxProbe
 from .nvml_probe import NvmlProbe
 from .page_fault_probe import PageFaultProbe

@@ -10,8 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...backends.torch_cuda import TorchCudaBackend
-from ...guard import failure_text
-from ...units import format_bytes, format_seconds
+from ...units import failure_text, format_bytes, format_seconds
 from ..memory.record import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 from .probe import Cause, Probe
 

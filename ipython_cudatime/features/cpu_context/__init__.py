@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...command.options import Values
 from ...measure.runner import Watch
-from ...render.html import sentence_html
+from ...render.report import sentence_html
 from ...results.result import CudaTimeResult, Finding, frozen_from
 from ..feature import Call, Feature
 from .context import CPU_CONTEXT, CpuContext, CpuWatch, joined, pools_text

@@ -19,8 +19,7 @@ from ...measure.runner import Outcome, Watch
 from ...results.schema import AMOUNT, COUNT, SECONDS, TEXT, dict_of, list_of, optional, record, whole
 
 if TYPE_CHECKING:
-    from ...clocks import Clock
-    from ...measure.machine import Machine
+    from ...measure.machine import Clock, Machine
 
 Reading = TypeVar("Reading", int, float)  # a counter read at the start and the end (seconds waited, switches)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...command.options import Flag, OptionError, Values, writable_file
 from ...measure.runner import Outcome, Watch
-from ...render.html import percent, stacked_bar, table_html
+from ...render.report import percent, stacked_bar, table_html
 from ...results.result import CudaTimeResult, Finding
 from ...units import count_text
 from ...units import format_seconds as fmt

@@ -24,7 +24,7 @@ from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
 from .verdicts import cpu_verdict, device_verdict
 
 if TYPE_CHECKING:
-    from ...clocks import Run
+    from ...results.result import Run
     from .trace import DeviceActivity, Span
 
 TOP = 5

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...command.options import Flag, OptionError, Values
 from ...measure.runner import Outcome, Watch
-from ...render.image import COLOURS, MUTED, PANEL, img_tag
+from ...render.chart import COLOURS, MUTED, PANEL, img_tag
 from ...results.result import CudaTimeResult, Finding
 from ...units import format_seconds as fmt
 from ...units import format_si

@@ -19,7 +19,7 @@ from ...units import format_si
 from . import peaks as peak_table
 
 if TYPE_CHECKING:
-    from ...clocks import Run
+    from ...results.result import Run
 
 Peaks = tuple[float | None, float | None, str | None, list[str]]  # (peak_flops, peak_bandwidth, source, notes)
 

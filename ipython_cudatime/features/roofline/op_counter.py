@@ -27,7 +27,7 @@ from ..cold_causes.torch_probe import tf32_allowed
 from .model import OpStat, PeakOverride, Roofline, build
 
 if TYPE_CHECKING:
-    from ...clocks import Run
+    from ...results.result import Run
 
 Key = tuple[str, str, str]  # (op name, dtype, device): one ``OpStat`` each
 

@@ -1,4 +1,12 @@
-"""The HTML report: a one-line answer, the run chart, the findings, the run breakdown, and
+"""The text report: what terminal IPython prints, and the fallback everywhere else.
+
+What the numbers say, in plain sentences shared by every renderer.
+
+Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text``. A ``Reading``
+is what every view of one result reads: the result, the features that word its records, and
+its findings, worked out once for all the views.
+
+The HTML report: a one-line answer, the run chart, the findings, the run breakdown, and
 collapsible sections ("Why", "Profile", "Details").
 
 It is the lasting output in a notebook, so it is built only from what every frontend keeps
@@ -12,20 +20,185 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING
+from statistics import median
+from typing import TYPE_CHECKING, Any
 
+from ..results.result import Finding, judgement
 from ..units import format_seconds as fmt
-from ..units import ratio_text
-from .image import REPORT_PX, legend_html, legend_item, swatch
+from ..units import inert, plain, range_text, ratio_text
+from .chart import MANY_RUNS, REPORT_PX, legend_html, legend_item, swatch
 
 if TYPE_CHECKING:
-    from ..clocks import Run
-    from ..results.result import CudaTimeResult
-    from .findings import Reading
+    from ..results.result import CudaTimeResult, RecordKeeper, Run
+
+
+def _clocks(run: Run) -> str:
+    parts = [f"host {fmt(run.host)}", f"wall {fmt(run.wall)}"]
+    if run.device is not None:
+        parts.append(f"device {fmt(run.device)}")
+    return ", ".join(parts)
+
+
+def _warm_line(result: CudaTimeResult) -> str:
+    """Median with its 95% interval, and spread: the IQR as "IQR 1.2 ms" (a width, not a ±
+    half-width), or with fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
+    runs = f"{result.runs} run{'s' if result.runs != 1 else ''}"
+    if result.batch > 1:
+        runs = f"{result.runs} samples of {result.batch:,} runs"
+    extremes = f"min {fmt(result.min)}, max {fmt(result.max)}"
+    median = f"warm     : {fmt(result.median)} median ({result.ci_text()})"
+    if not result.has_iqr:
+        return f"{median} over {runs} ({result.clock} clock; {extremes})"
+    return (f"{median}, IQR {fmt(result.iqr)}, over {runs} ({result.clock} clock; "
+            f"{extremes}, mean {fmt(result.mean)} ± {fmt(result.stdev)} std)")
+
+
+def render_text(reading: Reading) -> str:
+    """``%time``'s two lines for the cold run, then cold vs warm and what they mean."""
+    result = reading.result
+    cold = result.cold
+    total = (cold.cpu_user or 0.0) + (cold.cpu_sys or 0.0)
+    lines = [
+        f"CPU times: user {fmt(cold.cpu_user or 0.0)}, sys: {fmt(cold.cpu_sys or 0.0)}, total: {fmt(total)}",
+        f"Wall time: {fmt(cold.wall)}",
+        f"cold run : {fmt(result.cold_time)}  ({_clocks(cold)})",
+    ]
+    if result.median is not None:
+        lines.append(_warm_line(result))
+        if result.batch > 1:
+            lines.append(f"samples  : {result.batch_text()}")
+        lines.append(f"cold/warm: {ratio_text(result.ratio)}")
+    else:
+        lines.append("warm     : no warm runs")
+    lines.append(f"runs     : {result.counts_text()}")
+    for keeper, record in reading.pairs():
+        lines.extend(keeper.text_lines(result, record))
+    synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
+    lines.append(inert(f"device   : {result.device}; synchronized: {synced}", newlines=False))  # a loaded field's
+    lines.extend(finding.text for finding in reading.findings)
+    return plain("\n".join(lines))
+
+
+ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
+
+
+ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
+
+
+# Device events seeing less than this share of the synchronized time (harness cost out) missed work.
+COVERED = 0.9
+
+
+def _async_gap(host: float, wall: float) -> bool:
+    return host < ASYNC_HOST_FRACTION * wall and wall - host > ASYNC_MIN_GAP
+
+
+def _worker(result: CudaTimeResult) -> str:
+    """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
+    return "the GPU" if result.on_gpu else "the device"
+
+
+def _async_findings(result: CudaTimeResult) -> list[Finding]:
+    """The async trap, where the cold run or the warm runs' medians handed control back long before
+    the work was done. What ``%time`` would have printed is what it measures, the host's hand-over,
+    and that varies from run to run (a first dispatch, a busy core): so the sentence gives the range
+    of every run's host time, the first one named, never one run's figure as "what %time prints"."""
+    cold, warm = result.cold, result.warm
+    warm_gap = bool(warm) and _async_gap(median(run.host for run in warm), median(run.wall for run in warm))
+    if not (_async_gap(cold.host, cold.wall) or warm_gap):
+        return []
+    # the synchronized time of the runs that showed the trap: the warm median, or the cold run alone
+    synchronized = f"{fmt(median(run.wall for run in warm))} (warm median)" if warm_gap else \
+        f"{fmt(cold.wall)} (the first run)"
+    return [Finding(
+        "async",
+        f"%time alone would have printed {_hand_over(result)}: {_worker(result)} was still working when "
+        f"Python moved on. The synchronized time is {synchronized}.",
+    )]
+
+
+def _hand_over(result: CudaTimeResult) -> str:
+    """``0.15–7.3 ms, the host's hand-over over the cell's 12 runs (111 µs the first time)``."""
+    cold = result.cold
+    hosts = [cold.host] + [run.host for run in result.warmup + result.warm]
+    low, high = fmt(min(hosts)), fmt(max(hosts))
+    if len(hosts) == 1:
+        return f"{low}, the host's hand-over"
+    if low == high:
+        return f"{low}, the host's hand-over in each of the {len(hosts):,} timed runs"
+    return (f"{range_text(min(hosts), max(hosts))}, the host's hand-over over the {len(hosts):,} timed runs "
+            f"({fmt(cold.host)} the first time)")
+
+
+def _feature_findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
+    """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...,
+    why the warm runs vary), from what each judged of its record (``Reading.pairs``)."""
+    return [found for keeper, judged in pairs for found in keeper.findings(result, judged)]
+
+
+def _clock_findings(result: CudaTimeResult) -> list[Finding]:
+    """Where the device clock saw less than the synchronized time: what it missed, and why the
+    statistics then use the wall clock."""
+    coverage = result.coverage
+    found = []
+    if coverage is not None and coverage < COVERED:
+        found.append(Finding(
+            "coverage",
+            f"The device clock (events on the current stream) saw {coverage:.0%} of the synchronized time: "
+            "the rest ran on other streams or other devices (or in a framework these events do not see), "
+            "which only the synchronized wall clock includes.",
+        ))
+    why = result.clock_why()
+    if why:
+        found.append(Finding("clock", why))
+    return found
+
+
+def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
+    """The sentences worth printing under the numbers, most important first; ``keepers`` (the
+    features) word their own records (``Reading.of`` works them out with the rest of a report)."""
+    return list(Reading.of(result, keepers).findings)
+
+
+def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
+    found = _async_findings(result) + _feature_findings(result, pairs) + _clock_findings(result)
+    if result.stopped:  # these two may come from a file: one line each, whatever they hold
+        found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
+                                        "the statistics cover the runs done."))
+    found.extend(Finding("note", inert(note, newlines=False)) for note in result.notes)
+    return found
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One result as its views read it, as pyinstrument's renderers read one ``Session``: the result
+    (plain data), the keepers that word its records (the features, handed in as the registry is),
+    what each judged of its record (``RecordKeeper.judge``) and its findings, worked out once.
+    ``display.bundle`` makes one and hands it to the text and the HTML report, so that neither asks
+    the noise check or a feature's words a second time."""
+
+    result: CudaTimeResult
+    keepers: tuple[RecordKeeper, ...]
+    judged: tuple[Any, ...]
+    findings: tuple[Finding, ...]
+
+    @classmethod
+    def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
+        keepers = tuple(keepers)
+        judged = tuple(judgement(keeper, result) for keeper in keepers)
+        return cls(result, keepers, judged, tuple(_findings(result, zip(keepers, judged))))
+
+    def pairs(self) -> list[tuple[RecordKeeper, Any]]:
+        """(keeper, what it judged of its record on the result), in the keepers' order."""
+        return list(zip(self.keepers, self.judged))
+
 
 # one table style for every report
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"
+
+
 LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; a number and its unit never do
 
 
@@ -128,13 +301,12 @@ def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
     return rows
 
 
-def _clocks(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
+def _clock_row(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
     return (kind, str(number), fmt(run.host), fmt(run.wall), "" if run.device is None else fmt(run.device))
 
 
-# runs listed one by one and drawn a bar each; beyond, their distribution (``spread_html``, and a histogram
-# in the chart): a report of 1,000 runs stays under 60 KB, and one of 100,000 as large
-MANY_RUNS = 200
+
+
 PERCENTILES = (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100)
 
 
@@ -153,9 +325,9 @@ def runs_html(result: CudaTimeResult) -> str:
     """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
     on the statistics clock (``warm_runs_html``). Past ``MANY_RUNS`` runs of a kind, their
     percentiles instead."""
-    warmup = ([_clocks("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
+    warmup = ([_clock_row("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
               if len(result.warmup) <= MANY_RUNS else [])
-    html = table_html(("run", "#", "host", "wall", "device"), [_clocks("cold", 1, result.cold)] + warmup,
+    html = table_html(("run", "#", "host", "wall", "device"), [_clock_row("cold", 1, result.cold)] + warmup,
                       "cudatime-first-runs")
     if not warmup and result.warmup:
         html += spread_html("warm-up (wall)", [run.wall for run in result.warmup])
