@@ -15,15 +15,15 @@ PACKAGE = "ipython_cudatime"
 # Top to bottom; a module belongs to the layer of the longest prefix that names it.
 LAYERS = (
     ("the package", ("ipython_cudatime",)),
-    ("notebook: what the user types and sees", ("ipython_cudatime.notebook",)),
-    ("features", ("ipython_cudatime.features",)),
-    ("command: the flags of one call", ("ipython_cudatime.command",)),
-    ("render: the report's words and pictures", ("ipython_cudatime.render",)),
-    ("repeat: whether a cell may run again", ("ipython_cudatime.repeat",)),
-    ("measure: the cold run and the warm runs", ("ipython_cudatime.measure",)),
-    ("results: plain data, statistics, files", ("ipython_cudatime.results",)),
-    ("backends", ("ipython_cudatime.backends",)),
-    ("units", ("ipython_cudatime.units",)),
+    ("notebook/", ("ipython_cudatime.notebook",)),
+    ("features/", ("ipython_cudatime.features",)),
+    ("command/", ("ipython_cudatime.command",)),
+    ("render/", ("ipython_cudatime.render",)),
+    ("repeat/", ("ipython_cudatime.repeat",)),
+    ("measure/", ("ipython_cudatime.measure",)),
+    ("results/", ("ipython_cudatime.results",)),
+    ("backends/", ("ipython_cudatime.backends",)),
+    ("units.py", ("ipython_cudatime.units",)),
 )
 
 # (module, function, imported module): why it is imported when the function runs, not before.
