@@ -25,20 +25,8 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "FEATURES",
-    "CudaTimeResult",
-    "Env",
-    "Results",
-    "Task",
-    "contrast",
-    "load",
-    "load_ipython_extension",
-    "profile_trace",
-    "report",
-    "save",
-    "unload_ipython_extension",
-]
+__all__ = ["FEATURES", "CudaTimeResult", "Env", "Results", "Task", "contrast", "load", "load_ipython_extension",
+           "profile_trace", "report", "save", "unload_ipython_extension"]
 
 
 # Each public name's module, imported when the name is first used: ``import ipython_cudatime``
@@ -86,9 +74,8 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 def report(obj: CudaTimeResult | Results, features: Collection[Feature] | None = None) -> str:
-    """The text report of a result or of results side by side (a sweep, a comparison): what terminal
-    IPython shows when you echo one. Results are plain data; this is how they read as text, each
-    of ``features`` (default: ``FEATURES``) wording its own record."""
+    """The text report of a result or of results side by side (a sweep, a comparison), as terminal IPython
+    echoes one: results are plain data, each of ``features`` (default: ``FEATURES``) wording its own record."""
     from .features import FEATURES
     from .notebook.display import text
 
@@ -108,9 +95,8 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
 
 def load(paths: str | PathLike[str] | Iterable[str | PathLike[str]],
          features: Collection[Feature] | None = None) -> tuple[Results, list[str]]:
-    """Read the results ``--save`` wrote to ``paths`` (a path, or a list; one JSON line each):
-    (``Results``, a list of messages for the lines or files that did not load). Each of
-    ``features`` (default: ``FEATURES``, all of them) reads its own record."""
+    """Read the results ``--save`` wrote to ``paths`` (a path, or a list; one JSON line each): (``Results``,
+    messages for the lines or files that did not load), each of ``features`` (default: all) reading its record."""
     from .features import FEATURES
     from .results import store
 

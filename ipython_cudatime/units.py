@@ -1,15 +1,12 @@
 """Human units for durations, the way IPython's ``%time`` prints them (3 significant figures).
 
-Like IPython's ``_format_time``, symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``)
-when ``sys.stdout`` names an encoding that cannot write them (a Windows console, or
-``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError (any other character
-it cannot write, in a label or a kernel's name, prints as ``?``). Unlike IPython, a stream without an
-encoding (``io.StringIO``, ``%%capture``) keeps the symbols: it stores any text.
+Like IPython's ``_format_time``, symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``) where
+``sys.stdout``'s encoding cannot write them (a Windows console, ``PYTHONIOENCODING=ascii``), so a report
+never raises UnicodeEncodeError (any other such character, in a label or a kernel's name, prints as ``?``).
+Unlike IPython, a stream without an encoding (``io.StringIO``, ``%%capture``) keeps them: it stores any text.
 
-What keeps an explanation from sinking a measurement: a probe, cause, counter or view that raises
-becomes one line saying what was not read and why, and the timed numbers stand.
-
-The cell's own exceptions are never caught here: they are the user's traceback.
+A probe, cause, counter or view that raises becomes one line saying what was not read and why
+(``failure_line``), and the timed numbers stand; the cell's own exceptions are the user's traceback.
 """
 
 from __future__ import annotations
@@ -35,13 +32,10 @@ def _encoding() -> str | None:
 
 def _writable(text: str) -> bool:
     encoding = _encoding()
-    if encoding is None:
-        return True
     try:
-        text.encode(encoding)
+        return encoding is None or text.encode(encoding) is not None
     except UnicodeEncodeError:
         return False
-    return True
 
 
 def symbol(char: str) -> str:
@@ -50,10 +44,9 @@ def symbol(char: str) -> str:
 
 
 def inert(text: str, newlines: bool = True) -> str:
-    """``text`` with every character a terminal could act on written out as ``repr`` writes it:
-    ESC (``\\x1b``, which starts the sequences that clear a screen or retitle a window), BEL,
-    carriage return, tab, the C1 controls, bidirectional overrides: all that ``str.isprintable``
-    refuses. Newlines stay unless ``newlines`` is False (a table cell is one line)."""
+    """``text`` with every character a terminal could act on (ESC, which starts the sequences that clear
+    a screen, BEL, tab, the C1 controls, bidirectional overrides: all that ``str.isprintable`` refuses)
+    written as ``repr`` writes it. Newlines stay unless ``newlines`` is False (a table cell is one line)."""
     lines = text.split("\n") if newlines else [text]
     if all(line.isprintable() for line in lines):
         return text
@@ -64,24 +57,22 @@ SHORT_TEXT = 200  # characters of a message (a failed point's error) a table sho
 
 
 def shortened(text: str, limit: int = SHORT_TEXT) -> str:
-    """``text`` cut to ``limit`` characters, saying how long it was: a megabyte of exception
-    message stays one readable cell."""
+    """``text`` cut to ``limit`` characters, saying how long it was: a megabyte of message stays one cell."""
     if len(text) <= limit:
         return text
     return f"{text[:limit]} ... (cut: {len(text):,} characters in all)"
 
 
 def plain(text: str) -> str:
-    """``text`` made inert (``inert``: a label or a loaded field never reaches the terminal as a
-    control sequence), with each symbol that stdout cannot write replaced by its ASCII stand-in,
-    and any other such character (a user's label, a kernel's name) by ``?``: never an encoding error."""
+    """``text`` made ``inert`` (never a control sequence on the terminal), each symbol that stdout cannot
+    write replaced by its ASCII stand-in and any other such character by ``?``: never an encoding error."""
     text = inert(text)
     if _writable(text):
         return text
     for char in ASCII:
         text = text.replace(char, symbol(char))
-    encoding = _encoding()  # None: a stream without one, which writes any text
-    return text if encoding is None or _writable(text) else text.encode(encoding, "replace").decode(encoding)
+    encoding = str(_encoding())  # not None: a stream without one writes any text
+    return text if _writable(text) else text.encode(encoding, "replace").decode(encoding)
 
 
 def format_seconds(seconds: float | None, precision: int = 3) -> str:
@@ -104,9 +95,8 @@ def format_seconds(seconds: float | None, precision: int = 3) -> str:
 
 
 def time_unit(seconds: float, precision: int = 3) -> tuple[str, int]:
-    """The unit ``format_seconds`` writes ``seconds`` in (seconds past a minute too), and its
-    factor: ``("ms", 1000)`` for 0.0156; a table in one unit takes its smallest value's. A value
-    that rounds up to the next unit is written in it (999.9 µs is 1 ms, not 1e+03 µs)."""
+    """The unit ``format_seconds`` writes ``seconds`` in, and its factor: ``("ms", 1000)`` for 0.0156 (a
+    table in one unit takes its smallest value's); 999.9 µs rounds up to 1 ms, not 1e+03 µs."""
     order = max(min(-int(math.floor(math.log10(seconds)) // 3), 3), 0) if seconds > 0 else 3
     if order > 0 and float(f"{seconds * 1000**order:.{precision}g}") >= 1000:
         order -= 1
@@ -159,8 +149,8 @@ def percent_text(fraction: float) -> str:
 
 
 def count_text(count: int, noun: str) -> str:
-    """``1 operator call``, ``2 operator calls``: a count and its noun agree in number. ``noun`` is
-    the plural, optionally followed by a parenthesis (``operator calls (CPU only)``), which stays."""
+    """``1 operator call``, ``2 operator calls``: ``noun`` is the plural, optionally followed by a
+    parenthesis that stays (``operator calls (CPU only)``)."""
     head, paren, tail = noun.partition(" (")
     if count == 1 and head.endswith("s"):
         head = head[:-1]
@@ -171,9 +161,8 @@ MESSAGE_LIMIT = 160  # characters of the exception's message kept in the line
 
 
 def failure_text(error: BaseException) -> str:
-    """``RuntimeError: PyTorch is checking …``: the exception's type and the first line of its
-    message, shortened, so that the report stays one line per failure (torch's messages run to
-    several sentences and a URL)."""
+    """``RuntimeError: PyTorch is checking …``: the exception's type and its message's first line,
+    shortened: one line per failure (torch's messages run to several sentences and a URL)."""
     try:
         lines = str(error).strip().splitlines()
     except Exception:  # an exception that cannot be printed still has a type

@@ -100,7 +100,24 @@ def test_a_result_holds_plain_records_and_reads_back_with_the_features_handed_in
     back = Results.from_dict(through_json(Results([Point(full.task, full)]).to_dict()), FEATURES)
     assert back.points[0].result == full and back.keepers == FEATURES
     bare = CudaTimeResult.from_dict(through_json(full.to_dict()), ())  # no feature reads its record back
-    assert bare.records == {} and bare != full
+    assert bare.records == through_json(full.to_dict())["records"] and bare != full
+    assert bare.read_by(FEATURES) == full
+
+
+def test_a_saved_result_reads_back_from_its_data_alone(ip):
+    """``from_dict`` needs nothing but the data, as torch's ``Measurement`` does: with no features the
+    records stay the saved JSON, the line writes back the same, and ``read_by`` reads them for a view."""
+    r = ip.run_line_magic("cudatime", "-o -q -n 3 sum(range(100))")
+    assert r.cpu_context is not None  # the default features are on: there are records to keep
+    saved = through_json(r.to_dict())
+    back = type(r).from_dict(saved)
+    assert back.to_dict() == r.to_dict() and back.cpu_context == saved["records"]["cpu_context"]
+    assert back.extra_runs == r.extra_runs and back.read_by(FEATURES) == r
+    assert report(back.read_by(FEATURES)) == report(r)
+    assert r.read_by(FEATURES) is r and back.read_by(()) is back  # nothing plain to read: the result itself
+    del saved["extra_runs"]
+    assert CudaTimeResult.from_dict(saved).extra_runs == []  # not in the data, no feature to name them: none
+    assert Results.from_dict(through_json(Results([Point(r.task, r)]).to_dict())).points[0].result == back
 
 
 def test_a_live_result_with_a_profile_and_a_roofline_round_trips(ip):
@@ -367,7 +384,7 @@ def test_every_field_of_every_saved_record_is_checked():
 
     from ipython_cudatime.results import schema
 
-    kept = [(cls, schema.RECORDS[cls.__name__]) for cls in (Run, Env, Task, Harness)]
+    kept = [(Run, schema.RUN), (Env, schema.ENV), (Task, schema.TASK), (Harness, schema.HARNESS)]
     kept += [pair for feature in FEATURES for pair in type(feature).record_checks]  # each feature's own
     assert {cls.__name__ for cls, _ in kept} >= {"Cause", "Profile", "Roofline", "DeviceMemory", "CpuContext"}
     for cls, check in kept:

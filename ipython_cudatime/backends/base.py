@@ -1,8 +1,5 @@
-"""The one small interface every device backend implements, and the one device timer.
-
-The runner only ever talks to this interface, so a new framework (or a test
-stand-in for an asynchronous device) plugs in without touching the core.
-"""
+"""The one small interface every device backend implements, and the one device timer: the runner
+only talks to these, so a new framework (or a test's asynchronous device) plugs in without touching it."""
 
 from __future__ import annotations
 
@@ -16,9 +13,8 @@ SHALLOW = 100  # items of a list, tuple or dict value looked at for a framework'
 
 
 def _modules_of(value: object) -> list[object]:
-    """The modules that ``value`` comes from: its own name for a module; the defining module
-    of a function, of a class and of every class in its MRO (a user's subclass of a
-    framework's class counts as the framework's)."""
+    """The modules that ``value`` comes from: a module's own name; the defining module of a function,
+    of a class and of every class in its MRO (a user's subclass of a framework's class is the framework's)."""
     if isinstance(value, types.ModuleType):
         return [value.__name__]
     classes = value.__mro__ if isinstance(value, type) else type(value).__mro__
@@ -64,27 +60,22 @@ class DeviceTimer:
 
 
 class Place:
-    """Where an ``EventTimer`` records: the device current when a run starts, and the stream to
-    record on for a device. This default knows one device: ``record()`` on the current stream."""
+    """Where an ``EventTimer`` records: the device current when a run starts, and the stream to record
+    on for it (None: ``record()``'s own choice). This default knows one device."""
 
     def device(self) -> Any:
         return None
 
     def stream(self, device: Any) -> Any:
-        """The stream to record on for ``device``, or None for ``record()``'s own choice."""
         return None
 
 
 class EventTimer(DeviceTimer):
-    """Reusable timing events from ``make_event()``: ``torch.cuda.Event``, ``torch.Event`` and
-    ``cupy.cuda.Event`` all record on the current stream, and ``elapsed_ms(start, stop)``
-    reads milliseconds between two of them.
-
-    Both events of a run are recorded on the device current when it started (``place``): a
-    cell that calls ``torch.cuda.set_device(1)`` would otherwise put its stop event on another
-    device, which torch refuses ("Event device does not match recording stream's device").
-    An event stays bound to the device it was first recorded on, so there is one pair per
-    device, made once: creating events on every run would cost a driver call each time."""
+    """Reusable timing events from ``make_event()`` (``torch.cuda.Event``, ``torch.Event``, ``cupy.cuda.Event``);
+    ``elapsed_ms(start, stop)`` reads milliseconds between two. Both events of a run are recorded on the
+    device current when it started (``place``): after ``torch.cuda.set_device(1)`` in the cell, torch would
+    refuse a stop event on another device. An event stays bound to the device it was first recorded on,
+    so there is one pair per device, made once (new events each run would cost a driver call each)."""
 
     def __init__(self, make_event: Callable[[], Any], elapsed_ms: Callable[[Any, Any], float],
                  place: Place | None = None) -> None:
@@ -110,8 +101,7 @@ class EventTimer(DeviceTimer):
         self._record(self._pairs[self._device][1])
 
     def elapsed(self) -> float:
-        start, stop = self._pairs[self._device]
-        return self._elapsed_ms(start, stop) / 1e3
+        return self._elapsed_ms(*self._pairs[self._device]) / 1e3
 
 
 def event_elapsed_ms(start: Any, stop: Any) -> float:
@@ -120,13 +110,12 @@ def event_elapsed_ms(start: Any, stop: Any) -> float:
 
 
 class Pool:
-    """A framework's own intra-op thread pool (a BLAS library's pools are threadpoolctl's to read):
-    its name in the report, the threads it runs now, and how ``--threads N`` sets them."""
+    """A framework's own intra-op thread pool (a BLAS library's are threadpoolctl's to read): its name in
+    the report, the threads the framework (``module``, imported) runs now, and how ``--threads N`` sets them."""
 
     name = ""
 
     def threads(self, module: Any) -> int:
-        """The threads the pool of ``module`` (the framework, imported) runs now."""
         raise NotImplementedError
 
     def set(self, module: Any, threads: int) -> None:
@@ -134,80 +123,60 @@ class Pool:
 
 
 class Backend:
-    """A framework that can hold queued device work, and what the rest of the package needs to
-    know of it: the one room a framework lives in. Besides its device (below), it declares its
-    packages (whose objects show its work), how the repeat decision reads its objects (``kinds``),
-    its own thread pools (``pools``) and the packages whose linear algebra runs in the BLAS pools
-    (``blas_users``); ``backends.frameworks`` and ``machine`` read these from the registry.
+    """A framework that can hold queued device work, and all the package needs to know of it: the one
+    room a framework lives in (``backends.frameworks`` and ``machine`` read the registry's).
 
-    ``name`` is what the report calls it ("torch cuda"). A backend must never
-    initialize a device on its own: ``synchronize`` and ``timer`` do nothing
-    while ``active`` is False, so the cold run still pays for the device context
-    and shows it.
+    ``name`` is what the report calls it ("torch cuda"). A backend must never initialize a device on
+    its own: ``synchronize`` and ``timer`` do nothing while ``active`` is False, so the cold run still
+    pays for the device context and shows it.
     """
 
-    # the top-level modules whose objects show that a cell's work went through this framework
-    packages: tuple[str, ...] = ()
-    # its own intra-op thread pools, whose threads the CPU context reads and --threads sets
-    pools: ClassVar[tuple[Pool, ...]] = ()
-    # packages whose linear algebra runs in the BLAS pools threadpoolctl sees (NumPy's, SciPy's)
-    blas_users: ClassVar[tuple[str, ...]] = ()
+    packages: tuple[str, ...] = ()  # top-level modules whose objects show a cell's work went through it
+    pools: ClassVar[tuple[Pool, ...]] = ()  # its own intra-op pools, which the CPU context reads and --threads sets
+    blas_users: ClassVar[tuple[str, ...]] = ()  # packages whose linear algebra runs in the BLAS pools
 
     @property
     def name(self) -> str:
-        """Read-only, so that a subclass may fix it (a class attribute) or compute it (``torch cuda:1``
-        follows the current device)."""
+        """Read-only: a subclass may fix it (a class attribute) or compute it (``torch cuda:1``, the current device)."""
         return "backend"
 
     @classmethod
     def detect(cls, module: Any) -> Backend | None:
-        """A backend for ``module`` (the framework, already imported by the user), or None
-        when it has no device to wait for. Must not initialize any device."""
+        """A backend for ``module`` (imported by the user), or None with no device to wait for: never starts one."""
         raise NotImplementedError
 
     @classmethod
     def kinds(cls, module: Any) -> tuple[Kind, ...]:
-        """How the repeat decision reads this framework's objects (``objects.Kind``), for
-        ``module`` (the framework, imported): its arrays, generators and immutable types.
-        Asked whether or not the framework has a device. Default: none."""
+        """How the repeat decision reads ``module``'s objects (``objects.Kind``s), with a device or not."""
         return ()
 
     @property
     def active(self) -> bool:
-        """Whether this framework has a live device context in this process (a CUDA context,
-        a started runtime): only then can it hold work, and only then may it be asked to wait."""
+        """Whether this framework has a live device context here (a CUDA context, a started runtime):
+        only then can it hold work, and only then may it be asked to wait."""
         return True
 
     def begin(self) -> None:
-        """Before the cold run: read what ``touched`` compares with (a counter of the framework's
-        work). A backend that joins after the cold run is not asked: before its framework was
-        imported, that counter was zero. Most backends: nothing."""
+        """Before the cold run: read what ``touched`` compares with (a counter of the framework's work).
+        A backend that joins after the cold run is not asked: before the import, that counter was zero."""
 
     def touched(self, seen: list[Any]) -> bool | None:
-        """Whether the runs just made went through this framework: True, False, or None where
-        it cannot tell, and then the report names it whenever it is ``active`` (it was waited
-        for and may hold the cell's work). ``seen``: what the cell read, returned and bound.
-
-        The default: one of this framework's objects among them (a tensor, its module, a
-        model subclassing its class) is proof; nothing among them proves nothing. A backend
-        that can tell more (it waited on the cell's results, it counts its work) overrides
-        this to answer False, so that a framework merely imported, or used by an earlier
-        cell, is never named for a cell that did not use it.
-        """
+        """Whether the runs just made went through this framework: True, False, or None where it cannot
+        tell (the report then names it whenever ``active``: it was waited for and may hold the cell's
+        work). ``seen``: what the cell read, returned and bound. By default one of the framework's
+        objects among them (a tensor, its module, a model subclassing its class) is proof, and their
+        absence proves nothing; a backend that can tell more overrides this to answer False, so that
+        a framework merely imported, or used by an earlier cell, is not named for this one."""
         return True if made_by(seen, self.packages) else None
 
     def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
-        """Wait until all work queued on all of this framework's devices is done.
-
-        ``outputs``, after a run, is a zero-argument callable giving what the run
-        produced (the cell's value, and the values of the names it bound), for
-        frameworks that can only wait on their results (JAX); None before a run.
-        """
+        """Wait until all work queued on all of this framework's devices is done. ``outputs`` (None before
+        a run) gives what the run produced (its value, the names it bound): JAX can only wait on those."""
         raise NotImplementedError
 
     def settle(self) -> None:
-        """Before a run that skips the full ``synchronize`` (the previous run's final one drained
-        the device): wait for whatever that one could not see. Most backends: nothing."""
+        """Before a run that skips the full ``synchronize`` (the last run's drained the device): wait for
+        whatever that one could not see."""
 
     def timer(self) -> DeviceTimer | None:
         """A DeviceTimer for the current stream, or None when there is no device clock."""
@@ -219,10 +188,5 @@ class Backend:
 
     @property
     def note(self) -> str | None:
-        """A plain sentence for the report about what could not be done (work not waited
-        for, no clock), or None when there is nothing to say."""
+        """A plain sentence for the report about what could not be done (work not waited for, no clock)."""
         return None
-
-    def memory_stats(self) -> dict[str, int]:
-        """A flat dict of allocator counters (empty when the framework has none)."""
-        return {}

@@ -1,5 +1,5 @@
-"""The fallback when no device framework is active (host clocks only), and the host's arrays: how the
-repeat decision reads NumPy's objects."""
+"""The host: the fallback when no device framework is active (host clocks only), and how the repeat
+decision reads the host's arrays and tables (NumPy's and pandas', which have no device to wait for)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,7 @@ class CpuBackend(Backend):
 
     @classmethod
     def kinds(cls, numpy: Any) -> tuple[Kind, ...]:
-        """NumPy, the host's arrays (a dependency of the package): arrays by a checksum of their
-        memory, generators by their state, scalars and dtypes immutable."""
+        """NumPy's arrays by a checksum of their memory, generators by their state, scalars and dtypes immutable."""
         random = numpy.random
         return (NumpyArray(numpy), NumpyGenerator(random.Generator, random.RandomState),
                 Leaf(numpy.generic, numpy.dtype, numpy.ufunc))
@@ -82,8 +81,8 @@ class NumpyArray(Kind):
 
 
 class NumpyGenerator(Kind):
-    """A generator of its own (``np.random.default_rng()``, a ``RandomState``) by its state; the
-    global one is put back after the runs anyway (``state.RandomStates``)."""
+    """A generator of the user's own (``default_rng()``, a ``RandomState``) by its state; the global one is
+    put back after the runs anyway (``state.RandomStates``)."""
 
     def __init__(self, *types: type) -> None:
         self.types = types
@@ -107,3 +106,38 @@ class NumpyGenerator(Kind):
             generator.bit_generator.state = saved
         else:
             generator.set_state(saved)
+
+
+class PandasTable(Kind):
+    """A DataFrame, a Series or an Index keeps its values in an extension type's C fields that no
+    ``__dict__`` shows: read by its shape, labels, dtypes and a hash of every row (index included), so
+    that a value changed in place shows. Nothing puts one back: a change is a reason to run once."""
+
+    costly = True
+
+    def __init__(self, pandas: Any) -> None:
+        self.pandas, self.types = pandas, (pandas.DataFrame, pandas.Series, pandas.Index)
+
+    def token(self, table: Any) -> Any:
+        try:
+            rows = self.pandas.util.hash_pandas_object(table).to_numpy()
+        except TypeError:  # an unhashable value (a list) in an object column
+            raise Unseen("a table holding unhashable values") from None
+        if isinstance(table, self.pandas.DataFrame):
+            return table.shape, tuple(table.columns), tuple(map(str, table.dtypes)), hash(rows.tobytes())
+        return table.shape, table.name, str(table.dtype), hash(rows.tobytes())
+
+    def change(self, before: Any, after: Any) -> str:
+        return " (written in place)" if before[:2] == after[:2] else " (reshaped)"
+
+
+class PandasTables(Backend):
+    """pandas in the registry's sense: never a device (``detect`` finds none), only ``kinds``."""
+
+    @classmethod
+    def detect(cls, module: Any) -> None:
+        return None
+
+    @classmethod
+    def kinds(cls, pandas: Any) -> tuple[Kind, ...]:
+        return (PandasTable(pandas),)

@@ -31,8 +31,7 @@ class CupyBackend(Backend):
 
     @property
     def active(self) -> bool:
-        """A context in this thread means CuPy (or another framework) has used the GPU;
-        without one there is nothing queued, and we must not create one."""
+        """A context in this thread: CuPy (or another) used the GPU; else nothing is queued, and none may be made."""
         return bool(self._cupy.cuda.driver.ctxGetCurrent() != 0)
 
     @property

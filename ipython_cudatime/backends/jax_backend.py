@@ -1,16 +1,13 @@
-"""JAX: dispatch is asynchronous on every platform, the CPU included, and there is no public
-global synchronize (jax#4335). So this backend waits on what the run produced: every JAX
-array in the cell's value and in the names it bound, pytrees included; then, on GPUs and
-TPUs, it runs a tiny computation on each device and waits for it, which drains the device's
-in-order compute stream. A transfer would not: ``jax.device_put(0, device)`` goes on the
-transfer stream and waits for nothing queued on the compute stream. The computation's input is
-put on each device once per process (``_tokens``), so no transfer happens inside a sample.
-(On the CPU that drain waits for nothing, so it is skipped.)
+"""JAX: dispatch is asynchronous on every platform, the CPU included, and there is no public global
+synchronize (jax#4335). So this backend waits on what the run produced: every JAX array in the cell's
+value and the names it bound, pytrees included; then, on GPUs and TPUs (not the CPU, where it waits for
+nothing), a tiny computation on each device, waited for, drains its in-order compute stream. A transfer
+would not: ``jax.device_put(0, device)`` goes on the transfer stream. The computation's input is put on
+each device once per process (``_tokens``), so no transfer happens inside a sample.
 
-Before every run it also waits on every live JAX array (``jax.live_arrays()``): work an
-earlier cell queued, or that the last run left outside its outputs, would otherwise still
-be running when the run starts, and be billed to it. That drain is outside the timed span;
-it costs about 2-4 µs per live array (``benchmarks/overhead.py`` measures it).
+Before every run it also waits on every live JAX array (``jax.live_arrays()``): work an earlier cell
+queued, or the last run left outside its outputs, would otherwise be billed to the run. That drain is
+outside the timed span; it costs about 2-4 µs per live array (``benchmarks/overhead.py`` measures it).
 """
 
 from __future__ import annotations
@@ -25,8 +22,7 @@ from .objects import Kind, Leaf, present
 
 class JaxBackend(Backend):
     packages = ("jax", "jaxlib")
-    # device -> a scalar already on it, the drain's input: made once per process, as the backends are
-    # made once per call
+    # device -> a scalar already on it, the drain's input: made once per process (a backend lives one call)
     _tokens: ClassVar[dict[Any, Any]] = {}
 
     def __init__(self, jax: Any) -> None:
@@ -35,18 +31,19 @@ class JaxBackend(Backend):
         self.blocked = 0  # JAX arrays waited on after the last run (0: nothing to wait on)
         self._live = 0  # live JAX arrays when the measurement began
 
-    def _live_count(self) -> int:
+    def _live_arrays(self) -> list[Any]:
         live_arrays = getattr(self._jax, "live_arrays", None)  # JAX >= 0.4
-        return len(live_arrays()) if live_arrays is not None and self.active else 0
+        return live_arrays() if live_arrays is not None and self.active else []
 
     def begin(self) -> None:
-        self._live = self._live_count()
+        self._live = len(self._live_arrays())
 
     def touched(self, seen: list[Any]) -> bool:
         """JAX's own: the last run produced or bound JAX arrays (it waited on them), the cell read
         JAX's objects (``jnp``, an array, a jitted function), or new arrays are alive (work was
         queued). JAX's backends, once started, stay up: an earlier JAX cell proves nothing."""
-        return self.active and (self.blocked > 0 or made_by(seen, self.packages) or self._live_count() > self._live)
+        return self.active and (self.blocked > 0 or made_by(seen, self.packages)
+                                or len(self._live_arrays()) > self._live)
 
     @classmethod
     def kinds(cls, jax: Any) -> tuple[Kind, ...]:
@@ -55,14 +52,11 @@ class JaxBackend(Backend):
 
     @classmethod
     def detect(cls, jax: Any) -> JaxBackend | None:
-        if not hasattr(jax, "block_until_ready"):
-            return None
-        return cls(jax)
+        return cls(jax) if hasattr(jax, "block_until_ready") else None
 
     @property
     def active(self) -> bool:
-        """Whether JAX's backends are up. Never start them ourselves: on a GPU they
-        preallocate most of its memory."""
+        """Whether JAX's backends are up. Never start them ourselves: on a GPU they preallocate most of its memory."""
         bridge = getattr(getattr(self._jax, "_src", None), "xla_bridge", None)
         check = getattr(bridge, "backends_are_initialized", None)
         return check() if check is not None else True
@@ -72,19 +66,13 @@ class JaxBackend(Backend):
             self._devices = self._jax.devices()
         return self._devices
 
-    def _queued_devices(self) -> list[Any]:
-        return [device for device in self._all_devices() if device.platform != "cpu"]
-
     @property
     def name(self) -> str:
         device = self._all_devices()[0]
         return f"jax {device.platform}:{device.id}"
 
     def settle(self) -> None:
-        live_arrays = getattr(self._jax, "live_arrays", None)  # JAX >= 0.4
-        if live_arrays is None or not self.active:
-            return
-        for array in live_arrays():
+        for array in self._live_arrays():
             with contextlib.suppress(RuntimeError):  # deleted (donated) meanwhile: nothing to wait for
                 array.block_until_ready()
 
@@ -103,8 +91,9 @@ class JaxBackend(Backend):
             arrays = [leaf for leaf in leaves if isinstance(leaf, jax.Array)]
             jax.block_until_ready(arrays)
             self.blocked = len(arrays)
-        for device in self._queued_devices():
-            self._drain(device)
+        for device in self._all_devices():
+            if device.platform != "cpu":
+                self._drain(device)
 
     def _drain(self, device: Any) -> None:
         """A computation on ``device``'s compute stream, waited for: it runs after everything queued there."""
@@ -114,8 +103,7 @@ class JaxBackend(Backend):
         (token + 0).block_until_ready()
 
     def describe(self) -> str:
-        device = self._all_devices()[0]
-        return f"jax {device.platform}:{device.id} {device.device_kind}"
+        return f"{self.name} {self._all_devices()[0].device_kind}"
 
     @property
     def note(self) -> str | None:

@@ -1,11 +1,10 @@
 """How the repeat decision sees a framework's objects: one ``Kind`` per type of object.
 
-``%cudatime`` repeats a cell only when its first run changed nothing the user keeps, or changed
-it to what a second run writes again (see ``fingerprint``). Python's own containers and objects
-are read by the fingerprint itself; a framework's objects (a tensor, an array, a generator) are
-read through the kinds its backend declares (``Backend.kinds``), so that a new framework is one
-module. A kind reads state on the host only: it never synchronizes a device, never creates a
-device context, and says ``Unseen`` where it cannot read an object within those rules.
+``%cudatime`` repeats a cell only when its first run changed nothing the user keeps, or changed it to
+what a second run writes again (``fingerprint``, which reads Python's own objects itself). A framework's
+objects are read through the kinds its backend declares (``Backend.kinds``): a new framework is one
+module. A kind reads state on the host only (never synchronizing a device or creating a context), and
+says ``Unseen`` where it cannot read an object within those rules.
 """
 
 from __future__ import annotations
@@ -20,16 +19,13 @@ class Unseen(Exception):
 
 
 class Kind:
-    """How to read one type of object (``types``; subclasses included).
+    """How to read one type of object (``types``, subclasses included); this default is immutable.
 
-    ``token(obj)`` is its state now, cheap to take again; two tokens are compared with
-    ``same``. ``children(obj)`` are the objects it holds, each with the suffix that names it
-    (".grad", "[0]"). ``copy(obj)`` keeps what ``restore`` needs to put the state back (None: it
-    cannot be put back; a kind that ``holds_state`` needs no copy: its token is one);
-    ``equal(obj, other)`` says whether ``obj`` holds the same values as ``other``, another object
-    of its kind or its copy (a second run that wrote them again). ``costly``: reading it costs time
-    in proportion to its memory, skipped for a cell whose code is proven pure. This default
-    is an immutable object: its token never changes.
+    ``token(obj)``: its state now, cheap to take again, compared with ``same``. ``children(obj)``: the
+    objects it holds, each with the suffix that names it (".grad", "[0]"). ``copy(obj)``: what ``restore``
+    needs to put the state back (None: it cannot be; a kind that ``holds_state`` needs none). ``equal``:
+    whether ``obj`` holds the same values as ``other``, of its kind or its copy (a second run wrote them
+    again). ``costly``: reading it costs time with its memory, skipped for a cell proven pure.
     """
 
     types: tuple[type, ...] = ()
@@ -55,8 +51,7 @@ class Kind:
         return False
 
     def change(self, before: Any, after: Any) -> str:
-        """How the report says what changed between two tokens, after the object's path: "" or
-        " (written in place)"."""
+        """What the report writes after the object's path for a change of token: "" or " (written in place)"."""
         return ""
 
 

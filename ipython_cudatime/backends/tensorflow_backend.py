@@ -4,6 +4,7 @@ that TensorFlow could not be synchronized, rather than guess."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -27,18 +28,14 @@ class TensorflowBackend(Backend):
 
     @classmethod
     def detect(cls, tf: Any) -> TensorflowBackend | None:
-        if not hasattr(tf, "config"):
-            return None  # a partly imported module
         sync = getattr(getattr(getattr(tf, "test", None), "experimental", None), "sync_devices", None)
-        return cls(tf, sync)
+        return cls(tf, sync) if hasattr(tf, "config") else None  # None: a partly imported module
 
     @property
     def active(self) -> bool:
         """Whether TensorFlow's runtime is up. Until then there is nothing to wait for, and
         asking it about devices would start it (taking most of each GPU's memory) and freeze
         its configuration."""
-        import sys
-
         context = sys.modules.get("tensorflow.python.eager.context")
         return bool(getattr(context.context(), "_initialized", True)) if context is not None else False
 

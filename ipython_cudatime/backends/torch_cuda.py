@@ -6,18 +6,11 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .base import Backend, DeviceTimer, EventTimer, Place, event_elapsed_ms
-from .objects import Kind
-from .torch_objects import TorchPool, torch_kinds
+from .base import DeviceTimer, EventTimer, Place, event_elapsed_ms
+from .torch_objects import TorchBackend
 
-MEMORY_KEYS = (
-    "num_device_alloc",
-    "segment.all.current",
-    "reserved_bytes.all.current",
-    "allocation.all.allocated",
-    "allocated_bytes.all.current",
-    "allocated_bytes.all.peak",
-)
+MEMORY_KEYS = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current", "allocation.all.allocated",
+               "allocated_bytes.all.current", "allocated_bytes.all.peak")
 
 
 def _read(nested: dict[str, Any], key: str) -> int:
@@ -41,11 +34,8 @@ class CudaPlace(Place):
         return self._cuda.current_stream(device)
 
 
-class TorchCudaBackend(Backend):
+class TorchCudaBackend(TorchBackend):
     """Synchronizes every initialized CUDA device; times with events on the current stream."""
-
-    packages = ("torch",)
-    pools = (TorchPool(),)
 
     def __init__(self, torch: Any) -> None:
         self._torch = torch
@@ -58,30 +48,21 @@ class TorchCudaBackend(Backend):
         return f"{self._kind}:{self._torch.cuda.current_device()}"
 
     @classmethod
-    def kinds(cls, torch: Any) -> tuple[Kind, ...]:
-        return torch_kinds(torch)
-
-    @classmethod
     def detect(cls, torch: Any) -> TorchCudaBackend | None:
         cuda = getattr(torch, "cuda", None)
-        if cuda is None or not cuda.is_available():
-            return None
-        return cls(torch)
+        return cls(torch) if cuda is not None and cuda.is_available() else None
 
     def _has_context(self, index: int) -> bool:
-        """Whether device ``index`` has a CUDA context. ``is_initialized()`` alone is not enough:
-        ``get_device_name()`` initializes torch.cuda without creating one, and synchronizing or
-        recording an event on a device creates its context."""
+        """Whether device ``index`` has a CUDA context (synchronizing or recording on it would create one).
+        ``is_initialized()`` is not enough: ``get_device_name()`` initializes torch.cuda without one."""
         check = getattr(self._torch._C, "_cuda_hasPrimaryContext", None)
         return bool(check(index) if check is not None else index == self._torch.cuda.current_device())
 
     def _active_devices(self) -> list[int]:
-        """The devices that have a CUDA context: only they can hold work. Never create a
-        context ourselves: the cold run must pay for it, and an idle GPU must stay idle."""
+        """The devices with a CUDA context, the only ones that can hold work. Never create a context
+        ourselves: the cold run must pay for it, and an idle GPU must stay idle."""
         cuda = self._torch.cuda
-        if not cuda.is_initialized():
-            return []
-        return [index for index in range(cuda.device_count()) if self._has_context(index)]
+        return [i for i in range(cuda.device_count()) if self._has_context(i)] if cuda.is_initialized() else []
 
     @property
     def active(self) -> bool:
@@ -89,8 +70,7 @@ class TorchCudaBackend(Backend):
         return bool(self._active_devices())
 
     def current_device_ready(self) -> bool:
-        """The current device has a context: events can be recorded and allocator counters read
-        on it without creating one."""
+        """The current device has a context: events can be recorded and allocator counters read without creating one."""
         cuda = self._torch.cuda
         return cuda.is_initialized() and self._has_context(cuda.current_device())
 
@@ -105,13 +85,12 @@ class TorchCudaBackend(Backend):
         return self._timer
 
     def describe(self) -> str:
-        cuda = self._torch.cuda
-        index = cuda.current_device()
-        return f"cuda:{index} {cuda.get_device_name(index)}"
+        index = self._torch.cuda.current_device()
+        return f"cuda:{index} {self._torch.cuda.get_device_name(index)}"
 
     def memory_stats(self) -> dict[str, int]:
-        """The allocator counters in MEMORY_KEYS, peak included, read without resetting anything.
-        The nested dict is what ``memory_stats()`` flattens and sorts: reading it skips that work."""
+        """The allocator counters in MEMORY_KEYS, peak included, read without resetting anything (from the
+        nested dict, which ``memory_stats()`` flattens and sorts: that work skipped)."""
         if not self.current_device_ready():
             return {}
         nested = self._torch.cuda.memory_stats_as_nested_dict()

@@ -1,10 +1,9 @@
-"""How the repeat decision reads PyTorch's objects, and torch's thread pool, for both torch backends
-(CUDA and the others).
+"""What both torch backends (CUDA and the others) share: how the repeat decision reads PyTorch's
+objects, and torch's thread pool.
 
-A tensor carries a version counter that every in-place write bumps (``t._version``, kept on
-the host: reading it never synchronizes a device, CUDA tensors included), and its gradient
-(``.grad``, accumulated in place by ``backward()``). A module's parameters, buffers, hooks and
-submodules are ordinary attributes, read by the fingerprint's own walk.
+A tensor carries a version counter that every in-place write bumps (``t._version``, on the host: reading
+it never synchronizes a device), and its gradient (``.grad``, accumulated in place by ``backward()``). A
+module's parameters, buffers, hooks and submodules are attributes, read by the fingerprint's own walk.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import operator
 from collections.abc import Iterator
 from typing import Any
 
-from .base import Pool
+from .base import Backend, Pool
 from .objects import Kind, Leaf, Unseen, present
 
 COPY_LIMIT = 1 << 31  # bytes: a tensor larger than this is not copied to be put back
@@ -47,9 +46,8 @@ class TorchTensor(Kind):
         return [] if grad is None else [(".grad", grad)]
 
     def copy(self, tensor: Any) -> Any:
-        if tensor.is_sparse or tensor.numel() * tensor.element_size() > COPY_LIMIT:
-            return None
-        return tensor.detach().clone(), self._grad(tensor)
+        too_big = tensor.is_sparse or tensor.numel() * tensor.element_size() > COPY_LIMIT
+        return None if too_big else (tensor.detach().clone(), self._grad(tensor))
 
     def restore(self, tensor: Any, saved: Any) -> None:
         values, grad = saved
@@ -89,10 +87,9 @@ class TorchGenerator(Kind):
 
 
 class TorchModule(Kind):
-    """An ``nn.Module`` by its attributes, the contents of its dicts (parameters, buffers,
-    submodules, hooks) and its training flag, each by identity: a hook added, a buffer replaced,
-    a cache appended to, ``train()``. Its parameters, buffers and submodules are named as the user
-    writes them (``bn.running_mean``), not through torch's internal dicts."""
+    """An ``nn.Module`` by its attributes, the contents of its dicts (parameters, buffers, submodules,
+    hooks) and its training flag, each by identity: a hook added, a buffer replaced, ``train()``. Its
+    parameters, buffers and submodules are named as the user writes them (``bn.running_mean``)."""
 
     holds_state = True
 
@@ -117,7 +114,7 @@ class TorchModule(Kind):
                 yield from ((f".{name}", item) for name, item in value.items() if item is not None)
             elif isinstance(value, dict):
                 yield from ((f".{key}[{place}]", item) for place, item in enumerate(value.values()))
-            elif not isinstance(value, PLAIN) and not (isinstance(value, tuple) and all(map(_plain, value))):
+            elif not all(isinstance(item, PLAIN) for item in (value if isinstance(value, tuple) else (value,))):
                 yield f".{key}", value  # not a layer's sizes: (3, 3) holds nothing that changes
 
     def restore(self, module: Any, saved: Any) -> None:
@@ -134,10 +131,6 @@ NAMED = frozenset({"_parameters", "_buffers", "_modules"})  # what a module's at
 PLAIN = (int, float, str, bool, type(None))
 
 
-def _plain(value: Any) -> bool:
-    return isinstance(value, PLAIN)
-
-
 class TorchPool(Pool):
     """torch's intra-op pool (``torch.get_num_threads``), which also sizes torch's own BLAS threads."""
 
@@ -150,7 +143,14 @@ class TorchPool(Pool):
         torch.set_num_threads(threads)
 
 
-def torch_kinds(torch: Any) -> tuple[Kind, ...]:
-    """Tensors (parameters included), modules, generators, and torch's immutable descriptions."""
-    leaves = present(torch, "dtype", "device", "layout", "memory_format", "finfo", "iinfo", "qscheme")
-    return TorchTensor(torch), TorchModule(torch), TorchGenerator(torch), Leaf(*leaves)
+class TorchBackend(Backend):
+    """torch, whichever its device: its objects and its pool."""
+
+    packages = ("torch",)
+    pools = (TorchPool(),)
+
+    @classmethod
+    def kinds(cls, torch: Any) -> tuple[Kind, ...]:
+        """Tensors (parameters included), modules, generators, and torch's immutable descriptions."""
+        leaves = present(torch, "dtype", "device", "layout", "memory_format", "finfo", "iinfo", "qscheme")
+        return TorchTensor(torch), TorchModule(torch), TorchGenerator(torch), Leaf(*leaves)

@@ -1,19 +1,14 @@
 """The ``%cudatime`` command line: every flag declared once, parsed into a ``Spec``.
 
-A ``Flag`` holds all there is to know about one option: its spellings, where its value goes,
-how the value is read and checked, its help, and the rules it takes part in. The help text
-(``usage``), the parser (``parse``) and the checks are all made from those declarations: the
-core flags below, and each feature's own (``features/``), passed in. Every rule is checked here,
-before setup code or the cell runs, and a broken one is an ``OptionError`` (one line).
+A ``Flag`` holds all there is to know about one option; the help (``usage``), the parser (``parse``) and
+the checks are made from those declarations (the core flags below, each feature's own passed in). Every
+rule is checked before setup code or the cell runs; a broken one is a one-line ``OptionError``. Parsed by
+hand, not with argparse, so that the statement after the options keeps its exact spacing and quotes,
+and ``--sweep n=[1, 2]`` is one value. Text in, plain values out: no results, no IPython.
 
-Parsed by hand rather than with argparse or getopt so that the statement after the options keeps
-its exact spacing and quotes, and so that ``--sweep n=[1, 2]`` is one value.
-
-The grammar of ``--sweep NAME=V1,V2``: a value list split at commas outside quotes and brackets
-(the tokenizer ``top_level``, which ``options`` also reads the command line with), each value a
-Python literal or a plain word, names the user may sweep, and a grid's size computed without
-building it (``grid_size``, ``largest_grid``), so that a grid too large for memory is refused
-before it exists. Text in, plain values out: no results, no IPython.
+The grammar of ``--sweep NAME=V1,V2``: values split at commas outside quotes and brackets (``top_level``,
+which also reads the command line), each a Python literal or a plain word; a grid's size is computed
+without building it (``grid_size``), so that one too large for memory is refused before it exists.
 """
 
 from __future__ import annotations
@@ -37,11 +32,7 @@ from ..measure.runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
 from ..units import inert, symbol
 
 HELP = "`%cudatime?` for help"  # the end of every UsageError
-
-
 THREADS_PER_CORE = 4  # --threads N: at most this many per usable core
-
-
 MAX_GRID = 100  # points; a larger grid needs --yes-large-grid (it may run for a long time)
 MAX_N = 100_000  # -n and -w: runs per call; more is a mistaken zero or a loop better timed in one cell
 
@@ -51,8 +42,8 @@ class OptionError(ValueError):
 
 
 class Optioned(Protocol):
-    """What the parser needs of a feature (``features.Feature`` is one), declared here so that the
-    command line never knows the features above it: the flags it adds and what it asks of one call."""
+    """What the parser needs of a feature (the flags it adds, what it asks of one call), declared here
+    so that the command line never knows the features above it."""
 
     @property
     def name(self) -> str: ...
@@ -67,8 +58,8 @@ F = TypeVar("F", bound=Optioned)  # the features a Spec carries, as the magics p
 
 
 class Values(dict[str, Any]):
-    """The parsed flags by destination (``values.runs``), each flag's default where it was not given.
-    Only the parser, the rules and the features' ``settings`` read it: what travels on is the ``Spec``."""
+    """The parsed flags by destination (``values.runs``), defaults included: for the parser, the rules and
+    the features' ``settings`` only (what travels on is the ``Spec``)."""
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -82,17 +73,11 @@ Rule = Callable[[Values], None]  # raises OptionError when the flags given break
 
 @dataclass(frozen=True)
 class Flag:
-    """One option, declared once.
-
-    ``names``     its spellings, short first (``("-n", "--runs")``);
-    ``dest``      where its value goes in ``Values``;
-    ``help``      its line(s) in ``%cudatime?``;
-    ``metavar``   the value's name in the help (``N``), or None for a switch, which takes none;
-    ``convert``   ``convert(name, text)`` reads a value, raising OptionError for a bad one;
-    ``const``     what a switch sets; ``default`` what ``dest`` holds when no flag sets it;
-    ``repeat``    each use appends to a list (``--sweep``);
-    ``rules``     the checks between options this flag takes part in, run once all are read.
-    """
+    """One option, declared once: its ``names``, short first (``("-n", "--runs")``); ``dest``, where its
+    value goes in ``Values``; its ``help`` in ``%cudatime?``; ``metavar``, the value's name there (``N``),
+    or None for a switch, which takes none and sets ``const``; ``convert(name, text)``, which reads a value,
+    raising OptionError for a bad one; the ``default`` ``dest`` holds when no flag sets it; ``repeat``: each
+    use appends to a list (``--sweep``); the ``rules`` between options it takes part in, run once all are read."""
 
     names: tuple[str, ...]
     dest: str
@@ -103,15 +88,6 @@ class Flag:
     default: Any = None
     repeat: bool = False
     rules: tuple[Rule, ...] = ()
-
-    @property
-    def takes_value(self) -> bool:
-        return self.metavar is not None
-
-    def spelled(self) -> str:
-        """``-n N, --runs N``: how the help names it."""
-        value = f" {self.metavar}" if self.metavar else ""
-        return ", ".join(name + value for name in self.names)
 
 
 @dataclass(frozen=True)
@@ -126,9 +102,8 @@ class Show:
 
 @dataclass(frozen=True)
 class Spec(Generic[F]):
-    """What one ``%cudatime`` line asks for, built once by ``parse`` and passed down: how many runs
-    (``plan``), which features with which settings (``features``: (feature, settings) pairs), how to
-    show the result (``show``), the sweep, and what to record. Nothing below the magic sees the flags."""
+    """What one ``%cudatime`` line asks for, built once by ``parse`` and passed down (nothing below the
+    magic sees the flags): the runs, the (feature, settings) pairs, how to show it, the sweep, what to record."""
 
     plan: Plan
     features: tuple[tuple[F, Any], ...] = ()
@@ -174,30 +149,19 @@ def _variable(name: str, text: str) -> str:
     """A name of the user's: not a keyword, a builtin or IPython's (as --sweep's)."""
     if not text.isidentifier() or keyword.iskeyword(text):
         raise OptionError(f"{name} expects a variable name, got {text!r}")
-    taken = not_yours(text)
-    if taken:
+    if taken := not_yours(text):
         raise OptionError(f"{name} {text}: {text!r} is {taken}; store the result in a name of your own")
     return text
 
 
-def _sweep(name: str, text: str) -> tuple[str, list[Any]]:
-    try:
-        return parse_sweep(text)
-    except ValueError as exc:
-        raise OptionError(str(exc)) from None
-
-
 def _unquoted(text: str) -> str:
     """A value may be quoted (-l "loop"); the quotes are not part of it."""
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
 
 
 def _label(name: str, text: str) -> str:
-    """A name, with spaces between its words when quoted (-l 'bf16 fused'), which
-    ``%cudatime_compare 'bf16 fused'`` names again: no quotes in it, no other whitespace, no
-    space at either end (a table's row would hide it)."""
+    """A name, with spaces between its words when quoted (-l 'bf16 fused', as ``%cudatime_compare``
+    names it again): no quotes, no other whitespace, no space at either end (a table's row would hide it)."""
     text = _unquoted(text)
     if text.strip() != text or any((c.isspace() and c != " ") or c in "'\"" for c in text) or not text:
         raise OptionError(f"{name} expects a name without quotes, tabs or a space at either end (quote one "
@@ -215,9 +179,8 @@ def file_name(name: str, text: str) -> str:
 
 
 def writable_file(example: str) -> Callable[[str, str], str]:
-    """A reader of a file to write: in a folder that exists, and not a folder itself (writing
-    would fail, or put a file in its place), as an absolute path; checked before anything runs.
-    ``example`` is the file name a message suggests."""
+    """A reader of a file to write, as an absolute path, checked before anything runs: in a folder that
+    exists, not a folder itself (writing would fail, or put a file in its place); ``example`` for messages."""
     def read(name: str, text: str) -> str:
         path = os.path.abspath(os.path.expanduser(file_name(name, text)))
         if not os.path.isdir(os.path.dirname(path)):
@@ -230,8 +193,7 @@ def writable_file(example: str) -> Callable[[str, str], str]:
 
 
 def _threads(name: str, text: str) -> int:
-    """At most THREADS_PER_CORE times the cores this process may use: more only oversubscribe, and
-    a pool asked for far more (libgomp) fails creating them by ending the process."""
+    """At most THREADS_PER_CORE per usable core: more only oversubscribe, and far more ends the process (libgomp)."""
     value, cores = _whole(name, text), usable_cores()
     if value == 0:
         raise OptionError(f"{name} expects a number of threads {symbol('≥')} 1, got 0")
@@ -260,8 +222,7 @@ def _rounds(values: Values) -> None:
 
 def _sweep_names_once(values: Values) -> None:
     names = [name for name, _ in values.sweeps]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
+    if repeated := sorted({name for name in names if names.count(name) > 1}):
         raise OptionError(f"--sweep {repeated[0]} is given twice: list all its values in one --sweep")
 
 
@@ -299,7 +260,8 @@ CORE_FLAGS = (
          "literals, e.g. [1,2],[3,4] or 'a, b', split at commas outside quotes and brackets; a plain word such "
          "as cuda:0 or #ff0000 is a string; in quotes a backslash escapes, as in Python; repeat --sweep for a "
          "grid). NAME gets its old value back afterwards. -o returns a sweep result with .rows, .to_dict() and "
-         ".to_pandas()", "NAME=V1,V2", _sweep, repeat=True, rules=(_sweep_names_once, _grid_size)),
+         ".to_pandas()", "NAME=V1,V2", lambda _, text: parse_sweep(text), repeat=True,
+         rules=(_sweep_names_once, _grid_size)),
     Flag(("--yes-large-grid",), "large_grid", f"allow a sweep grid of more than {MAX_GRID} points", default=False),
     Flag(("--stop-on-error",), "stop_on_error", "stop a sweep at the first point that fails and raise its error "
          "(default: record the error there and go on)", default=False, rules=(_needs_sweep("--stop-on-error"),)),
@@ -386,12 +348,10 @@ def all_flags(features: Iterable[Optioned]) -> tuple[Flag, ...]:
 
 def _help_entry(flag: Flag) -> str:
     """``  -n N, --runs N        make exactly ...``, wrapped; a long spelling gets a line of its own."""
-    spelled = f"  {flag.spelled()}"
-    indent = " " * HELP_COLUMN
-    lines = textwrap.wrap(flag.help, HELP_WIDTH - HELP_COLUMN)
-    if len(spelled) < HELP_COLUMN - 1:
-        return "\n".join([spelled.ljust(HELP_COLUMN) + lines[0], *(indent + line for line in lines[1:])])
-    return "\n".join([spelled, *(indent + line for line in lines)])
+    spelled = "  " + ", ".join(f"{name} {flag.metavar}" if flag.metavar else name for name in flag.names)
+    lines = [" " * HELP_COLUMN + line for line in textwrap.wrap(flag.help, HELP_WIDTH - HELP_COLUMN)]
+    short = len(spelled) < HELP_COLUMN - 1  # it fits before its help's first line
+    return "\n".join([spelled.ljust(HELP_COLUMN) + lines[0][HELP_COLUMN:], *lines[1:]] if short else [spelled, *lines])
 
 
 def usage(features: Iterable[Optioned]) -> str:
@@ -402,11 +362,7 @@ def usage(features: Iterable[Optioned]) -> str:
 
 
 _OPTION = re.compile(r"--?[A-Za-z]")
-
-
 _SPACE = re.compile(r"\s*")
-
-
 _WORD = re.compile(r"\S*")
 
 
@@ -416,19 +372,14 @@ def _split_flag(token: str, table: dict[str, Flag]) -> tuple[str, str | None, st
         name, eq, value = token.partition("=")
         return name, (value if eq else None), None
     name, rest = token[:2], token[2:]
-    if not rest:
-        return name, None, None
-    if name in table and table[name].takes_value:
-        return name, rest, None
+    if not rest or (name in table and table[name].metavar is not None):
+        return name, rest or None, None
     return name, None, "-" + rest
 
 
 def _token(line: str, pos: int) -> tuple[str, int] | None:
-    """The next whitespace-separated token from ``pos`` as (token, end), or None at the end.
-
-    Spaces inside quotes or brackets do not end a token: ``--sweep s='a b',c`` and
-    ``--sweep n=[1, 2]`` are one token each.
-    """
+    """The next whitespace-separated token from ``pos`` as (token, end), or None at the end; spaces inside
+    quotes or brackets do not end one: ``--sweep s='a b',c`` and ``--sweep n=[1, 2]`` are one token each."""
     start = _SPACE.match(line, pos).end()  # type: ignore[union-attr]  # \s* always matches
     try:
         end = next((start + index for index, char in top_level(line[start:]) if char.isspace()), len(line))
@@ -439,104 +390,67 @@ def _token(line: str, pos: int) -> tuple[str, int] | None:
 
 def _unknown(name: str, table: dict[str, Flag]) -> str:
     """``unknown option --run; did you mean --runs?``: the closest declared spelling, where one is close."""
-    close = difflib.get_close_matches(name, table, n=1)
-    if close:
+    if close := difflib.get_close_matches(name, table, n=1):
         return f"unknown option {name}; did you mean {close[0]}?"
     return f"unknown option {name} (put -- before a statement that starts with -)"
 
 
-class _Reader:
-    """One pass over a command line: flags into ``values`` until the statement starts."""
-
-    def __init__(self, line: str, flags: Sequence[Flag]) -> None:
-        self.line, self.pos = line, 0
-        self.table = {name: flag for flag in flags for name in flag.names}
-        self.values = Values({flag.dest: [] if flag.repeat else flag.default for flag in flags})
-        self.given: list[Flag] = []
-
-    def read(self) -> str:
-        """Read every flag; return the rest of the line, verbatim."""
-        while True:
-            found = _token(self.line, self.pos)
-            if found is None or (found[0] != "--" and not _OPTION.match(found[0])):
-                break
-            self.pos = found[1]
-            if found[0] == "--":
-                break
-            self._token(found[0])
-        return self.line[self.pos:].strip()
-
-    def _token(self, token: str | None) -> None:
+def _read(line: str, flags: Sequence[Flag]) -> tuple[str, Values, list[Flag]]:
+    """One pass over a command line, flags into ``Values`` until the statement starts: (the rest of the
+    line, verbatim; the values; the flags given, in order)."""
+    table = {name: flag for flag in flags for name in flag.names}
+    values = Values({flag.dest: [] if flag.repeat else flag.default for flag in flags})
+    given: list[Flag] = []
+    pos = 0
+    while (found := _token(line, pos)) is not None and (found[0] == "--" or _OPTION.match(found[0])):
+        token: str | None
+        token, pos = found
+        if token == "--":
+            break
         while token:
-            name, value, token = _split_flag(token, self.table)
-            flag = self.table.get(name)
-            if flag is None:
-                raise OptionError(_unknown(name, self.table))
-            self._set(flag, name, value)
-
-    def _set(self, flag: Flag, name: str, value: str | None) -> None:
-        self.given.append(flag)
-        if not flag.takes_value:
-            if value is not None:
-                raise OptionError(f"{name} takes no value")
-            self.values[flag.dest] = flag.const
-            return
-        if value is None:
-            found = _token(self.line, self.pos)
-            if found is None:
-                raise OptionError(f"{name} needs a value")
-            value, self.pos = found
-        converted = flag.convert(name, value) if flag.convert is not None else value
-        if flag.repeat:
-            self.values[flag.dest].append(converted)
-        else:
-            self.values[flag.dest] = converted
-
-
-def _checked(values: Values, given: Sequence[Flag]) -> None:
-    """Each rule of the flags given, once, in the order they were declared."""
-    for rule in dict.fromkeys(rule for flag in given for rule in flag.rules):
-        rule(values)
+            name, value, token = _split_flag(token, table)
+            if name not in table:
+                raise OptionError(_unknown(name, table))
+            flag = table[name]
+            given.append(flag)
+            if flag.metavar is None:  # a switch
+                if value is not None:
+                    raise OptionError(f"{name} takes no value")
+                values[flag.dest] = flag.const
+                continue
+            if value is None:
+                if (found := _token(line, pos)) is None:
+                    raise OptionError(f"{name} needs a value")
+                value, pos = found
+            converted = flag.convert(name, value) if flag.convert is not None else value
+            values[flag.dest] = [*values[flag.dest], converted] if flag.repeat else converted
+    return line[pos:].strip(), values, given
 
 
 def parse(line: str, features: Sequence[F]) -> tuple[Spec[F], str]:
-    """Split ``line`` into (the ``Spec`` it asks for, the rest of the line, verbatim); every rule is
-    checked before anything runs."""
-    reader = _Reader(line, all_flags(features))
-    rest = reader.read()
-    values = reader.values
-    _checked(values, reader.given)
+    """(the ``Spec`` ``line`` asks for, the rest of the line, verbatim), every rule checked."""
+    rest, values, given = _read(line, all_flags(features))
+    for rule in dict.fromkeys(rule for flag in given for rule in flag.rules):  # each rule once
+        rule(values)
     chosen = tuple((feature, settings) for feature in features
                    if (settings := feature.settings(values)) is not None)
     plan = Plan(runs=values.runs, warmup=values.warmup, budget=values.budget)
     show = Show(values.quiet, values.text, values.output, values.var)
-    spec = Spec(plan, chosen, show, tuple(values.sweeps), values.label, values.save, values.threads,
-                values.raise_error, values.stop_on_error, values.check, values.interleave)
-    return spec, rest
-
-
+    return Spec(plan, chosen, show, tuple(values.sweeps), values.label, values.save, values.threads,
+                values.raise_error, values.stop_on_error, values.check, values.interleave), rest
 
 
 RUN_BYTES = 256  # what a result keeps per run, rounded up (about 190 bytes, measured on 10,000 runs)
-
-
 FREE_MEMORY_UNKNOWN = 4 << 30  # bytes, where the system does not say
-
-
 Sweeps = Sequence[tuple[str, Sequence[Any]]]  # (name, its values) per --sweep, as ``parse_sweep`` gives them
-
-
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
 def top_level(text: str) -> Iterator[tuple[int, str]]:
-    """Yield (index, character) for each character of ``text`` outside quotes and brackets.
-
-    Written out rather than left to ``tokenize``, whose rules for quotes, backslashes and ``#``
-    changed between Python 3.11 and 3.12 (PEP 701): here a quote opens a string that the same
-    quote closes, a backslash inside it escapes the next character, as in a Python string, and
-    ``#`` is a character like any other. Raises ValueError for a bracket closed that was not open
-    (as soon as it is met) or a quote or bracket left open (at the end)."""
+    """Yield (index, character) for each character of ``text`` outside quotes and brackets. Not left to
+    ``tokenize``, whose rules for quotes, backslashes and ``#`` changed in Python 3.12 (PEP 701): a quote
+    opens a string the same quote closes, a backslash in it escapes the next character, ``#`` is a
+    character like any other. ValueError for a bracket closed that was not open, or one left open."""
     closing: list[str] = []
     quote: str | None = None
     escaped = False
@@ -566,24 +480,23 @@ def _split_values(name: str, text: str) -> list[str]:
     try:
         cuts = [index for index, char in top_level(text) if char == ","]
     except ValueError:
-        raise ValueError(f"--sweep {name}: unbalanced quotes or brackets in {text!r}") from None
+        raise OptionError(f"--sweep {name}: unbalanced quotes or brackets in {text!r}") from None
     bounds = [-1, *cuts, len(text)]
     return [text[start + 1:end] for start, end in zip(bounds, bounds[1:])]
 
 
 def _value(name: str, text: str) -> Any:
-    """A Python literal, else the text itself: a plain word (``cpu``, ``cuda:0``, ``#ff0000``) stays
-    a string. A value with a quote in it must be a literal: a quoting mistake is an error, never a
-    string that keeps the quotes. Warnings are errors, so that ``'\\d'`` (an invalid escape, a
-    warning that differs between Python versions) fails the same way on each."""
+    """A Python literal, else a plain word (``cpu``, ``cuda:0``, ``#ff0000``) as a string; with a quote in
+    it, a literal, or a quoting mistake would be a string that keeps the quotes. Warnings are errors, so
+    that ``'\\d'`` (an invalid escape, a warning that differs between Pythons) fails alike on each."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, Warning):
         if "'" in text or '"' in text:
-            raise ValueError(f"--sweep {name}: {inert(text)} is not a Python literal (a value with quotes must be one; "
-                             "a backslash in a string is written \\\\)") from None
+            raise OptionError(f"--sweep {name}: {inert(text)} is not a Python literal (a value with quotes must be "
+                              "one; a backslash in a string is written \\\\)") from None
         return text
 
 
@@ -592,8 +505,8 @@ IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "_", "__"
 
 
 def not_yours(name: str) -> str | None:
-    """What ``name`` is when it is not the user's to bind (binding it would break later cells), else
-    None: a builtin, ``__builtins__``, or one of IPython's names (``Out``, ``_i3``, ``_3``...)."""
+    """What ``name`` is when it is not the user's to bind (a builtin, one of IPython's: ``Out``, ``_i3``),
+    which would break later cells; else None."""
     if hasattr(builtins, name) or name == "__builtins__":
         return "a builtin"
     if name in IPYTHON_NAMES or re.fullmatch(r"_i?\d+", name):
@@ -602,23 +515,19 @@ def not_yours(name: str) -> str | None:
 
 
 def parse_sweep(spec: str) -> tuple[str, list[Any]]:
-    """``NAME=V1,V2,...`` → (NAME, [values]); each value a Python literal, else a string.
-
-    The name must be a free variable name: not a keyword, and not a builtin's name,
-    which the sweep would shadow while it runs.
-    """
+    """``NAME=V1,V2,...`` → (NAME, [values]), each a Python literal, else a string; NAME a free variable
+    name: not a keyword, nor a builtin's or IPython's, which the sweep would shadow while it runs."""
     name, eq, values = spec.partition("=")
     name = name.strip()
     if not eq or not name.isidentifier() or not values.strip():
-        raise ValueError(f"--sweep expects NAME=V1,V2,..., got {spec!r}")
+        raise OptionError(f"--sweep expects NAME=V1,V2,..., got {spec!r}")
     if keyword.iskeyword(name):
-        raise ValueError(f"--sweep {name}: {name!r} is a Python keyword, not a variable name")
-    taken = not_yours(name)
-    if taken:
-        raise ValueError(f"--sweep {name}: {name!r} is {taken}; sweep a name of your own")
+        raise OptionError(f"--sweep {name}: {name!r} is a Python keyword, not a variable name")
+    if taken := not_yours(name):
+        raise OptionError(f"--sweep {name}: {name!r} is {taken}; sweep a name of your own")
     texts = [text.strip() for text in _split_values(name, values)]
     if "" in texts:
-        raise ValueError(f"--sweep {name}: empty value in {values!r}")
+        raise OptionError(f"--sweep {name}: empty value in {values!r}")
     return name, [_value(name, text) for text in texts]
 
 
@@ -627,14 +536,12 @@ def grid_size(sweeps: Sweeps) -> int:
 
 
 def largest_grid(runs: int) -> int:
-    """The most sweep points whose results, at up to ``runs`` runs each (RUN_BYTES a run), half the
-    memory available now can hold: a larger grid would exhaust the kernel's memory, whatever the flag."""
+    """The most sweep points whose results (``runs`` runs each) fit in half the memory available now."""
     return max(MAX_GRID, _available_memory() // 2 // (RUN_BYTES * max(runs, 1)))
 
 
 def _available_memory() -> int:
-    """Bytes the system could give now: Linux's MemAvailable (free memory and the caches it can
-    drop), else the free pages, else FREE_MEMORY_UNKNOWN."""
+    """Bytes the system could give now: Linux's MemAvailable (with the caches it can drop), else free pages."""
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:

@@ -1,40 +1,20 @@
-"""The chart of every run, drawn with matplotlib's object API as an SVG ``<img>`` (see ``image``).
+"""The chart of every run, drawn with matplotlib's object API as an SVG ``<img>``.
 
-Each bar is one run, in order; its full-colour part is host time (Python busy), its
-lighter part the rest of the synchronized time (the device still working). The two
-parts are two solid colours, not one colour at two opacities. Bars are PolyCollections, not
-one patch per bar. Past ``MANY_RUNS`` runs a bar would be narrower than a pixel or two and the
-bars after the cold run would cover it: the chart then shows the cold run as its own marker
-beside the warm runs' histogram, the median line across it, at the same size however many
-runs there were. The legend is HTML below the image (``image.legend_html``), and names the
-lighter part only when some bar shows one.
+Each bar is one run, in order: host time (Python busy) in full colour, the rest of the synchronized
+time (the device still working) in a lighter solid colour, as PolyCollections, not a patch per bar.
+Past ``MANY_RUNS`` runs a bar would be under a pixel or two and the bars after the cold run would
+cover it: the chart then shows the cold run as its own marker beside the warm runs' histogram.
 
-Charts as ``<img src="data:image/svg+xml;base64,…">``: what every notebook frontend keeps.
+Charts are ``<img src="data:image/svg+xml;base64,…">``: an untrusted notebook (one downloaded from
+GitHub) loses inline ``<svg>``, ``<style>`` and ``var(--jp-…)`` rules when reopened, but keeps that.
+No theme reaches inside an image, so the chart sets its own background (``PANEL``) with its text: no
+grey reads at 4.5:1 on both a light and a dark page. Text is drawn as paths (no font needed), with each
+string as an SVG comment beside them (``<!-- 1 ms -->``), where tests read the tick labels.
 
-An untrusted notebook (one downloaded from GitHub) loses inline ``<svg>``, ``<style>`` and
-any ``var(--jp-…)`` rule when reopened in JupyterLab, Notebook 7 or classic Notebook, but
-keeps an ``<img>`` with a data URI. The page's theme and fonts cannot reach inside an
-image, so the chart sets its own background (``PANEL``, white) with the text on it: no grey
-reads at 4.5:1 on both a light and a dark page (the best, #797979, reaches 4.35:1 on white
-and on JupyterLab's dark #111), so the chart's text is set with its background, as an element
-that sets both may be. Its text is drawn as paths (matplotlib's default for SVG), which needs
-no font on the reader's system.
-
-Sizes are in CSS pixels. SVG lengths are points (1 pt = 4/3 px in a browser), so a figure
-of ``width / 96`` inches shows ``width`` pixels wide. The ``<img>`` follows the panel's
-width up to that natural size and no wider, and its text shrinks with it: so a chart is drawn
-for a phone, ``CHART_PX`` wide with ``FONT_PX`` text, and stays at least 11 px tall down to a
-200 px wide chart (classic Notebook's in a 360 px window shows it 204 px wide, JupyterLab's 223 px).
-Drawn 500 px wide and shrunk, its text was 6.1-6.7 px there. At its natural size on a wide screen it
-is a 270 px chart of 15 px text.
-The sanitizer of an untrusted notebook keeps this: the ``<img>``'s inline width and max-width
-are all it needs, and nothing inside the image reaches it.
-
-Text drawn as paths is no text to search, but matplotlib writes each string drawn as an SVG
-comment beside its paths (``<!-- 1 ms -->``): tests read the tick labels there. Every axis of
-time is labelled in the report's units (``time_axis``), major and minor ticks alike, and
-legends are HTML below the image (``legend_html``): never over the data, listing only what
-the chart draws, each swatch beside its label.
+Sizes are CSS pixels (1 pt = 4/3 px). The ``<img>`` follows the panel's width up to its natural size,
+its text shrinking with it: so a chart is drawn for a phone, ``CHART_PX`` wide with ``FONT_PX`` text,
+still 11 px text shown 200 px wide (drawn 500 px wide and shrunk, its text was 6.1-6.7 px there). Time
+axes are in the report's units; legends are HTML below the image, listing only what the chart draws.
 """
 
 from __future__ import annotations
@@ -43,7 +23,8 @@ import base64
 import functools
 import io
 import math
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import textwrap
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -57,36 +38,22 @@ if TYPE_CHECKING:
 
 
 Bar = tuple[str, float, float]  # (kind of run, host time, total time)
-
-
 LOG_RATIO = 20.0  # a cold run this many times the median needs a log axis
-
-
 CHART_HEIGHT_PX = 210
-
-
 # runs listed one by one and drawn a bar each; beyond, their distribution (``spread_html``, and a histogram
 # in the chart): a report of 1,000 runs stays under 60 KB, and one of 100,000 as large
 MANY_RUNS = 200
 BINS = 40  # the warm runs' histogram, past MANY_RUNS runs
-
-
-# x of the cold run's marker is 0, then the warm-up runs' and the histogram's base. Only "cold" and "warm"
-# are written under them: three labels of 15 px text do not fit side by side in a 270 px chart, and the
-# legend names the warm-up runs' colour.
+# x of the cold run's marker is 0, then the warm-up runs' and the histogram's base; only "cold" and "warm" are
+# written under them (three 15 px labels do not fit a 270 px chart; the legend names the warm-up runs' colour)
 WARMUP_X = 1.2
-
-
 HISTOGRAM_X = 2.2
-
-
 HISTOGRAM_WIDTH = 3.0  # x units the tallest bin spans
 
 
 def _bars(result: CudaTimeResult) -> Iterator[Bar]:
-    """(kind, host, total) per run in order; total is on the statistics clock. Where nothing was
-    synchronized, wall beyond host is no device's work (only the harness and the machine's
-    noise), so the whole bar is one part: host is total."""
+    """(kind, host, total) per run in order, total on the statistics clock. Where nothing was synchronized,
+    wall beyond host is no device's work (the harness, the machine's noise): the bar is one part."""
     use_device = result.clock == "device"
     for kind, runs in (("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)):
         for run in runs:
@@ -96,30 +63,23 @@ def _bars(result: CudaTimeResult) -> Iterator[Bar]:
 
 
 def many_runs(result: CudaTimeResult) -> bool:
-    """Whether the chart shows the warm runs' distribution, not a bar per run: past ``MANY_RUNS``
-    a bar is narrower than a pixel or two, and the bars after the cold run would cover it."""
+    """Whether the chart shows the warm runs' distribution, not a bar per run (see ``MANY_RUNS``)."""
     return 1 + len(result.warmup) + len(result.warm) > MANY_RUNS
-
-
-def _draw_bars(axes: Axes, kinds: Sequence[str], lows: Sequence[float], highs: Sequence[float],
-               palette: Mapping[str, str]) -> None:
-    """Bars 1..n from ``lows`` to ``highs``, coloured by kind of run from ``palette``: one
-    PolyCollection, not one patch per bar."""
-    from matplotlib.collections import PolyCollection
-
-    boxes = [[(x - 0.425, lo), (x + 0.425, lo), (x + 0.425, hi), (x - 0.425, hi)]
-             for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
-    axes.add_collection(PolyCollection(boxes, facecolors=[palette[k] for k in kinds], linewidths=0, rasterized=True))
 
 
 def _draw_runs(axes: Axes, bars: list[Bar], floor: float) -> None:
     """A bar per run, in order: host time in full colour, the device still working lighter."""
+    from matplotlib.collections import PolyCollection
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
     kinds = [kind for kind, _, _ in bars]
     tops_of_host = [max(host, floor) for _, host, _ in bars]
-    _draw_bars(axes, kinds, [floor] * len(bars), tops_of_host, COLOURS)
-    _draw_bars(axes, kinds, tops_of_host, [total for _, _, total in bars], LIGHTER)
+    for palette, lows, highs in ((COLOURS, [floor] * len(bars), tops_of_host),
+                                 (LIGHTER, tops_of_host, [total for _, _, total in bars])):
+        boxes = [[(x - 0.425, lo), (x + 0.425, lo), (x + 0.425, hi), (x - 0.425, hi)]
+                 for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
+        axes.add_collection(PolyCollection(boxes, facecolors=[palette[k] for k in kinds], linewidths=0,
+                                           rasterized=True))
     pad = max(0.7, 0.012 * len(bars))  # room for the first bar's full width beside the axis
     axes.set_xlim(1 - pad, len(bars) + pad)
     axes.xaxis.set_major_locator(MaxNLocator(4, integer=True, min_n_ticks=1))  # "200" is 29 px wide
@@ -128,9 +88,8 @@ def _draw_runs(axes: Axes, bars: list[Bar], floor: float) -> None:
 
 
 def _draw_distribution(axes: Axes, result: CudaTimeResult, bars: list[Bar], log: bool) -> None:
-    """The cold run as its own marker at x=0, the warm-up runs as markers at ``WARMUP_X``, and the
-    warm runs as a histogram from ``HISTOGRAM_X`` sideways (how many took each time, in ``BINS`` bins,
-    log-spaced on a log axis): nothing covers the cold run, and the median line crosses the histogram."""
+    """The cold run as its own marker at x=0, the warm-up runs' at ``WARMUP_X``, the warm runs as a histogram
+    from ``HISTOGRAM_X`` sideways (``BINS`` bins, log-spaced on a log axis), which the median line crosses."""
     import numpy
 
     totals = {kind: [total for k, _, total in bars if k == kind] for kind in ("cold", "warm-up")}
@@ -152,22 +111,10 @@ def _draw_distribution(axes: Axes, result: CudaTimeResult, bars: list[Bar], log:
 
 @functools.cache
 def _chart() -> tuple[Figure, Axes]:
-    """The process's one chart figure and its axes, made on first use and reused by every chart.
-
-    Reusing one figure keeps the axes' tick artists and text layout, which is most of the
-    drawing cost, within the 150 ms a report may take. It is never registered with pyplot, so
-    no figure is ever "open"; only the last chart's data stays in it.
-    """
+    """The process's one run chart, reused (emptied): keeping the axes' ticks and text layout, most of the
+    drawing cost, keeps a report within 150 ms. Never registered with pyplot, so no figure is "open"."""
     fig, axes = figure(CHART_HEIGHT_PX)
     place(fig)
-    return fig, axes
-
-
-def _emptied() -> tuple[Figure, Axes]:
-    """The chart, emptied of the previous chart's data."""
-    fig, axes = _chart()
-    for artist in [*axes.collections, *axes.lines, *axes.patches, *axes.artists]:
-        artist.remove()
     return fig, axes
 
 
@@ -180,18 +127,15 @@ def _scale(result: CudaTimeResult, bars: list[Bar]) -> tuple[bool, float, float]
 
 
 def device_part_shown(result: CudaTimeResult) -> bool:
-    """Whether some bar's lighter part (the device still working after Python returned) is at
-    least a pixel tall: the legend names only what the chart draws. A cell that synchronized
-    nothing has none, nor does a chart of many runs (it draws no bars)."""
+    """Whether some bar's lighter part (the device still working after Python returned) is at least a
+    pixel tall: the legend names only what the chart draws (a chart of many runs draws no bars)."""
     if many_runs(result):
         return False
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
     pixels = CHART_HEIGHT_PX * 0.75  # about the plot's height
-    if log:
-        tall = [math.log(total / max(host, floor)) / math.log(top / floor) for _, host, total in bars]
-    else:
-        tall = [(total - host) / top for _, host, total in bars]
+    tall = [math.log(total / max(host, floor)) / math.log(top / floor) if log else (total - host) / top
+            for _, host, total in bars]
     return max(tall) * pixels >= 1.0
 
 
@@ -201,7 +145,9 @@ def chart_svg(result: CudaTimeResult) -> bytes:
 
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
-    fig, axes = _emptied()
+    fig, axes = _chart()
+    for artist in [*axes.collections, *axes.lines, *axes.patches, *axes.artists]:
+        artist.remove()  # the previous chart's data
     if many_runs(result):
         _draw_distribution(axes, result, bars, log)
     else:
@@ -217,16 +163,11 @@ def chart_svg(result: CudaTimeResult) -> bytes:
 
 
 def chart_html(result: CudaTimeResult) -> str:
-    """The run chart as an ``<img>`` and its legend; for a cell that ran once, a line: a chart of
-    one bar would take 230 px to say what the header says."""
+    """The run chart and its legend: colours per kind of run, the median line (as drawn, on the chart's
+    own background), and the host and device parts of a bar where some bar shows a device part. For a
+    cell that ran once, a line: one bar would say what the header says."""
     if not result.warmup and not result.warm:
         return "<div class='cudatime-chart-note'>no chart: the cell ran once (its time is above)</div>"
-    return img_tag(chart_svg(result), "cudatime: every run, in order") + run_legend_html(result)
-
-
-def run_legend_html(result: CudaTimeResult) -> str:
-    """The run chart's legend: colours per kind of run, the median line (as drawn, on the chart's
-    own background), and the host and device parts of a bar where some bar shows a device part."""
     kinds = [("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)]
     items = [legend_item(swatch(COLOURS[kind]) + f"{kind} run") for kind, runs in kinds if runs]
     if many_runs(result):
@@ -237,63 +178,31 @@ def run_legend_html(result: CudaTimeResult) -> str:
     if device_part_shown(result):
         items.append(legend_item(swatch(COLOURS["warm"], 0) + swatch(LIGHTER["warm"])
                                  + "each bar: host (Python busy), then the device still working"))
-    return legend_html(items)
+    return img_tag(chart_svg(result), "cudatime: every run, in order") + legend_html(items)
 
 
 REPORT_PX = 600  # the width of every report
-
-
 CHART_PX = 270  # the natural width of its charts, and their widest
-
-
 FONT_PX = 15.0  # chart text at natural size: 11.1 px shown 200 px wide
-
-
 FONT_PT = FONT_PX * 0.75  # the same in points, as matplotlib takes it (1 pt = 4/3 px)
-
-
 CHAR_PX = 0.62 * FONT_PX  # the width of an average character of chart text (DejaVu Sans), for fitting labels
-
-
-# left (tick labels and the y label), right, top, bottom (one line of ticks and the x label)
-MARGINS_PX = (94, 13, 10, 44)
-
-
+MARGINS_PX = (94, 13, 10, 44)  # left (tick labels and the y label), right, top, bottom (ticks and the x label)
 PANEL = "#ffffff"  # the chart's own background, under its text
-
-
 MUTED = "#666666"  # axes, ticks and labels: 5.7:1 on the panel (WCAG AA asks 4.5:1)
-
-
 MEDIAN = "#222222"  # the warm median's line, over bars and histograms too (4.6:1 on the warm blue)
-
-
 COLOURS = {"cold": "#e0504a", "warm-up": "#e8a030", "warm": "#3f8fd6"}
-
-
 LIGHTER = {"cold": "#f0a6a2", "warm-up": "#f3cf97", "warm": "#9fc7ea"}  # same hues, half-way to white
-
-
 SERIES = ("#3f8fd6", "#e8a030", "#4bab5a", "#e0504a", "#9a75c9", "#3fb3b3")  # sweep lines
-
-
-SVG_PREFIX = "data:image/svg+xml;base64,"
-
-
 # Text properties for what a user wrote (labels, swept values, loaded names) in a chart: drawn as
 # typed, never parsed as mathtext (``$\\nosuch$`` would raise) or sent to TeX (``text.usetex``).
 USER_TEXT = {"parse_math": False, "usetex": False}
-
-
-# Settings a user's own plots may change that would break ours: with TeX on (and none installed,
-# or a label TeX cannot read) a report would raise. Figures are made and saved under these.
-# Keys typed Any: matplotlib 3.11 types them as a Literal of its settings' names, 3.10 as str.
+# Settings a user's plots may change that would break ours (with TeX on, and none installed, a report would
+# raise): figures are made and saved under these. Keys typed Any: matplotlib 3.11 types them as a Literal.
 CHART_RC: dict[Any, Any] = {"text.usetex": False}
 
 
 def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
-    """A matplotlib Figure (object API, never pyplot: nothing is left open or shown twice)
-    with one axes, styled to read on light and dark themes."""
+    """A Figure with one axes (object API, never pyplot: nothing is left open or shown twice)."""
     import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
@@ -314,21 +223,14 @@ def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
 
 
 def place(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> None:
-    """Fixed margins in pixels (``MARGINS_PX``; ``left_px`` for names left of the plot),
-    ``extra_bottom_px`` more below for wrapped tick labels (the figure grows by as much, so the
-    plot keeps its height)."""
+    """Fixed margins in pixels (``MARGINS_PX``; ``left_px`` for names left of the plot), ``extra_bottom_px``
+    more below for wrapped tick labels (the figure grows by as much, so the plot keeps its height)."""
     width, height = (size * fig.dpi for size in fig.get_size_inches())
-    height = height + extra_bottom_px
+    height += extra_bottom_px
     fig.set_size_inches(width / fig.dpi, height / fig.dpi)
     _, right, top, bottom = MARGINS_PX
-    left = left_px
-    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
+    fig.subplots_adjust(left=left_px / width, right=1 - right / width, top=1 - top / height,
                         bottom=(bottom + extra_bottom_px) / height)
-
-
-def seconds_tick(value: float, _position: float | None = None) -> str:
-    """A tick label on a time axis: ``500 µs``, ``2 ms``, ``0``."""
-    return format_seconds(value) if value > 0 else "0"
 
 
 def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
@@ -348,7 +250,7 @@ def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
     else:
         axes.set_ylim(bottom=0.0) if which == "y" else axes.set_xlim(left=0.0)
         axis.set_major_locator(MaxNLocator(most))
-    axis.set_major_formatter(FuncFormatter(seconds_tick))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: format_seconds(value) if value > 0 else "0"))
     axis.set_minor_formatter(NullFormatter())
 
 
@@ -387,8 +289,6 @@ def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
     is never cut: "contiguo / us"). Returns the lines the tallest takes, and the key (``1: label``)
     when they would need more than CATEGORY_LINES lines, or a word is too wide for its room, and
     the ticks are numbers instead."""
-    import textwrap
-
     from matplotlib.ticker import NullLocator
 
     room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
@@ -405,8 +305,7 @@ def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
 
 
 def svg_bytes(fig: Figure) -> bytes:
-    """The figure as an SVG document, the same bytes for the same chart: no date, and a fixed
-    salt for the ids matplotlib hashes (a random one by default)."""
+    """The figure as SVG, the same bytes for the same chart: no date, a fixed salt for matplotlib's ids."""
     import matplotlib
 
     buffer = io.BytesIO()
@@ -422,8 +321,7 @@ def swatch(colour: str, gap_px: float = 4) -> str:
 
 
 def legend_item(content: str) -> str:
-    """One legend entry, moved to the next line whole (its swatch stays beside its label), and
-    wrapped inside only when it is wider than the whole line."""
+    """One legend entry, moved to the next line whole (its swatch beside its label), wrapped only when wider."""
     return f"<span style='display:inline-block;max-width:100%;margin-right:14px'>{content}</span>"
 
 
@@ -431,14 +329,12 @@ def legend_html(items: Collection[str], key: Iterable[str] = ()) -> str:
     """A chart's legend below it: ``items`` (HTML entries) on wrapping lines, then the ``key`` of
     numbered categories (text), one a line."""
     lines = "".join(f"<div>{escape(line)}</div>" for line in key)
-    if not items and not lines:
-        return ""
     return (f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6;overflow-wrap:anywhere'>"
-            f"{' '.join(items)}{lines}</div>")
+            f"{' '.join(items)}{lines}</div>") if items or lines else ""
 
 
 def img_tag(svg: bytes, alt: str, width_px: float = CHART_PX) -> str:
     """An ``<img>`` showing ``svg`` at its natural width, narrower when the panel is."""
-    source = SVG_PREFIX + base64.b64encode(svg).decode("ascii")
+    source = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
     return (f"<img alt='{escape(alt)}' src='{source}' "
             f"style='display:block;width:100%;max-width:{width_px}px;height:auto;margin:4px 0'/>")

@@ -1,10 +1,9 @@
 """Several results side by side (a ``compare.Results``): as a sweep, or as a comparison.
 
-Text (the truth), and an HTML report with a chart (an SVG ``<img>``, see ``image``): warm
-median (and cold) against the swept value, or a dot plot with a row per result. One label's
-points from one machine read as a sweep; anything else (several labels, results loaded from
-other kernels or machines) as a comparison, each row named by its label, swept values and,
-where the rows come from more than one machine, the machine.
+Text (the truth), and HTML with a chart (an SVG ``<img>``, see ``chart``): warm median (and cold)
+against the swept value, or a dot plot with a row per result. One label's points from one machine read
+as a sweep; anything else (several labels, results loaded from other kernels or machines) as a
+comparison, each row named by its label, swept values and, from several machines, the machine.
 """
 
 from __future__ import annotations
@@ -44,9 +43,6 @@ from .chart import (
 from .report import capped, report_html, section_html, sentence_html, table_html
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
-
     from ..results.compare import Check, Point, Results
     from ..results.result import CudaTimeResult, RecordKeeper
 
@@ -62,8 +58,8 @@ X_LOG_SPAN = 10  # and swept values spanning a decade
 
 
 def spread_text(result: CudaTimeResult) -> str:
-    """A table's spread cell: the IQR from ``IQR_MIN_RUNS`` warm runs on, min–max below (quartiles
-    of a few samples mean little), "one run" where there is no spread to show."""
+    """A table's spread cell: the IQR from ``IQR_MIN_RUNS`` warm runs on, min–max below (quartiles of a few
+    samples mean little)."""
     if result.runs < 2:
         return "one run" if result.runs else ""
     if result.has_iqr:
@@ -72,16 +68,14 @@ def spread_text(result: CudaTimeResult) -> str:
 
 
 def median_text(result: CudaTimeResult) -> str:
-    """A table's median cell, with its 95% interval (the column's header says so): ``17.5 ms
-    (17.1–18.0 ms)``, or ``(too few runs)`` where there are too few for one."""
+    """A table's median cell, with its 95% interval: ``17.5 ms (17.1–18.0 ms)``, or ``(too few runs)``."""
     interval = result.median_ci
     return f"{fmt(result.median)} ({range_text(*interval) if interval else 'too few runs'})"
 
 
 def _settled(results: Results, verdicts: Verdicts) -> frozenset[int]:
-    """The rows whose every contrast in the table's verdict holds (the ratio's 95% interval excludes 1):
-    however their runs varied, the verdict stands, so what judges a row's numbers (the noise cell and
-    its cause, ``beside_verdict``) is left out there. A row in no contrast keeps its judgement."""
+    """The rows whose every contrast in the table holds (the ratio's 95% interval excludes 1): however their
+    runs varied, the verdict stands, so what judges a row's numbers (``beside_verdict``: the noise) is left out."""
     points, held = results.points, dict[int, bool]()
     for i, j in _sweep_pairs(results) if is_sweep(results) else _compare_pairs(results):
         conclusive = verdicts.contrast(points[i], points[j]).conclusive
@@ -91,29 +85,29 @@ def _settled(results: Results, verdicts: Verdicts) -> frozenset[int]:
 
 
 def _shown(keeper: RecordKeeper, r: CudaTimeResult | None, settled: bool) -> bool:
-    """Whether a table shows ``keeper``'s judgement of a row: not for a row without a result, nor for
-    a judge of the row's numbers (``beside_verdict``) where the row's verdict is settled."""
+    """Whether a table shows ``keeper``'s judgement of a row: not without a result, nor a ``settled`` row's noise."""
     return r is not None and not (settled and keeper.beside_verdict)
 
 
 def keeper_notes(rows: Sequence[tuple[str, CudaTimeResult | None]], verdicts: Verdicts,
                  what: str = "rows", settled: frozenset[int] = frozenset()) -> list[str]:
-    """Under a table: each keeper's lines (``RecordKeeper.table_notes``: the noise causes, each once
-    with the rows it was found at), from the (name, result) of the rows that have one; ``settled``
-    as for ``_with_columns``."""
+    """Under a table: each keeper's lines (``RecordKeeper.table_notes``: the noise causes, each once with
+    the rows it was found at), from the (name, result) of the rows that have one."""
     return [line for keeper in verdicts.keepers for line in keeper.table_notes(
         [(name, r, verdicts.judged(keeper, r) if _shown(keeper, r, i in settled) else None)
-         for i, (name, r) in enumerate(rows) if r is not None],
-        what)]
+         for i, (name, r) in enumerate(rows) if r is not None], what)]
 
 
-def _speedup(reference: Point, point: Point, verdicts: Verdicts) -> str:
-    """``40.0× (38.1–41.9×)`` against the first device's point, with its 95% interval, or
-    "inconclusive" where that interval holds 1."""
+def _ratio_cell(reference: Point, point: Point, verdicts: Verdicts, inverse: bool = False) -> str:
+    """``40.0× (38.1–41.9×)``: the median ratio to ``reference`` with its 95% interval (``inverse``:
+    the reference's to this point's, as "vs first" reads), or "inconclusive" where that interval holds 1."""
     verdict = verdicts.contrast(reference, point)
     if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
         return "inconclusive"
-    return f"{times_text(verdict.ratio)} ({interval_text(*verdict.ci, times_text)})"
+    (low, high), ratio = verdict.ci, verdict.ratio
+    if inverse:
+        low, high, ratio = 1 / high, 1 / low, 1 / ratio
+    return f"{times_text(ratio)} ({interval_text(low, high, times_text)})"
 
 
 def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:
@@ -124,7 +118,7 @@ def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:
         if r is None:
             yield point.name, "", "", "", "", "", shortened(point.error or "")
             continue
-        speedup = _speedup(sweep.points[references[index]], point, verdicts) if index in references else ""
+        speedup = _ratio_cell(sweep.points[references[index]], point, verdicts) if index in references else ""
         yield point.name, median_text(r), spread_text(r), fmt(r.cold_time), str(r.runs), speedup, ""
 
 
@@ -135,8 +129,8 @@ def _references(sweep: Results) -> dict[int, int]:
 
 
 def _sweep_pairs(sweep: Results) -> list[tuple[int, int]]:
-    """The contrasts a sweep's tables state, as (index, index): each point against its reference
-    device (the speed-up), and in a grid's row the fastest against the next (what its mark says)."""
+    """The contrasts a sweep's tables state, as (index, index): each point against its reference device
+    (the speed-up), and in a grid's row the fastest against the next (its mark)."""
     index = {id(point): k for k, point in enumerate(sweep.points)}
     pairs = [(reference, i) for i, reference in _references(sweep).items() if reference != i]
     names = _grid_names(sweep)
@@ -146,18 +140,18 @@ def _sweep_pairs(sweep: Results) -> list[tuple[int, int]]:
     return pairs
 
 
-HEADER = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "error")
+HEADER: Row = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "error")
 VERDICT = ("speed-up", "vs first")  # each table's own verdict on a row: a keeper's judging columns follow it
 
 
-def _with_columns(header: Row, rows: Iterable[Row], collection: Results, verdicts: Verdicts,
-                  settled: frozenset[int]) -> tuple[Row, list[Row]]:
-    """Add each feature's columns where it judged something of any row's record: beside the table's
-    verdict (``VERDICT``) for a keeper whose columns judge the row (the CPU facts' noise), else before
-    the last (--roofline's achieved rates); a row without a result gets empty cells, and so does a
-    ``settled`` row (``_settled``) for a judge of the row. The features are the ``verdicts``' keepers:
-    those the view was handed, else the collection's own."""
-    results, rows = [point.result for point in collection.points], list(rows)
+def _table(collection: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
+    """A sweep's or a comparison's table, with each feature's columns where it judged something of any row:
+    beside the table's verdict (``VERDICT``) for a keeper whose columns judge the row (the CPU facts' noise),
+    else before the last (--roofline's rates); empty for a row without a result, or ``_settled`` for a judge.
+    The features are the ``verdicts``' keepers: those the view was handed, else the collection's own."""
+    header, rows = ((HEADER, list(_sweep_rows(collection, verdicts))) if is_sweep(collection)
+                    else (COMPARE_HEADER, list(compare_rows(collection, verdicts))))
+    results, settled = [point.result for point in collection.points], _settled(collection, verdicts)
     beside = next(i for i, name in enumerate(header) if name in VERDICT) + 1  # where the next verdict column goes
     for feature in (keeper for keeper in verdicts.keepers if keeper.columns):
         shown = [_shown(feature, r, i in settled) for i, r in enumerate(results)]
@@ -173,34 +167,20 @@ def _with_columns(header: Row, rows: Iterable[Row], collection: Results, verdict
     return header, rows
 
 
-def _sweep_table(sweep: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    return _with_columns(HEADER, _sweep_rows(sweep, verdicts), sweep, verdicts, _settled(sweep, verdicts))
-
-
 FASTEST = " *"  # marks the fastest in a grid's row
 GRID_MAX = 100  # a grid's unit is at least that of its largest time / this: 5 digits at most (633 µs, not 633,474 ns)
 GRID_KEY = "* the fastest in its row, where the 95% interval of its ratio to the next one's excludes 1"
 
 
 def _grid_names(sweep: Results) -> tuple[str, str] | None:
-    """(down, across) for a sweep of two names that every point has: the first numeric name goes
-    down the rows (sizes, as torch's ``Compare`` puts them), the other across; else None."""
+    """(down, across) for a sweep of two names every point has, the first numeric one down the rows
+    (sizes, as torch's ``Compare`` puts them); else None."""
     names = sweep.names
     if len(names) != 2 or not all(len(point.params) == 2 for point in sweep.points):
         return None
-    done = [point for point in sweep.points if point.result is not None]
-    numeric = [name for name in names if done and all(_is_number(point.params[name]) for point in done)]
-    down = (numeric or names)[0]
+    done = [point.params for point in sweep.points if point.result is not None]
+    down = next((name for name in names if done and all(_is_number(params[name]) for params in done)), names[0])
     return down, next(name for name in names if name != down)
-
-
-def _fastest(points: Sequence[Point], verdicts: Verdicts) -> Point | None:
-    """The row's fastest point, where the 95% interval of its ratio to the next fastest excludes 1
-    (``ratios.contrast``); else None."""
-    timed = _by_speed(points)
-    if len(timed) < 2:
-        return None
-    return timed[0] if verdicts.contrast(timed[0], timed[1]).conclusive else None
 
 
 def _by_speed(points: Iterable[Point]) -> list[Point]:
@@ -210,8 +190,8 @@ def _by_speed(points: Iterable[Point]) -> list[Point]:
 
 
 def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
-    """(low, high) of a result's warm runs, as a chart draws their spread: the quartiles where there
-    are enough runs for them, min and max below, None without two warm runs."""
+    """(low, high) of a result's warm runs as a chart draws them: the quartiles, min and max below
+    ``IQR_MIN_RUNS``, None without two."""
     if result is None or result.runs < 2:
         return None
     if result.has_iqr:
@@ -220,25 +200,19 @@ def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
     return min(result.samples), max(result.samples)
 
 
-def _in_unit(seconds: float, factor: int) -> str:
-    """A time in a table's one unit, three figures, never an exponent: ``0.456``, ``15.6``, ``15,600``."""
-    value = seconds * factor
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
-
-
 def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
-    if point is None:
-        return ""
-    if point.result is None:
-        return "error"
-    median = point.result.median
-    return "n/a" if median is None else _in_unit(median, factor) + (FASTEST if point is fastest else "")
+    """The median in the grid's one unit, three figures, never an exponent: ``0.456``, ``15.6``, ``15,600``."""
+    if point is None or point.result is None:
+        return "" if point is None else "error"
+    if point.result.median is None:
+        return "n/a"
+    value = point.result.median * factor
+    return (f"{value:,.0f}" if value >= 100 else f"{value:.3g}") + (FASTEST if point is fastest else "")
 
 
 def _grid_table(sweep: Results, verdicts: Verdicts) -> tuple[str, Row, list[Row]] | None:
-    """A two-name sweep as a grid of warm medians, in one unit (the smallest median's, or a larger
-    one where the largest would need more than 5 digits, see GRID_MAX): (title, header, rows), one
-    row per value of the name that goes down; None for any other sweep."""
+    """A two-name sweep as (title, header, rows), a grid of warm medians in one unit (the smallest's, or
+    a larger where the largest would need more than 5 digits, see GRID_MAX); None for any other sweep."""
     names = _grid_names(sweep)
     medians = [p.result.median for p in sweep.points if p.result is not None and p.result.median]
     if names is None or not medians:
@@ -248,7 +222,8 @@ def _grid_table(sweep: Results, verdicts: Verdicts) -> tuple[str, Row, list[Row]
     columns = list(dict.fromkeys(_value_text(p.params[across]) for p in sweep.points))
     rows = []
     for value, row in _grid_rows(sweep, down, across).items():
-        fastest = _fastest(list(row.values()), verdicts)
+        timed = _by_speed(row.values())  # marked where the 95% interval of its ratio to the next excludes 1
+        fastest = timed[0] if len(timed) > 1 and verdicts.contrast(timed[0], timed[1]).conclusive else None
         rows.append((value, *(_grid_cell(row.get(column), fastest, factor) for column in columns)))
     return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
 
@@ -285,40 +260,18 @@ def _table_text(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[st
 SPREAD_OUT = 60.0  # seconds: a sequential sweep this long may have drifted between its first and last points
 
 
-def _span_line(sweep: Results) -> str | None:
-    """Where a sweep's points were timed one after the other over a minute or more: that a drift over
-    that time reads as a difference between points, and the flag that spreads it over all of them."""
-    if sweep.span is None or sweep.span < SPREAD_OUT or len(sweep.points) < 2:
-        return None
-    return (f"the points were timed one after the other over {fmt(sweep.span)}: a drift in that time (a "
-            "neighbour that starts, a clock that ramps) reads as a difference between them; --interleave -n N "
-            "spreads it over every point")
-
-
 def _sweep_notes(sweep: Results, verdicts: Verdicts) -> list[str]:
-    """The lines under a sweep's table: the features' (the noise causes), how long it took
-    (``_span_line``), the value check, what stopped it."""
+    """The lines under a sweep's table: the features' (the noise causes); where its points were timed
+    one after the other over a minute or more, that a drift then reads as a difference between points,
+    and the flag that spreads it over all of them; the value check; what stopped it."""
     notes = keeper_notes([(point.name, point.result) for point in sweep.points], verdicts, "points",
                          _settled(sweep, verdicts))
-    notes += [line for line in (_span_line(sweep),) if line]
-    return notes + [line for line in (_check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}") if line]
-
-
-def sweep_text(sweep: Results, verdicts: Verdicts | None = None) -> str:
-    """The sweep's table (a two-name sweep's grid first), then the notes under it; ``verdicts`` (made
-    here when not given) answers the features' and contrast questions of every row and note once."""
-    verdicts = verdicts or Verdicts(sweep.keepers)
-    grid = _grid_table(sweep, verdicts)
-    lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []
-    return plain("\n".join(lines + _table_text(*_sweep_table(sweep, verdicts)) + _sweep_notes(sweep, verdicts)))
-
-
-def _finish(fig: Figure, axes: Axes, alt: str, log: bool, lines: int = 1) -> str:
-    """Time ticks on the value axis, margins for ``lines`` lines of x tick labels, then the ``<img>``."""
-    axes.set_yscale("log" if log else "linear")
-    time_axis(axes, log)
-    place(fig, (lines - 1) * FONT_PX * 1.25)
-    return img_tag(svg_bytes(fig), alt)
+    span = sweep.span if sweep.span is not None and len(sweep.points) >= 2 else 0.0
+    drift = (f"the points were timed one after the other over {fmt(span)}: a drift in that time (a neighbour "
+             "that starts, a clock that ramps) reads as a difference between them; --interleave -n N spreads it "
+             "over every point") if span >= SPREAD_OUT else None
+    more = (drift, _check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}")
+    return notes + [line for line in more if line]
 
 
 def _spans_decades(values: Iterable[float | None], factor: float = LOG_SPAN) -> bool:
@@ -336,8 +289,8 @@ def _value_text(value: object) -> str:
 
 
 def _sweep_series(sweep: Results, done: Sequence[Point]) -> tuple[str, bool, list[str], Series]:
-    """(x name, whether it is numeric, categories, {series name: [(x, result)]}): the x axis is the
-    first numeric swept name, else the first; each combination of the others is one series."""
+    """(x name, whether numeric, categories, {series name: [(x, result)]}): the x axis is the first numeric
+    swept name, else the first; each combination of the others is one series."""
     numeric = [n for n in sweep.names if all(_is_number(p.params[n]) for p in done)]
     x_name = (numeric or list(sweep.names))[0]
     categories = list(dict.fromkeys(_value_text(p.params[x_name]) for p in done))
@@ -350,8 +303,7 @@ def _sweep_series(sweep: Results, done: Sequence[Point]) -> tuple[str, bool, lis
 
 
 def crowded(count: int, limit: int, what: str) -> str:
-    """The line shown instead of a chart of ``count`` ``what`` when more than ``limit`` would make
-    it unreadable (and slow: 10,000 labelled bars take minutes to draw), else ""."""
+    """The line instead of a chart of more than ``limit`` (unreadable, and slow: 10,000 bars take minutes)."""
     if count <= limit:
         return ""
     return (f"<div class='cudatime-chart-note' style='font-size:90%'>no chart: {count:,} {what} are more than "
@@ -359,15 +311,13 @@ def crowded(count: int, limit: int, what: str) -> str:
 
 
 def sweep_chart(sweep: Results) -> str:
-    """Warm median (filled dots) and cold run (open dots) against the x axis's swept value, one
-    colour per combination of the other values; joined by solid and dashed lines where the values
-    are numbers, log-scaled when they span decades. The legend below says all of that."""
+    """Warm median (filled dots) and cold run (open dots) against the x axis's swept value, a colour per
+    combination of the others, joined by solid and dashed lines where the values are numbers."""
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
     x_name, numeric, categories, series = _sweep_series(sweep, done)
-    note = crowded(len(series), CHART_SERIES, "lines") if numeric else crowded(len(done), CHART_ROWS, "points")
-    if note:
+    if note := crowded(len(series), CHART_SERIES, "lines") if numeric else crowded(len(done), CHART_ROWS, "points"):
         return note
     fig, axes = figure(CHART_HEIGHT_PX)
     key: list[str]
@@ -378,7 +328,12 @@ def sweep_chart(sweep: Results) -> str:
         axes.plot(xs, medians, marker="o", color=colour, linestyle="-" if numeric else "none")  # type: ignore[arg-type]
         axes.plot(xs, [r.cold_time for _, r in points], marker="o", markerfacecolor="none", color=colour,
                   linestyle="--" if numeric else "none")
-        _spread_marks(axes, xs, [_spread(r) for _, r in points], colour, numeric)
+        spreads = [_spread(r) for _, r in points]  # the interval a contrast compares; none under 2 runs
+        lows, highs = ([s[k] if s else math.nan for s in spreads] for k in (0, 1))
+        if any(spreads) and numeric:  # a band along a line of numbers
+            axes.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
+        elif any(spreads):  # a bar through each dot of a category
+            axes.vlines(xs, lows, highs, color=colour, linewidth=3, alpha=0.5)
     if numeric:
         values = [p.params[x_name] for p in done]
         x_log = _spans_decades(values, X_LOG_SPAN)
@@ -390,26 +345,9 @@ def sweep_chart(sweep: Results) -> str:
     axes.set_xlabel(x_name, fontsize=FONT_PT)
     axes.set_ylabel("time", fontsize=FONT_PT)
     log = _spans_decades([v for _, points in series.items() for _, r in points for v in (r.median, r.cold_time)])
-    image = _finish(fig, axes, "cudatime: warm median and cold run per sweep point", log, lines)
-    return image + legend_html(_sweep_legend(series, numeric), key)
-
-
-def _spread_marks(axes: Axes, xs: Sequence[Any], spreads: Sequence[tuple[float, float] | None], colour: str,
-                  numeric: bool) -> None:
-    """Each point's warm spread (``compare.spread``, the interval a contrast compares): a band along
-    a line of numbers, a bar through each dot of a category; none where a point has under 2 runs."""
-    if not any(spreads):
-        return
-    lows = [interval[0] if interval else math.nan for interval in spreads]
-    highs = [interval[1] if interval else math.nan for interval in spreads]
-    if numeric:
-        axes.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
-    else:
-        axes.vlines(xs, lows, highs, color=colour, linewidth=3, alpha=0.5)
-
-
-def _sweep_legend(series: Series, numeric: bool) -> list[str]:
-    """What the sweep chart draws: filled and open dots (and their lines), and each series' colour."""
+    axes.set_yscale("log" if log else "linear")
+    time_axis(axes, log)
+    place(fig, (lines - 1) * FONT_PX * 1.25)  # room for the lines of the x tick labels
     solid, dashed = (" (solid line)", " (dashed line)") if numeric else ("", "")
     spread_mark = "shaded band" if numeric else "bar through it"
     items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}, its spread a {spread_mark}"),
@@ -417,15 +355,15 @@ def _sweep_legend(series: Series, numeric: bool) -> list[str]:
     if len(series) > 1 or any(series):
         items += [legend_item(swatch(colour) + escape(name or "the rest"))
                   for colour, name in zip(itertools.cycle(SERIES), series)]
-    return items
+    return img_tag(svg_bytes(fig), "cudatime: warm median and cold run per sweep point") + legend_html(items, key)
 
 
 def sweep_html(sweep: Results, verdicts: Verdicts | None = None) -> str:
-    """The chart, the table, the notes; a two-name sweep's grid comes before the table, which then
-    opens on demand ("every point": spreads, cold runs, noise, errors). ``verdicts`` as for ``sweep_text``."""
+    """The chart, the table, the notes; a two-name sweep's grid before the table, which then opens on
+    demand ("every point": spreads, cold runs, noise, errors). ``verdicts`` as for ``results_text``."""
     verdicts = verdicts or Verdicts(sweep.keepers)
     extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep, verdicts)]
-    table, grid = table_html(*_sweep_table(sweep, verdicts)), _grid_table(sweep, verdicts)
+    table, grid = table_html(*_table(sweep, verdicts)), _grid_table(sweep, verdicts)
     if grid is not None:
         title, header, rows = grid
         table = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
@@ -445,21 +383,6 @@ def _first(results: Results) -> Point | None:
     return next((point for point in results.points if point.result is not None and point.result.median), None)
 
 
-def _against(first: Point | None, point: Point, verdicts: Verdicts) -> str:
-    """The "vs first" cell: the median ratio with its 95% interval, or "inconclusive" where that
-    interval holds 1."""
-    result = cast("CudaTimeResult", point.result)  # compare_rows asks only for a point that has one
-    if first is None or not result.median:
-        return ""
-    if point is first:
-        return times_text(1.0)
-    verdict = verdicts.contrast(first, point)
-    if not verdict.conclusive or verdict.ratio is None or verdict.ci is None:  # a conclusive one has both
-        return "inconclusive"
-    low, high = verdict.ci
-    return f"{times_text(1 / verdict.ratio)} ({interval_text(1 / high, 1 / low, times_text)})"
-
-
 def compare_rows(results: Results, verdicts: Verdicts) -> Iterator[Row]:
     """(name, warm median, spread, cold, cold/warm, against the first, device, error) per point."""
     first = _first(results)
@@ -468,14 +391,14 @@ def compare_rows(results: Results, verdicts: Verdicts) -> Iterator[Row]:
         if r is None:
             yield name, "", "", "", "", "", point.task.env.device, shortened(point.error or "")
             continue
-        yield (name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio),
-               _against(first, point, verdicts), r.device, "")
+        against = "" if first is None or not r.median else \
+            times_text(1.0) if point is first else _ratio_cell(first, point, verdicts, inverse=True)
+        yield name, median_text(r), spread_text(r), fmt(r.cold_time), ratio_text(r.ratio), against, r.device, ""
 
 
 def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
     """The lines under a comparison: each row against the first, in words ("fused 5.00× faster
-    (4.81–5.20×)", "inconclusive: no difference larger than 4% either way; ..."), then the features'
-    (the noise causes)."""
+    (4.81–5.20×)", "inconclusive: ..."), then the features' (the noise causes)."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
     others = [point for point in results.points
@@ -489,25 +412,13 @@ def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
                                 _settled(results, verdicts))
 
 
-COMPARE_HEADER = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
+COMPARE_HEADER: Row = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
 
 
 def _compare_pairs(results: Results) -> list[tuple[int, int]]:
     """The contrasts a comparison states: each row with warm runs against the first (its "vs first")."""
-    points, first = results.points, _first(results)
-    at = next((k for k, point in enumerate(points) if point is first), None)
-    return [(at, k) for k, point in enumerate(points)
-            if at is not None and k != at and point.result is not None and point.result.median]
-
-
-def _compare_table(results: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    settled = _settled(results, verdicts)
-    return _with_columns(COMPARE_HEADER, compare_rows(results, verdicts), results, verdicts, settled)
-
-
-def compare_text(results: Results, verdicts: Verdicts | None = None) -> str:
-    verdicts = verdicts or Verdicts(results.keepers)
-    return plain("\n".join(_table_text(*_compare_table(results, verdicts)) + compare_notes(results, verdicts)))
+    timed = [k for k, point in enumerate(results.points) if point.result is not None and point.result.median]
+    return [(timed[0], k) for k in timed[1:]]
 
 
 NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's dots (102 px of a 270 px chart)
@@ -524,18 +435,16 @@ def _row_name(name: str) -> str:
 
 
 def compare_chart(results: Results) -> str:
-    """A dot plot, one row per result, its name on the left: the warm median (a filled dot) with
-    its spread as a whisker (the interval ``contrast`` compares), the cold run an open dot, on a
-    titled time axis (log when the times span decades). Dots, not bars: a bar on a log axis starts
-    from an arbitrary floor, and its length means nothing."""
+    """A dot plot, a row per result, named on the left: the warm median (a filled dot), its spread a whisker,
+    the cold run an open dot. Dots, not bars: a bar on a log axis starts at an arbitrary floor, its length
+    meaningless."""
     from matplotlib.ticker import NullLocator
 
     done = [(name, point.result) for name, point in zip(_names(results.points), results.points)
             if point.result is not None]
     if not done:
         return ""
-    note = crowded(len(done), CHART_ROWS, "rows")
-    if note:
+    if note := crowded(len(done), CHART_ROWS, "rows"):
         return note
     names = [_row_name(name) for name, _ in done]
     row_px = max(name.count("\n") + 1 for name in names) * FONT_PX * 1.25 + 10
@@ -561,13 +470,6 @@ def compare_chart(results: Results) -> str:
     return image + legend_html(items)
 
 
-def compare_html(results: Results, verdicts: Verdicts | None = None) -> str:
-    verdicts = verdicts or Verdicts(results.keepers)
-    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results, verdicts)]
-    table = table_html(*_compare_table(results, verdicts))
-    return report_html([capped(compare_chart(results)), table, capped("".join(notes))], "cudatime-compare", wide=True)
-
-
 def is_sweep(results: Results) -> bool:
     """One label's points (or none's), all with swept values, from one machine: a sweep's table and chart."""
     points = results.points
@@ -576,10 +478,20 @@ def is_sweep(results: Results) -> bool:
 
 
 def results_text(results: Results, verdicts: Verdicts | None = None) -> str:
-    """Results side by side in text; ``verdicts`` (``ratios.Verdicts``), given, is shared with the
-    HTML view of the same results, so that neither works out a judgement or a contrast the other did."""
-    return sweep_text(results, verdicts) if is_sweep(results) else compare_text(results, verdicts)
+    """Results side by side in text: the table (a two-name sweep's grid first), then the notes under it.
+    ``verdicts`` (``ratios.Verdicts``), given, is shared with the HTML view of the same results, so that
+    neither works out a judgement or a contrast the other did; made here otherwise."""
+    verdicts, sweep = verdicts or Verdicts(results.keepers), is_sweep(results)
+    grid = _grid_table(results, verdicts) if sweep else None
+    lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []
+    lines += _table_text(*_table(results, verdicts))
+    return plain("\n".join(lines + (_sweep_notes(results, verdicts) if sweep else compare_notes(results, verdicts))))
 
 
 def results_html(results: Results, verdicts: Verdicts | None = None) -> str:
-    return sweep_html(results, verdicts) if is_sweep(results) else compare_html(results, verdicts)
+    if is_sweep(results):
+        return sweep_html(results, verdicts)
+    verdicts = verdicts or Verdicts(results.keepers)
+    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results, verdicts)]
+    table = table_html(*_table(results, verdicts))
+    return report_html([capped(compare_chart(results)), table, capped("".join(notes))], "cudatime-compare", wide=True)

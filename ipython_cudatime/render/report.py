@@ -1,19 +1,11 @@
-"""The text report: what terminal IPython prints, and the fallback everywhere else.
+"""One result's reports: the text (what terminal IPython prints, and the fallback everywhere else)
+and the HTML (a one-line answer, the run chart, the findings, the run breakdown, collapsible sections).
 
-What the numbers say, in plain sentences shared by every renderer.
-
-Each finding has a ``kind`` (a stable key tests and widgets can use) and ``text``. A ``Reading``
-is what every view of one result reads: the result, the features that word its records, and
-its findings, worked out once for all the views.
-
-The HTML report: a one-line answer, the run chart, the findings, the run breakdown, and
-collapsible sections ("Why", "Profile", "Details").
-
-It is the lasting output in a notebook, so it is built only from what every frontend keeps
-when a notebook is reopened untrusted (see ``image``): ``div``/``span``/``table`` with
-classes, ``<details>``, inline styles with literal values and the chart as an ``<img>``.
-Text and background colours are left to the frontend (so both follow its theme), except
-where an element sets both. A feature's section comes from the feature (``Feature.section_html``).
+A finding has a ``kind`` (a stable key tests and widgets use) and ``text``, plain sentences every view
+shares; a ``Reading`` works them out once for all the views. The HTML is the lasting output in a
+notebook, so it uses only what every frontend keeps in an untrusted notebook (see ``chart``): tags with
+classes, ``<details>``, inline styles with literal values and the chart as an ``<img>``. Colours are
+left to the frontend (so they follow its theme), except where an element sets both text and background.
 """
 
 from __future__ import annotations
@@ -35,18 +27,15 @@ if TYPE_CHECKING:
 
 
 def _clocks(run: Run) -> str:
-    parts = [f"host {fmt(run.host)}", f"wall {fmt(run.wall)}"]
-    if run.device is not None:
-        parts.append(f"device {fmt(run.device)}")
-    return ", ".join(parts)
+    device = "" if run.device is None else f", device {fmt(run.device)}"
+    return f"host {fmt(run.host)}, wall {fmt(run.wall)}{device}"
 
 
 def _warm_line(result: CudaTimeResult) -> str:
     """Median with its 95% interval, and spread: the IQR as "IQR 1.2 ms" (a width, not a ±
     half-width), or with fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
-    runs = f"{result.runs} run{'s' if result.runs != 1 else ''}"
-    if result.batch > 1:
-        runs = f"{result.runs} samples of {result.batch:,} runs"
+    runs = (f"{result.runs} samples of {result.batch:,} runs" if result.batch > 1
+            else f"{result.runs} run{'s' if result.runs != 1 else ''}")
     extremes = f"min {fmt(result.min)}, max {fmt(result.max)}"
     median = f"warm     : {fmt(result.median)} median ({result.ci_text()})"
     if not result.has_iqr:
@@ -65,16 +54,13 @@ def render_text(reading: Reading) -> str:
         f"Wall time: {fmt(cold.wall)}",
         f"cold run : {fmt(result.cold_time)}  ({_clocks(cold)})",
     ]
-    if result.median is not None:
-        lines.append(_warm_line(result))
-        if result.batch > 1:
-            lines.append(f"samples  : {result.batch_text()}")
-        lines.append(f"cold/warm: {ratio_text(result.ratio)}")
-    else:
+    if result.median is None:
         lines.append("warm     : no warm runs")
+    else:
+        lines += [_warm_line(result), *([f"samples  : {result.batch_text()}"] if result.batch > 1 else []),
+                  f"cold/warm: {ratio_text(result.ratio)}"]
     lines.append(f"runs     : {result.counts_text()}")
-    for keeper, record in reading.pairs():
-        lines.extend(keeper.text_lines(result, record))
+    lines += [line for keeper, record in reading.pairs() for line in keeper.text_lines(result, record)]
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(inert(f"device   : {result.device}; synchronized: {synced}", newlines=False))  # a loaded field's
     lines.extend(finding.text for finding in reading.findings)
@@ -82,11 +68,7 @@ def render_text(reading: Reading) -> str:
 
 
 ASYNC_HOST_FRACTION = 0.5  # host below half of wall: Python moved on while the device worked
-
-
 ASYNC_MIN_GAP = 50e-6  # ... by more than this, so that sync overhead alone never triggers it
-
-
 # Device events seeing less than this share of the synchronized time (harness cost out) missed work.
 COVERED = 0.9
 
@@ -95,16 +77,10 @@ def _async_gap(host: float, wall: float) -> bool:
     return host < ASYNC_HOST_FRACTION * wall and wall - host > ASYNC_MIN_GAP
 
 
-def _worker(result: CudaTimeResult) -> str:
-    """What kept working after Python moved on: "the GPU", or "the device" for CPU async backends."""
-    return "the GPU" if result.on_gpu else "the device"
-
-
 def _async_findings(result: CudaTimeResult) -> list[Finding]:
-    """The async trap, where the cold run or the warm runs' medians handed control back long before
-    the work was done. What ``%time`` would have printed is what it measures, the host's hand-over,
-    and that varies from run to run (a first dispatch, a busy core): so the sentence gives the range
-    of every run's host time, the first one named, never one run's figure as "what %time prints"."""
+    """The async trap: the cold run or the warm medians handed control back long before the work was done.
+    What ``%time`` prints, the host's hand-over, varies from run to run (a first dispatch, a busy core): so
+    the sentence gives every run's range, the first named, never one run's figure as "what %time prints"."""
     cold, warm = result.cold, result.warm
     warm_gap = bool(warm) and _async_gap(median(run.host for run in warm), median(run.wall for run in warm))
     if not (_async_gap(cold.host, cold.wall) or warm_gap):
@@ -112,58 +88,39 @@ def _async_findings(result: CudaTimeResult) -> list[Finding]:
     # the synchronized time of the runs that showed the trap: the warm median, or the cold run alone
     synchronized = f"{fmt(median(run.wall for run in warm))} (warm median)" if warm_gap else \
         f"{fmt(cold.wall)} (the first run)"
-    return [Finding(
-        "async",
-        f"%time alone would have printed {_hand_over(result)}: {_worker(result)} was still working when "
-        f"Python moved on. The synchronized time is {synchronized}.",
-    )]
+    worker = "the GPU" if result.on_gpu else "the device"  # CPU async backends have no GPU
+    return [Finding("async", f"%time alone would have printed {_hand_over(result)}: {worker} was still working "
+                             f"when Python moved on. The synchronized time is {synchronized}.")]
 
 
 def _hand_over(result: CudaTimeResult) -> str:
     """``0.15–7.3 ms, the host's hand-over over the cell's 12 runs (111 µs the first time)``."""
-    cold = result.cold
-    hosts = [cold.host] + [run.host for run in result.warmup + result.warm]
+    hosts = [result.cold.host] + [run.host for run in result.warmup + result.warm]
     low, high = fmt(min(hosts)), fmt(max(hosts))
     if len(hosts) == 1:
         return f"{low}, the host's hand-over"
     if low == high:
         return f"{low}, the host's hand-over in each of the {len(hosts):,} timed runs"
     return (f"{range_text(min(hosts), max(hosts))}, the host's hand-over over the {len(hosts):,} timed runs "
-            f"({fmt(cold.host)} the first time)")
-
-
-def _feature_findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
-    """Each feature's sentences, in the features' order (why the cold run was slow, the profile, ...,
-    why the warm runs vary), from what each judged of its record (``Reading.pairs``)."""
-    return [found for keeper, judged in pairs for found in keeper.findings(result, judged)]
-
-
-def _clock_findings(result: CudaTimeResult) -> list[Finding]:
-    """Where the device clock saw less than the synchronized time: what it missed, and why the
-    statistics then use the wall clock."""
-    coverage = result.coverage
-    found = []
-    if coverage is not None and coverage < COVERED:
-        found.append(Finding(
-            "coverage",
-            f"The device clock (events on the current stream) saw {coverage:.0%} of the synchronized time: "
-            "the rest ran on other streams or other devices (or in a framework these events do not see), "
-            "which only the synchronized wall clock includes.",
-        ))
-    why = result.clock_why()
-    if why:
-        found.append(Finding("clock", why))
-    return found
+            f"({fmt(hosts[0])} the first time)")
 
 
 def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
-    """The sentences worth printing under the numbers, most important first; ``keepers`` (the
-    features) word their own records (``Reading.of`` works them out with the rest of a report)."""
+    """The sentences under the numbers, most important first; ``keepers`` (the features) word their own."""
     return list(Reading.of(result, keepers).findings)
 
 
 def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
-    found = _async_findings(result) + _feature_findings(result, pairs) + _clock_findings(result)
+    """The async trap, each feature's sentences in the features' order (why the cold run was slow, the
+    profile, ..., why the warm runs vary), where the device clock saw less than the synchronized time (what
+    it missed, and why the statistics then use the wall clock), then what a result notes of itself."""
+    found = _async_findings(result) + [each for keeper, judged in pairs for each in keeper.findings(result, judged)]
+    if (coverage := result.coverage) is not None and coverage < COVERED:
+        found.append(Finding("coverage", f"The device clock (events on the current stream) saw {coverage:.0%} of "
+                             "the synchronized time: the rest ran on other streams or other devices (or in a "
+                             "framework these events do not see), which only the synchronized wall clock includes."))
+    if why := result.clock_why():
+        found.append(Finding("clock", why))
     if result.stopped:  # these two may come from a file: one line each, whatever they hold
         found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
                                         "the statistics cover the runs done."))
@@ -173,11 +130,9 @@ def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]])
 
 @dataclass(frozen=True)
 class Reading:
-    """One result as its views read it, as pyinstrument's renderers read one ``Session``: the result
-    (plain data), the keepers that word its records (the features, handed in as the registry is),
-    what each judged of its record (``RecordKeeper.judge``) and its findings, worked out once.
-    ``display.bundle`` makes one and hands it to the text and the HTML report, so that neither asks
-    the noise check or a feature's words a second time."""
+    """One result as its views read it (as pyinstrument's renderers read a ``Session``): the result, the
+    keepers that word its records (the features), what each judged of its record and its findings, worked
+    out once, so that neither the text nor the HTML report asks the noise check or a feature a second time."""
 
     result: CudaTimeResult
     keepers: tuple[RecordKeeper, ...]
@@ -197,16 +152,13 @@ class Reading:
 
 # one table style for every report
 CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"
-
-
 LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; a number and its unit never do
 
 
 def cell_style(text: str) -> str:
-    """A table cell's style: short cells on one line, long ones wrapped at spaces (so a table fits a
-    narrow panel). ``break-word`` breaks inside a word only where the word alone is wider than its
-    line, and leaves the column at least one word wide; ``anywhere`` let a table squeeze a column to
-    one character per line ("dtype / ='flo / at32'")."""
+    """Short cells on one line, long ones wrapped at spaces (a table fits a narrow panel). ``break-word``
+    breaks a word only where it alone is wider than its line, leaving the column a word wide; ``anywhere``
+    let a table squeeze a column to one character per line ("dtype / ='flo / at32'")."""
     return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:break-word")
 
 
@@ -224,17 +176,6 @@ def scrolling(html: str) -> str:
     return f"<div style='overflow-x:auto;max-width:100%'>{html}</div>"
 
 
-def header_html(result: CudaTimeResult) -> str:
-    """The answer in one line: warm median and its interval, cold run, their ratio, the device."""
-    if result.median is None:
-        answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
-    else:
-        answer = (f"warm median <b>{fmt(result.median)}</b> ({escape(result.ci_text())}) · "
-                  f"cold run {fmt(result.cold_time)} "
-                  f"({ratio_text(result.ratio)} the warm median)")
-    return f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>"
-
-
 def table_html(header: Sequence[str], rows: Iterable[Sequence[object]], cls: str = "cudatime-table") -> str:
     """A compact table of text cells; a column empty in every row is left out."""
     rows = [tuple(row) for row in rows]
@@ -250,29 +191,13 @@ def section_html(title: str, body: str, cls: str) -> str:
     """A collapsed section with the browser's own disclosure marker, which turns when it opens.
     Classic Notebook's stylesheet makes every summary a block (no marker); the summary's inline
     ``display:list-item`` (kept untrusted) gives the marker back there."""
-    if not body:
-        return ""
-    return (f"<details class='{cls}' style='margin:4px 0'><summary style='display:list-item;cursor:pointer'>"
-            f"<b>{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>")
+    return (f"<details class='{cls}' style='margin:4px 0'><summary style='display:list-item;cursor:pointer'><b>"
+            f"{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>") if body else ""
 
 
-def breakdown_html(result: CudaTimeResult) -> str:
-    """How many runs of each kind, on which clock, and what was synchronized: one line."""
-    stopped = f" · stopped: {escape(result.stopped)}" if result.stopped else ""
-    synced = ", ".join(result.synchronized) or "nothing (no device framework active)"
-    return (f"<div class='cudatime-runs'>{escape(result.counts_text())} ({result.clock} clock) · "
-            f"synchronized: {escape(synced)}{stopped}</div>")
-
-
-def findings_html(reading: Reading) -> str:
-    """The findings as a list; a finding's full reasoning (``Finding.reason``) is its keeper's section's."""
-    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in reading.findings if not f.reason)
-    return f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
-
-
-def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
-    """(label, value) rows: warm statistics, then the cold run's clocks, then the device, then each
-    feature's rows (the CPU facts among them)."""
+def details_html(reading: Reading) -> str:
+    """A table of the warm statistics, the cold run's clocks, the device, each feature's rows (the CPU
+    facts among them), then every run's numbers (``runs_html``)."""
     result = reading.result
     cold = result.cold
     rows: list[tuple[str, str]] = []
@@ -298,22 +223,22 @@ def statistics_rows(reading: Reading) -> list[tuple[str, str]]:
         *(row for keeper, record in reading.pairs() for row in keeper.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
     ]
-    return rows
+    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th>"
+                    f"<td style='{cell_style(value)}'>{escape(value)}</td></tr>" for label, value in rows)
+    return (scrolling(f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>")
+            + runs_html(result))
 
 
 def _clock_row(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
     return (kind, str(number), fmt(run.host), fmt(run.wall), "" if run.device is None else fmt(run.device))
 
 
-
-
 PERCENTILES = (0, 1, 5, 10, 25, 50, 75, 90, 95, 99, 100)
 
 
 def spread_html(kind: str, times: Sequence[float]) -> str:
-    """``times`` (of ``kind`` runs) as percentiles, for more runs than ``MANY_RUNS``: the report
-    stays the same size however many runs there were; every run is still in the result (``-o``)
-    and in the file ``--save`` writes."""
+    """``times`` (of ``kind`` runs) as percentiles past ``MANY_RUNS``: the report stays the same size
+    however many runs there were; every run is still in the result (``-o``) and what ``--save`` writes."""
     ordered = sorted(times)
     cells = [fmt(ordered[round(p / 100 * (len(ordered) - 1))]) for p in PERCENTILES]
     header = (f"{len(ordered):,} {kind} runs", *(f"p{p}" if 0 < p < 100 else ("min", "max")[p // 100]
@@ -322,9 +247,8 @@ def spread_html(kind: str, times: Sequence[float]) -> str:
 
 
 def runs_html(result: CudaTimeResult) -> str:
-    """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs
-    on the statistics clock (``warm_runs_html``). Past ``MANY_RUNS`` runs of a kind, their
-    percentiles instead."""
+    """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs on the
+    statistics clock; past ``MANY_RUNS`` runs of a kind, their percentiles instead."""
     warmup = ([_clock_row("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
               if len(result.warmup) <= MANY_RUNS else [])
     html = table_html(("run", "#", "host", "wall", "device"), [_clock_row("cold", 1, result.cold)] + warmup,
@@ -334,27 +258,15 @@ def runs_html(result: CudaTimeResult) -> str:
     samples = result.samples
     if len(samples) > MANY_RUNS:
         return html + spread_html(f"warm ({result.clock})", samples)
-    if samples:
-        html += warm_runs_html(result.clock, samples)
-    return html
+    return html + (warm_runs_html(result.clock, samples) if samples else "")
 
 
 def warm_runs_html(clock: str, samples: Sequence[float]) -> str:
-    """The warm runs' times in order, numbered, as many to a line as the output's width holds: a
-    table of ten to a row was wider than a phone's output, and scrolled runs 9 and 10 out of view
-    under a "1–10" label. Each entry keeps a fixed minimum width, so the lines align."""
+    """The warm runs' times in order, numbered, as many to a line as fit (a table of ten to a row was
+    wider than a phone's output), each entry of a fixed minimum width, so that the lines align."""
     entries = "".join(f"<span style='display:inline-block;min-width:7.5em;white-space:nowrap'>{number}: {fmt(time)}"
                       "</span> " for number, time in enumerate(samples, 1))
     return f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({clock} clock)</b><br>{entries}</div>"
-
-
-def details_html(reading: Reading) -> str:
-    """The statistics table, the device, the cold run's clocks, the CPU facts, and every run's numbers."""
-    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th>"
-                    f"<td style='{cell_style(value)}'>{escape(value)}</td></tr>"
-                    for label, value in statistics_rows(reading))
-    return (scrolling(f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>")
-            + runs_html(reading.result))
 
 
 def percent(fraction: float) -> str:
@@ -363,9 +275,8 @@ def percent(fraction: float) -> str:
 
 def stacked_bar(parts: Iterable[tuple[str, float, str]], total: float,
                 show: Callable[[float], str] = fmt) -> str:
-    """A one-line HTML bar of (label, amount, colour) segments of ``total``, and its legend below:
-    each segment's colour, label and amount (``show`` formats it: seconds by default, ``percent``
-    for fractions). The labels live in the legend, not in the segments, where a narrow one would cut them."""
+    """A one-line bar of (label, amount, colour) segments of ``total``, with a legend below (``show`` formats
+    the amounts: seconds, or ``percent``): labels in the segments would be cut where a segment is narrow."""
     shown = [(label, amount, colour) for label, amount, colour in parts if amount > 0]
     cells = "".join(f"<div style='flex:{amount / total:.4f};background:{colour};height:14px'></div>"
                     for _, amount, colour in shown)
@@ -374,10 +285,9 @@ def stacked_bar(parts: Iterable[tuple[str, float, str]], total: float,
 
 
 def report_html(parts: Iterable[str], cls: str, wide: bool = False) -> str:
-    """Every report's frame: normal line height, the frontend's colours and font, REPORT_PX wide at
-    most. A ``wide`` frame (a sweep's or a comparison's, whose table can be wider) is as wide as its
-    widest part, up to the output's width: its text and chart come ``capped`` at REPORT_PX, and its
-    table may use the rest, so that no column is out of view beside empty space."""
+    """Every report's frame: normal line height, the frontend's colours and font, REPORT_PX wide at most.
+    A ``wide`` frame (a sweep's or a comparison's) is as wide as its widest part, up to the output's: its
+    text and chart ``capped``, its table may use the rest, so no column is out of view beside empty space."""
     width = "display:inline-block;max-width:100%" if wide else f"max-width:{REPORT_PX}px"
     return (f"<div class='{cls}' style='{width};line-height:1.4;text-align:left;overflow-wrap:break-word'>"
             + "".join(parts) + "</div>")
@@ -389,11 +299,23 @@ def capped(html: str) -> str:
 
 
 def render_html(reading: Reading, chart: str = "") -> str:
-    """The whole report; ``chart`` is the run chart's HTML (``chart.chart_html``), if drawn. The
-    features' sections come first, in their order, then the details."""
+    """The whole report: the answer in one line (warm median and its interval, cold run, their ratio, the
+    device), the run chart (``chart.chart_html``, if drawn), the findings (a finding's full reasoning,
+    ``Finding.reason``, is its keeper's section's), one line of the runs, then the sections."""
     result = reading.result
+    if result.median is None:
+        answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
+    else:
+        answer = (f"warm median <b>{fmt(result.median)}</b> ({escape(result.ci_text())}) · "
+                  f"cold run {fmt(result.cold_time)} ({ratio_text(result.ratio)} the warm median)")
+    items = "".join(f"<li>{sentence_html(f.text)}</li>" for f in reading.findings if not f.reason)
+    stopped = f" · stopped: {escape(result.stopped)}" if result.stopped else ""
+    synced = ", ".join(result.synchronized) or "nothing (no device framework active)"
     sections = [section_html(keeper.section_title, keeper.section_html(result, record), keeper.section_class)
                 for keeper, record in reading.pairs()]
-    sections.append(section_html("Details", details_html(reading), "cudatime-section-details"))
-    return report_html([header_html(result), chart, findings_html(reading), breakdown_html(result), *sections],
-                       "cudatime-report")
+    listed = f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
+    runs = (f"<div class='cudatime-runs'>{escape(result.counts_text())} ({result.clock} clock) · "
+            f"synchronized: {escape(synced)}{stopped}</div>")
+    details = section_html("Details", details_html(reading), "cudatime-section-details")
+    return report_html([f"<div class='cudatime-header'>{answer} · {escape(result.device)}</div>", chart, listed, runs,
+                        *sections, details], "cudatime-report")

@@ -1,11 +1,10 @@
 """What the cold run changed, and whether a second run changes it again: the evidence that decides
 whether a cell may repeat.
 
-The cold run happens anyway; it is the evidence. Before it, a fingerprint of everything the cell
-can reach (``fingerprint.Fingerprint``); after it, the same objects are read again:
+The cold run happens anyway; it is the evidence. A fingerprint of everything the cell can reach
+(``fingerprint.Fingerprint``) is taken before it and read again after it:
 
-- nothing changed (outside the names the cell binds, which are put back between runs): the
-  cell repeats;
+- nothing changed (outside the names the cell binds, put back between runs): the cell repeats;
 - what changed can be put back: its state after the cold run is kept, and the first later run
   is the probe. A probe that leaves it as the cold run left it (the same values written again:
   ``np.matmul(a, b, out=c)``, ``results['mm'] = a @ b``) lets the cell repeat; one that changes
@@ -13,54 +12,39 @@ can reach (``fingerprint.Fingerprint``); after it, the same objects are read aga
 - what changed cannot be put back (a generator advanced, a file's position), or something could
   not be read at all: the cell runs once. Unknown is never safe.
 
-After the later runs the objects are read once more, so that a change the probe did not show
-(a cell that acts only on its fifth run) is put back where it can be and said where it cannot.
+After the later runs the objects are read once more: a change the probe did not show (a cell that
+acts only on its fifth run) is put back where it can be and said where it cannot.
 
-Side effects that leave no trace in Python's objects, seen while the cell runs: a file opened for
-writing, a process started, the environment or the working directory changed, a connection opened.
+Effects that leave no trace in Python's objects (a file opened for writing, a process started, a
+connection opened) are heard through audit events (PEP 578): while a ``Watch`` listens, an event
+raised by the cell's own code is written down and, in a run that must not repeat it, refused before
+it happens (``Refused`` ends the later runs: the file is not written twice). An audit hook cannot be
+removed, so one hook serves the process and calls the watches listening at the time.
 
-Python raises an audit event before each of these (PEP 578, ``sys.addaudithook``). While a
-``Watch`` listens, an event raised by the cell's own code (the cell's frame is on the stack of
-the thread that raises it; the import system caching bytecode does not count) is written down,
-and, in a run that must not repeat it, refused before it happens: ``Refused`` (a
-``runner.StopRepeats``) ends the later runs, and the file is not written twice.
-
-An audit hook cannot be removed once added (PEP 578), so one hook serves the whole process and
-calls the watches listening at the time; with none listening it returns at once.
-
-What a cell's code says about repeating it: whether its code is proven pure.
-
-Whether a cell may run again is decided from what its first run changed (``evidence``), not
-from its spelling: no list of calls can tell what a function does inside. The code can still
-say one thing for certain: a cell made only of operators on arrays and plain values, a
-framework's own functions (``np.matmul(a, b)``, ``torch.bmm(x, x)``, ``jnp.dot(x, x)``) and
-builtins that make new values (``sorted``, ``len``), with no ``out=`` or ``inplace=`` argument,
-binding plain names, is pure: it may skip the costly parts of the evidence (checksums of
-arrays, walks deep into objects), never the cheap ones (a tensor's version counter sees
-``inplace=True`` behind a pure-looking call). Anything it cannot prove goes through the evidence.
+No list of calls can tell what a function does inside, but code made only of operators, a
+framework's own functions (``np.matmul(a, b)``) and builtins that make new values (``sorted``),
+with no ``out=`` or ``inplace=``, binding plain names, is ``proven_pure``: it skips the costly parts
+of the evidence (checksums of arrays, deep walks), never the cheap ones (a tensor's version counter
+sees ``inplace=True`` behind a pure-looking call).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import os
 import sys
 import types
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, TypeVar
 
 from ..backends.objects import Kind
 from ..measure.runner import Unrepeatable, top_level_names
-from .fingerprint import MISSING, Budget, Entry, Fingerprint
+from .fingerprint import MISSING, Budget, Entry, Fingerprint, nbytes
 
-Roots = Callable[[], list[tuple[str, Any]]]
-
-
+Entered = TypeVar("Entered", bound="Around")
 SHOWN = 4  # changed objects named in one sentence, at most
-
-
 UNVERSIONED_BYTES = 64 << 20  # unchanged tensors copied in case their version counter missed a write
 
 
@@ -83,17 +67,13 @@ def _grad_hint(paths: Iterable[str]) -> str:
 
 
 class Evidence:
-    """The fingerprints of one cell's reach around its runs (see the module's doc).
+    """The fingerprints of one cell's reach around its runs (see the module's doc), from the (name,
+    value) pairs ``roots()`` gives; ``deep`` False when the cell's code is ``proven_pure``; ``skip``:
+    objects that are not the user's data. ``before()`` comes before the cold run; ``after_cold()``
+    says why the cell must run once (no sentence: it may repeat) and sets ``probing``;
+    ``probe(undo)`` after the first later run says what it changed again; ``settle(undo)`` after the last."""
 
-    ``roots()`` gives the (name, value) pairs to walk from; ``kinds`` the frameworks' kinds;
-    ``deep`` False when the cell's code is proven pure (``repeat_rule.proven_pure``); ``skip``
-    the objects that are not the user's data.
-    ``before()`` comes before the cold run; ``after_cold()`` gives why the cell must run once
-    (no sentence: it may repeat) and sets ``probing``; ``probe(undo)`` after the first later run
-    gives what it changed again; ``settle(undo)`` after the last.
-    """
-
-    def __init__(self, roots: Roots, kinds: Iterable[Kind] = (), deep: bool = True,
+    def __init__(self, roots: Callable[[], list[tuple[str, Any]]], kinds: Iterable[Kind] = (), deep: bool = True,
                  budget: Budget | None = None, skip: Iterable[Any] = ()) -> None:
         self.roots, self.kinds, self.deep, self.budget = roots, tuple(kinds), deep, budget
         self.skip = tuple(skip)
@@ -130,8 +110,7 @@ class Evidence:
         self._saved, lost = base.copies(fresh)
         if lost:
             self._saved = {}  # copies that would only hold memory
-            paths = [base.path(entry) for entry in lost]
-            return [f"the first run changed {_listed(paths)}, which cannot be put back"]
+            return [f"the first run changed {_listed([base.path(entry) for entry in lost])}, which cannot be put back"]
         self._saved.update(base.copies(self._unversioned(base, fresh))[0])
         self.probing = True
         return []
@@ -143,14 +122,9 @@ class Evidence:
         seen = {id(entry.obj) for entry in fresh}
         others = sorted((entry for entry in base.entries.values()
                          if not (entry.kind.holds_state or entry.kind.costly or id(entry.obj) in seen)),
-                        key=lambda entry: int(getattr(entry.obj, "nbytes", 0) or 0))
-        found, size = [], 0
-        for entry in others:
-            size += int(getattr(entry.obj, "nbytes", 0) or 0)
-            if size > UNVERSIONED_BYTES:
-                break
-            found.append(entry)
-        return found
+                        key=lambda entry: nbytes(entry.obj))
+        sizes = itertools.accumulate(nbytes(entry.obj) for entry in others)  # smallest first: they only grow
+        return [entry for entry, size in zip(others, sizes) if size <= UNVERSIONED_BYTES]
 
     def _state(self, entry: Entry) -> Any:
         """What puts ``entry`` back as the cold run left it, or None."""
@@ -165,25 +139,23 @@ class Evidence:
         return [entry for entry in suspects.values()
                 if (state := self._state(entry)) is None or not base.matches(entry, state)]
 
-    def _what(self, entries: list[Entry]) -> list[str]:
-        """What differs in ``entries`` since the cold run, as the report names it."""
-        return [phrase for entry in entries for phrase in self.baseline.what_changed(entry, entry.token)]
-
-    def _undo(self, entries: list[Entry]) -> list[Entry]:
-        """Put ``entries`` back as the cold run left them; the ones that could not be."""
-        base = self.baseline
-        return [entry for entry in entries
-                if (state := self._state(entry)) is None or not base.restore(entry, state)]
+    def _again(self, undo: bool) -> tuple[list[str], list[Entry]]:
+        """What differs since the cold run, as the report names it, and the entries left so (all
+        of them, or when ``undo`` those that could not be put back as the cold run left them)."""
+        base, entries = self.baseline, self._differing()
+        paths = [phrase for entry in entries for phrase in base.what_changed(entry, entry.token)]
+        if not undo:
+            return paths, entries
+        return paths, [entry for entry in entries
+                       if (state := self._state(entry)) is None or not base.restore(entry, state)]
 
     def probe(self, undo: bool) -> list[str]:
         """After the first later run: what it changed again (nothing: the cold run's changes were an
         idempotent overwrite), put back when ``undo``; as one sentence, or none."""
         self.probing = False
-        again = self._differing()
-        if not again:
+        paths, kept = self._again(undo)
+        if not paths:
             return []
-        paths = self._what(again)
-        kept = self._undo(again) if undo else []
         put_back = ""
         if undo:
             but = f", except {_listed([self.baseline.path(entry) for entry in kept])}" if kept else ""
@@ -194,11 +166,9 @@ class Evidence:
     def settle(self, undo: bool) -> list[str]:
         """After the later runs: what they changed that the cold run did not leave so, put back
         where it can be when ``undo``; as one sentence, or none."""
-        later = self._differing()
-        if not later:
+        paths, kept = self._again(undo)
+        if not paths:
             return []
-        paths = self._what(later)
-        kept = self._undo(later) if undo else later
         if not kept:
             return [f"Later runs changed {_listed(paths)}, which the first run left alone: put back as the "
                     "first run left it."]
@@ -208,67 +178,49 @@ class Evidence:
 
 
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-
-
 IMPORT_SYSTEM = "importlib._bootstrap_external"  # writes the bytecode cache of a module it imports
 
 
 def _opened(args: tuple[Any, ...]) -> str | None:
     """``open(path, mode, flags)``: "write 'log.txt'" when it opens a file for writing or appending."""
     path, mode, flags = (tuple(args) + (None, None, 0))[:3]
-    if not isinstance(path, (str, bytes, os.PathLike)) or os.fsdecode(path) == os.devnull:
-        return None
     writes = bool(set(mode) & set("wax+")) if isinstance(mode, str) else bool((flags or 0) & WRITE_FLAGS)
-    if not writes:
+    if not writes or not isinstance(path, (str, bytes, os.PathLike)) or os.fsdecode(path) == os.devnull:
         return None
     how = "append to" if (isinstance(mode, str) and "a" in mode) or (flags or 0) & os.O_APPEND else "write"
     return f"{how} {os.fsdecode(path)!r}"
 
 
-def _command(args: tuple[Any, ...]) -> str:
-    """The command line of ``subprocess.Popen(executable, args, ...)``, short."""
-    line = args[1] if len(args) > 1 and args[1] is not None else args[:1]
-    text = " ".join(map(os.fsdecode, line)) if isinstance(line, (list, tuple)) else os.fsdecode(line)
-    return f"`{text if len(text) <= 60 else text[:57] + '...'}`"
-
-
-def _first(args: tuple[Any, ...]) -> str:
-    text = repr(args[0]) if args else ""
+def _short(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# event -> the phrase for it, from the event's arguments (None: not an effect after all)
-EFFECTS: dict[str, Callable[[tuple[Any, ...]], str | None]] = {
-    "open": _opened,
-    "os.system": lambda args: f"run `{os.fsdecode(args[0]) if args else ''}`",
-    "subprocess.Popen": lambda args: f"run {_command(args)}",
-    "os.exec": lambda args: f"run the program {_first(args)}",
-    "os.spawn": lambda args: f"start the program {_first(args[1:])}",
-    "os.posix_spawn": lambda args: f"start the program {_first(args)}",
-    "os.fork": lambda args: "fork the process",
-    "os.forkpty": lambda args: "fork the process",
-    "os.kill": lambda args: "send a signal to a process",
-    "os.putenv": lambda args: f"set the environment variable {_first(args)}",
-    "os.unsetenv": lambda args: f"unset the environment variable {_first(args)}",
-    "os.chdir": lambda args: "change the working directory",
-    "os.remove": lambda args: f"remove {_first(args)}",
-    "os.rename": lambda args: f"rename {_first(args)}",
-    "os.rmdir": lambda args: f"remove the folder {_first(args)}",
-    "os.mkdir": lambda args: f"make the folder {_first(args)}",
-    "os.truncate": lambda args: f"truncate {_first(args)}",
-    "os.link": lambda args: f"link {_first(args)}",
-    "os.symlink": lambda args: f"link {_first(args)}",
-    "os.chmod": lambda args: f"change the mode of {_first(args)}",
-    "os.utime": lambda args: f"touch {_first(args)}",
-    "shutil.rmtree": lambda args: f"remove the tree {_first(args)}",
-    "shutil.move": lambda args: f"move {_first(args)}",
-    "socket.connect": lambda args: "open a network connection",
-    "socket.sendto": lambda args: "send over the network",
-    "socket.bind": lambda args: "bind a network port",
-    "sqlite3.connect": lambda args: f"connect to the database {_first(args)}",
-    "_thread.start_new_thread": lambda args: "start a thread",
-    "_thread.start_joinable_thread": lambda args: "start a thread",  # threading's, from Python 3.13
-    "webbrowser.open": lambda args: "open a web browser",
+def _command(args: tuple[Any, ...]) -> str:
+    """The command line of ``subprocess.Popen(executable, args, ...)``, short."""
+    line = args[1] if len(args) > 1 and args[1] is not None else args[:1]
+    return f"`{_short(' '.join(map(os.fsdecode, line)) if isinstance(line, (list, tuple)) else os.fsdecode(line))}`"
+
+
+def _first(args: tuple[Any, ...]) -> str:
+    return _short(repr(args[0]) if args else "")
+
+
+# event -> the phrase for it: made from the event's arguments (None: not an effect after all), or
+# a phrase whose "{}" is the first argument
+EFFECTS: dict[str, Callable[[tuple[Any, ...]], str | None] | str] = {
+    "open": _opened, "os.system": lambda args: f"run `{os.fsdecode(args[0]) if args else ''}`",
+    "subprocess.Popen": lambda args: f"run {_command(args)}", "os.exec": "run the program {}",
+    "os.spawn": lambda args: f"start the program {_first(args[1:])}", "os.posix_spawn": "start the program {}",
+    "os.fork": "fork the process", "os.forkpty": "fork the process", "os.kill": "send a signal to a process",
+    "os.putenv": "set the environment variable {}", "os.unsetenv": "unset the environment variable {}",
+    "os.chdir": "change the working directory", "os.remove": "remove {}", "os.rename": "rename {}",
+    "os.rmdir": "remove the folder {}", "os.mkdir": "make the folder {}", "os.truncate": "truncate {}",
+    "os.link": "link {}", "os.symlink": "link {}", "os.chmod": "change the mode of {}", "os.utime": "touch {}",
+    "shutil.rmtree": "remove the tree {}", "shutil.move": "move {}", "socket.connect": "open a network connection",
+    "socket.sendto": "send over the network", "socket.bind": "bind a network port",
+    "sqlite3.connect": "connect to the database {}", "_thread.start_new_thread": "start a thread",
+    "_thread.start_joinable_thread": "start a thread",  # threading's, from Python 3.13
+    "webbrowser.open": "open a web browser",
 }
 
 
@@ -276,14 +228,31 @@ class Refused(Unrepeatable):
     """An effect refused in a later run, before it happened: the later runs end there."""
 
 
-class Watch:
-    """What the cell whose code is compiled under ``filename`` does that leaves no object trace.
+class Around:
+    """A context manager that leaves the exception passing through it untouched (contextlib's
+    generator-based ones set its ``__traceback__``, which an exception with its own
+    ``__setattr__`` refuses): subclasses write ``enter()`` and ``leave()``."""
 
-    ``listening(refuse=False)`` is a context manager: inside it, each effect of the cell's is
-    added to ``seen`` (one phrase each, a verb in its base form: "write 'log.txt'"; in order,
-    once); with ``refuse`` it is refused instead (``Refused``, whose text is the phrase), and
-    added to ``refused``.
-    """
+    def enter(self) -> None:
+        pass
+
+    def leave(self) -> None:
+        pass
+
+    def __enter__(self: Entered) -> Entered:
+        self.enter()
+        return self
+
+    def __exit__(self, *exc_info: object) -> Literal[False]:
+        self.leave()
+        return False
+
+
+class Watch(Around):
+    """What the cell whose code is compiled under ``filename`` does that leaves no object trace: in
+    ``with listening()``, each effect of the cell's is added to ``seen`` (a phrase with a verb in its
+    base form: "write 'log.txt'"; in order, once); with ``refuse`` it is refused instead (``Refused``,
+    whose text is the phrase) and added to ``refused``."""
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
@@ -291,14 +260,19 @@ class Watch:
         self.refused: list[str] = []
         self._refuse = False
 
-    @contextmanager
-    def listening(self, refuse: bool = False) -> Iterator[Watch]:
+    def listening(self, refuse: bool = False) -> Watch:
         self._refuse = refuse
-        _Hook.listen(self)
-        try:
-            yield self
-        finally:
-            _Hook.stop(self)
+        return self
+
+    def enter(self) -> None:
+        if not _Hook.added:
+            sys.addaudithook(_Hook.hook)
+            _Hook.added = True
+        _Hook.listeners.append(self)
+
+    def leave(self) -> None:
+        if self in _Hook.listeners:
+            _Hook.listeners.remove(self)
 
     def _cells_own(self) -> bool:
         """Whether the event comes from the cell's code (its frame is on this thread's stack),
@@ -313,7 +287,8 @@ class Watch:
         return False
 
     def heard(self, event: str, args: tuple[Any, ...]) -> None:
-        phrase = EFFECTS[event](args)
+        effect = EFFECTS[event]
+        phrase = effect(args) if callable(effect) else effect.format(_first(args)) if "{}" in effect else effect
         if phrase is None or not self._cells_own():
             return
         if self._refuse:
@@ -328,18 +303,6 @@ class _Hook:
 
     listeners: list[Watch] = []
     added = False
-
-    @classmethod
-    def listen(cls, watch: Watch) -> None:
-        if not cls.added:
-            sys.addaudithook(cls.hook)
-            cls.added = True
-        cls.listeners.append(watch)
-
-    @classmethod
-    def stop(cls, watch: Watch) -> None:
-        if watch in cls.listeners:
-            cls.listeners.remove(watch)
 
     @staticmethod
     def hook(event: str, args: tuple[Any, ...], _effects: dict[str, Any] = EFFECTS,
@@ -356,37 +319,33 @@ class _Hook:
 
 
 Lookup = Callable[[str], Any]  # what a name holds before the cold run, MISSING where unbound
-
-
 ARRAY_LIBRARIES = frozenset({"numpy", "pandas", "math", "cmath", "jax", "jaxlib"})  # besides the frameworks
-
-
 # Builtins that make a new value from their arguments and change nothing.
 PURE_BUILTINS = frozenset({
     "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "filter", "float", "format", "frozenset",
     "hash", "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range", "repr", "reversed",
     "round", "set", "sorted", "str", "sum", "tuple", "type", "zip", "ord", "chr",
 })
-
-
 VALUES = (int, float, complex, str, bytes, bool, type(None), list, tuple, dict, set, frozenset)  # builtins' own values
-
-
 WRITES = frozenset({"out", "inplace"})  # keyword arguments that write into an argument
-
-
 PURE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Pass, ast.Import, ast.ImportFrom, ast.For, ast.If,
                    ast.With, ast.Break, ast.Continue)
-
-
 PURE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Tuple, ast.List,
                     ast.Set, ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Slice, ast.Starred, ast.ListComp,
                     ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension, ast.keyword, ast.Load,
-                    ast.Store, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias)
+                    ast.Store, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias, ast.withitem,
+                    ast.expr_context)
 
 
 def _root(name: object) -> str:
     return name.partition(".")[0] if isinstance(name, str) else ""
+
+
+def _chain_root(node: ast.expr) -> ast.expr:
+    """``np`` of ``np.linalg.norm``: the root of an attribute chain."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
 
 
 def _framework_function(value: Any) -> bool:
@@ -397,12 +356,11 @@ def _framework_function(value: Any) -> bool:
 
 
 class Purity:
-    """Whether a cell's code is proven pure (see the module's doc), given what its names held
-    before the cold run (``lookup``) and the frameworks' module names."""
+    """Whether a cell's code is proven pure (see the module's doc), from what its names held (``lookup``)."""
 
     def __init__(self, tree: ast.Module, lookup: Lookup, frameworks: Iterable[str],
                  costly: Callable[[Any], bool] = lambda value: False) -> None:
-        self.tree, self.lookup = tree, lookup
+        self.lookup = lookup
         self.modules = frozenset(frameworks) | ARRAY_LIBRARIES
         self.bound = set(top_level_names(tree))
         used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)} - self.bound
@@ -410,13 +368,11 @@ class Purity:
         # view of it, where no version counter tells; operators never do.
         self.holds_costly = any(costly(value) for value in map(self.lookup, used) if value is not MISSING)
 
-    def proven(self) -> bool:
-        statements = list(ast.walk(ast.Module(self.tree.body, [])))
-        return all(map(self._allowed, statements[1:]))
-
-    def _allowed(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.stmt):
-            return isinstance(node, PURE_STATEMENTS) and self._binds_names_only(node)
+    def allowed(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.stmt):  # its targets are names: attributes and items stored are refused below
+            return isinstance(node, PURE_STATEMENTS)
+        if isinstance(node, ast.Starred):  # a starred target, too
+            return isinstance(node.ctx, ast.Load)
         if isinstance(node, ast.Name):
             return isinstance(node.ctx, ast.Store) or self._known_name(node.id)
         if isinstance(node, ast.Attribute):
@@ -425,13 +381,7 @@ class Purity:
             return isinstance(node.ctx, ast.Load)
         if isinstance(node, ast.Call):
             return self._pure_call(node)
-        return isinstance(node, (*PURE_EXPRESSIONS, ast.withitem, ast.expr_context))
-
-    def _binds_names_only(self, statement: ast.stmt) -> bool:
-        targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
-        names = [target for target in targets if target is not None]
-        return all(isinstance(node, (ast.Name, ast.Tuple, ast.List, ast.Store)) for target in names
-                   for node in ast.walk(target))
+        return isinstance(node, PURE_EXPRESSIONS)
 
     def _value(self, name: str) -> Any:
         value = self.lookup(name)
@@ -453,15 +403,15 @@ class Purity:
     def _module_path(self, node: ast.expr) -> bool:
         """``np``, ``torch.nn.functional``: an attribute chain whose root names a framework's module,
         or an attribute of an array (``x.T``, ``x.shape``)."""
-        while isinstance(node, ast.Attribute):
-            node = node.value
+        node = _chain_root(node)
         return isinstance(node, ast.Name) and self._known_name(node.id)
 
     def _pure_call(self, call: ast.Call) -> bool:
         """A pure builtin, or a framework's function (not a method of an object, which may write into
         it) where the cell reads no value a checksum alone can see; with no ``out=``/``inplace=``
         and no function passed on (``map(f, xs)`` runs ``f``)."""
-        if any(keyword.arg in WRITES for keyword in call.keywords) or any(map(self._passes_code, _arguments(call))):
+        arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
+        if any(keyword.arg in WRITES for keyword in call.keywords) or any(map(self._passes_code, arguments)):
             return False
         func = call.func
         if isinstance(func, ast.Name):
@@ -472,14 +422,9 @@ class Purity:
                 return func.id in PURE_BUILTINS
             framework = _framework_function(value) and _root(getattr(value, "__module__", None)) in self.modules
             return framework and not self.holds_costly
-        if not isinstance(func, ast.Attribute):
-            return False
-        owner = func.value
-        while isinstance(owner, ast.Attribute):
-            owner = owner.value
-        return isinstance(owner, ast.Name) and isinstance(self._value(owner.id), types.ModuleType) and (
-            _root(self._value(owner.id).__name__) in self.modules) and owner.id not in self.bound and (
-            not self.holds_costly)
+        owner = _chain_root(func.value) if isinstance(func, ast.Attribute) else None
+        return isinstance(owner, ast.Name) and isinstance(module := self._value(owner.id), types.ModuleType) and (
+            _root(module.__name__) in self.modules) and owner.id not in self.bound and not self.holds_costly
 
     def _passes_code(self, node: ast.expr) -> bool:
         """Whether an argument is a function (a name or a module's attribute bound to one)."""
@@ -492,15 +437,11 @@ class Purity:
         return value is not MISSING and callable(value) and not isinstance(value, type)
 
 
-def _arguments(call: ast.Call) -> list[ast.expr]:
-    return [*call.args, *(keyword.value for keyword in call.keywords)]
-
-
 def proven_pure(tree: ast.Module, lookup: Lookup, frameworks: Iterable[str],
                 costly: Callable[[Any], bool] = lambda value: False) -> bool:
     """Whether the cell's code is proven pure (see ``Purity``; ``costly(value)``: whether only a
     checksum can see a change in ``value``); unproven is not impure, only unproven."""
     try:
-        return Purity(tree, lookup, frameworks, costly).proven()
+        return all(map(Purity(tree, lookup, frameworks, costly).allowed, list(ast.walk(ast.Module(tree.body, [])))[1:]))
     except Exception:  # a value that cannot be inspected proves nothing
         return False

@@ -1,20 +1,18 @@
 """What a cell can reach, and the state of each object it reaches: the evidence the repeat decision reads.
 
-A ``Fingerprint`` follows references from a cell's roots (the values of the names it uses):
-the items of containers, the attributes and slots of objects, and for a function of the
-user's, the globals its code names, its closure, its defaults and, for a method, its ``self``.
-For each object it meets it keeps a token of that object's own state, cheap to take again:
-a container's items (children by identity, so a token is also a shallow copy that puts the
-container back), an object's attributes, a closure cell's value, a file's position, an
-iterator's place; a framework's objects are read through its backend's kinds
-(``backends.objects``): a tensor's version counter, an array's checksum, a generator's state.
+A ``Fingerprint`` follows references from a cell's roots (the values of the names it uses): the
+items of containers, the attributes and slots of objects, and for a function of the user's, the
+globals its code names, its closure, its defaults and, for a method, its ``self``. For each object
+it keeps a token of that object's own state, cheap to take again: a container's items (by identity,
+so a token is also a shallow copy that puts the container back), an object's attributes, a
+closure cell's value, a file's position, an iterator's place; a framework's objects are read
+through its backend's kinds (``backends.objects``): a tensor's version counter, an array's checksum.
 
-Taking the tokens again after a run says which objects the run changed (``changed``); a copy
-of what it changed (``copies``) is what a second run is compared with, to tell an idempotent
-overwrite (the same values written again) from a change that a second run would repeat, and
-what ``restore`` puts back. Functions, classes and modules of libraries are code, not the
-user's data: they are not walked. What cannot be read (an opaque object, device memory, past
-the budget) is listed in ``unseen``: unknown is never safe.
+Taking the tokens again after a run says which objects it changed (``changed``); a copy of what it
+changed (``copies``) tells an idempotent overwrite (the same values written again) from a change a
+second run would repeat, and is what ``restore`` puts back. Libraries' functions, classes and
+modules are code, not the user's data: they are not walked. What cannot be read (an opaque object,
+device memory, past the budget) is listed in ``unseen``: unknown is never safe.
 """
 
 from __future__ import annotations
@@ -68,9 +66,8 @@ class Budget:
 
 @dataclass(slots=True)
 class Entry:
-    """One object met: how it is read and its token then, and where it was met (the entry of the
-    object that holds it, None for a root, and the suffix that names it there: ".total"), from
-    which ``Fingerprint.path`` names it only when a report needs the name."""
+    """One object met: how it is read, its token then, and where it was met (the entry holding it, None
+    for a root, and the suffix naming it there: ".total"); ``Fingerprint.path`` names it when needed."""
 
     obj: Any
     parent: Entry | None
@@ -93,9 +90,8 @@ def _library_file(filename: str) -> bool:
 
 
 def _library_function(obj: Any, kind: type) -> bool:
-    """A library's callable that is a function (it has its own ``__qualname__``, as NumPy's dispatchers
-    and jitted functions do), not an object with state that happens to be callable (a database
-    connection)."""
+    """A library's callable that is a function (its own ``__qualname__``, as NumPy's dispatchers and
+    jitted functions have), not an object with state that happens to be callable (a connection)."""
     filename = getattr(sys.modules.get(kind.__module__), "__file__", None) or "<frozen"
     return callable(obj) and hasattr(obj, "__qualname__") and _library_file(filename)
 
@@ -107,6 +103,11 @@ def _users_module(module: Any) -> bool:
     return notebook or (isinstance(filename, str) and not _library_file(filename))
 
 
+def nbytes(obj: Any) -> int:
+    """An array's or a tensor's memory (0 for other objects)."""
+    return int(getattr(obj, "nbytes", 0) or 0)
+
+
 def _mutable(items: Collection[Any]) -> Iterable[tuple[int, Any]]:
     """The items of ``items`` that may change (not scalars), with their places."""
     if set(map(type, items)) <= SCALARS:  # the common case, at C speed
@@ -114,11 +115,19 @@ def _mutable(items: Collection[Any]) -> Iterable[tuple[int, Any]]:
     return ((place, item) for place, item in enumerate(items) if type(item) not in SCALARS)
 
 
+class Frozen(Kind):
+    """A tuple or frozenset: it never changes, but what it holds may."""
+
+    types = (tuple, frozenset)
+
+    def children(self, obj: Any) -> Iterator[tuple[str, Any]]:
+        return ((f"[{place}]", item) for place, item in _mutable(obj))
+
+
 class Items(Kind):
     """A list or a deque: its items, by identity; put back by assigning them all."""
 
     holds_state = True
-
     types = (list, collections.deque)
 
     def token(self, sequence: Any) -> tuple[Any, ...]:
@@ -127,8 +136,7 @@ class Items(Kind):
     def same(self, before: Any, after: Any) -> bool:
         return len(before) == len(after) and all(map(operator.is_, before, after))
 
-    def children(self, sequence: Any) -> Iterator[tuple[str, Any]]:
-        return ((f"[{place}]", item) for place, item in _mutable(sequence))
+    children = Frozen.children
 
     def restore(self, sequence: Any, saved: Any) -> None:
         if isinstance(sequence, collections.deque):
@@ -142,7 +150,6 @@ class Bytes(Kind):
     """A bytearray or an ``array.array``: its bytes."""
 
     holds_state = True
-
     types = (bytearray, array.array)
 
     def token(self, buffer: Any) -> bytes:
@@ -153,18 +160,22 @@ class Bytes(Kind):
         buffer.frombytes(saved) if isinstance(buffer, array.array) else buffer.extend(saved)
 
 
-class Mapping(Kind):
-    """A dict (defaultdict, OrderedDict, Counter...): its keys and values, values by identity."""
+class _Keyed(Kind):
+    """A kind whose token is (keys, values): the same keys, and the same objects as values."""
 
     holds_state = True
+
+    def same(self, before: Any, after: Any) -> bool:
+        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
+
+
+class Mapping(_Keyed):
+    """A dict (defaultdict, OrderedDict, Counter...): its keys and values, values by identity."""
 
     types = (dict,)
 
     def token(self, mapping: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         return tuple(mapping), tuple(mapping.values())
-
-    def same(self, before: Any, after: Any) -> bool:
-        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
 
     def children(self, mapping: Any) -> Iterator[tuple[str, Any]]:
         keys = list(mapping)
@@ -197,15 +208,6 @@ class Unordered(Kind):
     def restore(self, members: Any, saved: Any) -> None:
         members.clear()
         members.update(saved)
-
-
-class Frozen(Kind):
-    """A tuple or frozenset: it never changes, but what it holds may."""
-
-    types = (tuple, frozenset)
-
-    def children(self, items: Any) -> Iterator[tuple[str, Any]]:
-        return ((f"[{place}]", item) for place, item in _mutable(items))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -296,17 +298,12 @@ def _read_slot(descriptor: Any, obj: Any) -> Any:
         return MISSING
 
 
-class Names(Kind):
+class Names(_Keyed):
     """Names of a namespace (a module's, the notebook's): the names bound, and to what, by identity."""
-
-    holds_state = True
 
     def token(self, view: NamesView) -> tuple[tuple[str, ...], tuple[Any, ...]]:
         names = view.bound()
         return names, tuple(view.namespace.get(name, MISSING) for name in names)
-
-    def same(self, before: Any, after: Any) -> bool:
-        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
 
     def children(self, view: NamesView) -> Iterator[tuple[str, Any]]:
         for name in view.bound() if view.walk else ():
@@ -315,14 +312,10 @@ class Names(Kind):
                 yield view.label(name), value
 
     def restore(self, view: NamesView, saved: Any) -> None:
-        names, values = saved
-        for name in set(view.bound()) - set(names):
+        kept = {name: value for name, value in zip(*saved) if value is not MISSING}
+        for name in set(view.bound()) - kept.keys():
             view.namespace.pop(name, None)
-        for name, value in zip(names, values):
-            if value is not MISSING:
-                view.namespace[name] = value
-            else:
-                view.namespace.pop(name, None)
+        view.namespace.update(kept)
 
 
 @dataclass(eq=False)
@@ -339,9 +332,8 @@ class NamesView:
     prefix: str = ""  # "sys." for a module's names
 
     def bound(self) -> tuple[str, ...]:
-        """The names read: ``names``, or every name but ``exclude`` and those with two leading
-        underscores, which are the interpreter's and the frameworks' own (``__builtins__``, the
-        ``__builtins_dict___0`` that ``torch.compile`` adds and removes itself)."""
+        """The names read: ``names``, or all but ``exclude`` and the interpreter's and frameworks' own, with
+        two leading underscores (``__builtins__``, ``torch.compile``'s ``__builtins_dict___0``)."""
         if self.names is not None:
             return self.names
         return tuple(name for name in self.namespace if name not in self.exclude and not name.startswith("__"))
@@ -410,7 +402,6 @@ class Closure(Kind):
     """A closure cell: what it holds, by identity (``nonlocal`` rebinds it)."""
 
     holds_state = True
-
     types = (types.CellType,)
 
     def token(self, cell: Any) -> Any:
@@ -446,17 +437,12 @@ class Wrapper(Kind):
                 yield ("" if part in ("__self__", "__func__", "__wrapped__", "func") else f".{part}"), value
 
 
-class Class(Kind):
+class Class(_Keyed):
     """A class of the user's: its attributes (class-level state such as a counter)."""
-
-    holds_state = True
 
     def token(self, klass: type) -> tuple[tuple[str, ...], tuple[Any, ...]]:
         names = tuple(name for name in vars(klass) if not name.startswith("__"))
         return names, tuple(vars(klass)[name] for name in names)
-
-    def same(self, before: Any, after: Any) -> bool:
-        return before[0] == after[0] and all(map(operator.is_, before[1], after[1]))
 
     def children(self, klass: type) -> Iterator[tuple[str, Any]]:
         names, values = self.token(klass)
@@ -471,8 +457,7 @@ class Class(Kind):
 
 
 class Position(Kind):
-    """Where a generator, an iterator or a file stands: a second run would move it again.
-    Nothing puts it back."""
+    """Where a generator, an iterator or a file stands: a second run would move it again; nothing puts it back."""
 
     def token(self, obj: Any) -> Any:
         if isinstance(obj, io.IOBase):
@@ -503,7 +488,6 @@ class Generator(Kind):
     """A ``random.Random`` of the user's own, by its state (the global one is put back anyway)."""
 
     holds_state = True
-
     types = (random.Random,)
 
     def token(self, generator: Any) -> Any:
@@ -521,22 +505,14 @@ class Opaque(Kind):
 
 
 WRAPPERS = (types.MethodType, functools.partial, staticmethod, classmethod)
-
-
-def _bound_builtin(obj: Any) -> bool:
-    """A builtin method bound to an object (``items.append``), not a module's function (``len``)."""
-    return isinstance(obj, types.BuiltinMethodType) and not isinstance(obj.__self__, (types.ModuleType, type(None)))
-
-
 CORE: tuple[Kind, ...] = (Items(), Bytes(), Mapping(), Unordered(), Frozen(), Closure(), Generator())
 LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE = (
     Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque())
 
 
 def _not_the_users() -> set[int]:
-    """random's and NumPy's global generators (the runs put their states back: ``state.RandomStates``)
-    and the process's standard streams (what is written there is output, which later runs discard,
-    not state: a log handler's stream moves on a file, not on a terminal)."""
+    """random's and NumPy's global generators (``state.RandomStates`` puts them back) and the standard
+    streams (what is written there is output, which later runs discard, not state)."""
     mtrand = sys.modules.get("numpy.random.mtrand")
     found = [getattr(random, "_inst", None), getattr(mtrand, "_rand", None)]
     found += [sys.stdout, sys.stderr, sys.stdin, sys.__stdout__, sys.__stderr__, sys.__stdin__]
@@ -544,13 +520,10 @@ def _not_the_users() -> set[int]:
 
 
 class Fingerprint:
-    """The objects reachable from some roots, with their tokens (see the module's doc).
-
-    ``kinds``: the frameworks' (``backends.object_kinds``); ``deep`` False reads the roots
-    alone, and none of the costly kinds (a cell whose code is proven pure); ``budget`` bounds
-    the walk; ``skip``: objects that are not the user's data (the shell that runs the cell).
-    ``take(roots)`` walks; ``changed()`` the entries whose token differs now.
-    """
+    """The objects reachable from some roots, with their tokens (see the module's doc). ``kinds``: the
+    frameworks' (``backends.object_kinds``); ``deep`` False reads the roots alone, and none of the
+    costly kinds (a cell whose code is proven pure); ``budget`` bounds the walk; ``skip``: objects
+    that are not the user's data (the shell that runs the cell)."""
 
     def __init__(self, kinds: Iterable[Kind] = (), deep: bool = True, budget: Budget | None = None,
                  skip: Iterable[Any] = ()) -> None:
@@ -578,7 +551,8 @@ class Fingerprint:
                 return declared
         if kind is NamesView:
             return NAMES
-        if isinstance(obj, WRAPPERS) or _bound_builtin(obj):
+        if isinstance(obj, WRAPPERS) or (isinstance(obj, types.BuiltinMethodType) and not isinstance(
+                obj.__self__, (types.ModuleType, type(None)))):  # bound to an object (``items.append``), not ``len``
             return WRAPPER
         if isinstance(obj, IMMUTABLE) or kind in SCALARS:
             return LEAF
@@ -595,38 +569,35 @@ class Fingerprint:
         return POSITION if hasattr(kind, "__next__") else OPAQUE
 
     def take(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:
-        """Walk from ``roots`` ((path, object) pairs), breadth first: each object once, under the
-        shortest path that reaches it. The garbage collector waits, as under ``timeit``: a walk
-        makes many small objects, and a collection would scan all the ones it keeps, again and again."""
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._walk(roots)
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _walk(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:
+        """Walk from ``roots`` ((path, object) pairs), breadth first: each object once, under its shortest
+        path. The garbage collector waits, as under ``timeit``: a collection would scan, again and again,
+        all the small objects a walk keeps."""
         pending: collections.deque[tuple[Entry | None, str, Any]] = collections.deque(
             (None, path, obj) for path, obj in roots)
         entries, skip, deep, budget = self.entries, self._skip, self.deep, self.budget
-        start, next_check = time.perf_counter(), 4096
-        while pending:
-            parent, suffix, obj = pending.popleft()
-            if type(obj) in SCALARS or id(obj) in entries or id(obj) in skip:
-                continue
-            if len(entries) >= next_check:
-                next_check += 4096
-                if len(entries) >= budget.objects or time.perf_counter() - start > budget.seconds:
-                    self.unseen.append(f"{_name(self._joined(parent, suffix))} and the rest (the cell reaches more "
-                                       f"than {len(entries):,} objects)")
-                    return self
-            entry = self._read(parent, suffix, obj)
-            if entry is not None and deep:
-                try:
-                    pending.extend([(entry, label, child) for label, child in entry.kind.children(obj)])
-                except Exception as exc:
-                    self.unseen.append(f"{self.path(entry)} (its contents could not be read: {type(exc).__name__})")
+        start, next_check, collecting = time.perf_counter(), 4096, gc.isenabled()
+        gc.disable()
+        try:
+            while pending:
+                parent, suffix, obj = pending.popleft()
+                if type(obj) in SCALARS or id(obj) in entries or id(obj) in skip:
+                    continue
+                if len(entries) >= next_check:
+                    next_check += 4096
+                    if len(entries) >= budget.objects or time.perf_counter() - start > budget.seconds:
+                        self.unseen.append(f"{_name(self._joined(parent, suffix))} and the rest (the cell reaches "
+                                           f"more than {len(entries):,} objects)")
+                        return self
+                entry = self._read(parent, suffix, obj)
+                if entry is not None and deep:
+                    try:
+                        pending.extend([(entry, label, child) for label, child in entry.kind.children(obj)])
+                    except Exception as exc:
+                        self.unseen.append(f"{self.path(entry)} (its contents could not be read: "
+                                           f"{type(exc).__name__})")
+        finally:
+            if collecting:
+                gc.enable()
         return self
 
     def _read(self, parent: Entry | None, suffix: str, obj: Any) -> Entry | None:
@@ -634,8 +605,10 @@ class Fingerprint:
             kind = self.kind(obj)
             if kind.costly and not self.deep:
                 return None
-            if kind.costly:
-                self._count(obj)
+            if kind.costly:  # its memory, against the checksum budget
+                self._bytes += nbytes(obj)
+                if self._bytes > self.budget.checksum_bytes:
+                    raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
             entry = Entry(obj, parent, suffix, kind, kind.token(obj))
         except Unseen as why:
             self.unseen.append(f"{_name(self._joined(parent, suffix))} ({why})")
@@ -648,19 +621,16 @@ class Fingerprint:
         return entry
 
     def _joined(self, parent: Entry | None, suffix: str) -> str:
-        """The path of an object met under ``parent`` as ``suffix`` (see ``_join``)."""
-        return suffix if parent is None else _join(self._joined(parent.parent, parent.suffix), suffix)
+        """The path of an object met under ``parent`` as ``suffix``: its own label when it has one (a
+        global, a closure variable), else the parent's path and the suffix (``acc`` + ``.total``)."""
+        if parent is None or suffix.startswith("\x00"):
+            return suffix
+        return self._joined(parent.parent, parent.suffix) + suffix
 
-    def _count(self, obj: Any) -> None:
-        """A costly object's memory, against the checksum budget."""
-        self._bytes += int(getattr(obj, "nbytes", 0) or 0)
-        if self._bytes > self.budget.checksum_bytes:
-            raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
-
-    def changed(self, entries: Iterable[Entry] | None = None) -> list[Entry]:
-        """The entries (all by default) whose object's state differs from its token now."""
+    def changed(self) -> list[Entry]:
+        """The entries whose object's state differs from its token now."""
         found = []
-        for entry in self.entries.values() if entries is None else entries:
+        for entry in self.entries.values():
             try:
                 same = entry.kind.same(entry.token, entry.kind.token(entry.obj))
             except Exception:  # it could be read before: that it cannot now is a change
@@ -676,12 +646,11 @@ class Fingerprint:
         for entry in entries:
             if entry.token is None and not entry.kind.holds_state:
                 continue  # immutable (a tuple, a library's function): nothing to put back
-            size += 0 if entry.kind.holds_state else int(getattr(entry.obj, "nbytes", 0) or 0)
-            try:
-                if size > self.budget.copy_bytes:
-                    raise Unseen("too large to copy")
-                state = entry.kind.token(entry.obj) if entry.kind.holds_state else entry.kind.copy(entry.obj)
-            except Exception:  # past the budget, or the copy itself failed (out of memory): it cannot be put back
+            size += 0 if entry.kind.holds_state else nbytes(entry.obj)
+            try:  # past the budget, or the copy itself failed (out of memory): it cannot be put back
+                state = None if size > self.budget.copy_bytes else (
+                    entry.kind.token(entry.obj) if entry.kind.holds_state else entry.kind.copy(entry.obj))
+            except Exception:
                 state = None
             if state is None:
                 lost.append(entry)
@@ -732,9 +701,8 @@ class Fingerprint:
         return _name(self._joined(entry.parent, entry.suffix))
 
     def what_changed(self, entry: Entry, before: Any) -> list[str]:
-        """What differs between ``before`` (a token of ``entry``'s) and its object now: the names,
-        keys or attributes rebound, with the values of plain ones ("n (a global of bump()): 0 → 1"),
-        or its path alone."""
+        """What differs between ``before`` (a token of ``entry``'s) and its object now: the names, keys or
+        attributes rebound, with plain values ("n (a global of bump()): 0 → 1"), or its path alone."""
         kind = entry.kind
         try:
             now = kind.token(entry.obj)
@@ -760,12 +728,6 @@ def _change(path: str, old: Any, new: Any) -> str:
 def _short(value: Any) -> str:
     text = "unbound" if value is MISSING else repr(value)
     return text if len(text) <= 30 else text[:27] + "..."
-
-
-def _join(path: str, suffix: str) -> str:
-    """A child's path: its own label when it has one (a global, a closure variable), else the
-    parent's path and the suffix (``acc`` + ``.total``)."""
-    return suffix if suffix.startswith("\x00") else path + suffix
 
 
 def _name(path: str) -> str:

@@ -1,19 +1,13 @@
 """What running the same cell again does to the user's state, and how we undo it.
 
-``%cudatime`` runs a cell many times; a notebook expects it to leave the state of
-*one* run. Names the cell binds or deletes at top level are put back before every
-later run (``NameSnapshot``), so ``x += 1`` on an int, ``arr = arr * 2`` and
-``del x`` act once. Everything else the cell can reach is judged by what its first run
-actually did: ``evidence`` compares the objects it can reach before and after the cold run
-(and after a probe run), ``audit`` sees the effects that leave no object trace (a file
-written, a process started) and refuses them in later runs, and ``ProcessState`` adds what
-the cold run changed in the process (the working directory, the environment, pyplot's figures).
-
-``CellRepeats`` is what the runner calls around the later runs (see
-``runner.Repeats``): it restores the names, makes those runs quiet (what they print,
-at the file-descriptor level too, and display is discarded as it is written; their
-figures and widgets are closed; ``input()`` ends the repeats instead of prompting),
-and afterwards puts back the names and the random generators as the cold run left them.
+``%cudatime`` runs a cell many times; a notebook expects it to leave the state of *one* run.
+Names the cell binds or deletes at top level are put back before every later run
+(``NameSnapshot``), so ``x += 1`` on an int, ``arr = arr * 2`` and ``del x`` act once. Everything
+else the cell can reach is judged by what its first run actually did: ``evidence`` compares the
+objects it reaches before and after the cold run (and after a probe run), its ``Watch`` refuses in
+later runs the effects that leave no object trace (a file written, a process started), and
+``ProcessState`` adds what the cold run changed in the process (the working directory, the
+environment, pyplot's figures). ``CellRepeats`` is what the runner calls around the runs.
 """
 
 from __future__ import annotations
@@ -22,7 +16,6 @@ import ast
 import builtins
 import contextlib
 import ctypes
-import functools
 import io
 import os
 import random
@@ -30,14 +23,14 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Collection, Iterable, MutableMapping
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, Literal, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from ..backends.objects import Kind
 from ..measure.runner import Repeats, StopRepeats, Unrepeatable
-from .evidence import Evidence, proven_pure
+from .evidence import Around, Evidence, proven_pure
 from .evidence import Watch as EffectWatch
 from .fingerprint import MISSING, Fingerprint, NamesView, module_views
 
@@ -82,60 +75,49 @@ def _live_widgets() -> dict[Any, Any]:
 
 
 class ProcessState:
-    """Process-wide state a run can change that no name snapshot restores: the working
-    directory (``%cd``, ``os.chdir``), the environment (``os.environ``, ``%env``) and pyplot's
-    figures (``plt.plot`` draws on the current one), read before and after the cold run."""
+    """Process-wide state a run can change that no name snapshot restores, read before and after the
+    cold run: the working directory, the environment and pyplot's figures (``plt.plot`` draws on one)."""
 
     def __init__(self) -> None:
         self.cwd, self.environ, self.figures = os.getcwd(), dict(os.environ), _pyplot_figures()
 
     def changes(self) -> list[str]:
-        found = []
-        if os.getcwd() != self.cwd:
-            found.append("the cell changes the working directory")
-        if dict(os.environ) != self.environ:
-            found.append("the cell changes the environment (os.environ)")
-        if _pyplot_figures() != self.figures:
-            found.append("the cell draws with pyplot, whose current figure is shared state")
-        return found
+        return [phrase for changed, phrase in (
+            (os.getcwd() != self.cwd, "the cell changes the working directory"),
+            (dict(os.environ) != self.environ, "the cell changes the environment (os.environ)"),
+            (_pyplot_figures() != self.figures, "the cell draws with pyplot, whose current figure is shared state"),
+        ) if changed]
 
 
 class RandomStates:
-    """The global random generators' states (``random``'s, NumPy's, torch's CPU one, and CUDA's
-    where a context exists), saved when made and put back by ``restore``: after the later runs,
-    the cell that follows draws the numbers it would draw after one run. Only frameworks
-    already imported are read."""
+    """The global random generators' states (``random``'s, NumPy's, torch's CPU one, and CUDA's where
+    a context exists; frameworks already imported only), saved when made and put back by ``restore``:
+    after the later runs, the cell that follows draws the numbers it would draw after one run."""
 
     def __init__(self) -> None:
-        self.saved = [(put, get()) for get, put in _generators()]
+        pairs: list[tuple[Callable[[], Any], Callable[[Any], object]]] = [(random.getstate, random.setstate)]
+        numpy_random, torch = sys.modules.get("numpy.random"), sys.modules.get("torch")
+        if numpy_random is not None:
+            pairs.append((numpy_random.get_state, numpy_random.set_state))
+        if torch is not None and hasattr(torch, "get_rng_state"):
+            pairs.append((torch.get_rng_state, torch.set_rng_state))
+            if torch.cuda.is_initialized():
+                pairs.append((torch.cuda.get_rng_state_all, torch.cuda.set_rng_state_all))
+        self.saved = [(put, get()) for get, put in pairs]
 
     def restore(self) -> None:
         for put, state in self.saved:
             put(state)
 
 
-def _generators() -> Iterator[tuple[Callable[[], Any], Callable[[Any], object]]]:
-    """(get_state, set_state) of each global generator in use."""
-    yield random.getstate, random.setstate
-    numpy_random = sys.modules.get("numpy.random")
-    if numpy_random is not None:
-        yield numpy_random.get_state, numpy_random.set_state
-    torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "get_rng_state"):
-        yield torch.get_rng_state, torch.set_rng_state
-        if torch.cuda.is_initialized():
-            yield torch.cuda.get_rng_state_all, torch.cuda.set_rng_state_all
-
-
 class _Sink(io.TextIOBase):
-    """``sys.stdout``/``sys.stderr`` during later runs: what the thread that made it (the one running
-    the cell) writes is dropped as it is written (nothing is kept); what other threads write (a
-    training loop's log, a progress thread) goes on to ``through``, once, as under ``%timeit``
-    (or to ``after``, the stream it stood in for, once ``through`` is closed)."""
+    """``sys.stdout``/``sys.stderr`` during later runs: what the thread running the cell writes is
+    dropped as written; what other threads write (a training loop's log, a progress thread) goes on
+    to ``through``, once, as under ``%timeit`` (or to ``after``, once ``through`` is closed)."""
 
-    def __init__(self, through: TextIO, after: TextIO | None = None) -> None:
+    def __init__(self, through: TextIO, after: TextIO) -> None:
         super().__init__()
-        self.through, self.after, self.owner = through, after or through, threading.get_ident()
+        self.through, self.after, self.owner = through, after, threading.get_ident()
 
     def writable(self) -> bool:
         return True
@@ -154,93 +136,25 @@ class _Sink(io.TextIOBase):
                 self.through.flush()
 
 
-class _Around:
-    """A context manager that leaves the exception passing through it untouched (contextlib's
-    generator-based ones set its ``__traceback__``, which an exception with its own
-    ``__setattr__`` refuses): subclasses write ``enter()`` and ``leave()``."""
-
-    def enter(self) -> None:
-        pass
-
-    def leave(self) -> None:
-        pass
-
-    def __enter__(self) -> _Around:
-        self.enter()
-        return self
-
-    def __exit__(self, *exc_info: object) -> Literal[False]:
-        self.leave()
-        return False
-
-
-class _Together(_Around):
-    """Several ``_Around`` entered in order and left in reverse, each left even if one fails."""
-
-    def __init__(self, *parts: _Around) -> None:
-        self.parts = parts
-        self.entered: list[_Around] = []
-
-    def enter(self) -> None:
-        try:
-            for part in self.parts:
-                part.enter()
-                self.entered.append(part)
-        except BaseException:
-            self.leave()
-            raise
-
-    def leave(self) -> None:
-        try:
-            if self.entered:
-                self.entered.pop().leave()
-        finally:
-            if self.entered:
-                self.leave()
-
-
-@functools.cache
-def _discarding_publisher() -> type:
-    """A display publisher that drops what is displayed (made once: it subclasses IPython's)."""
-    from IPython.core.displaypub import DisplayPublisher
-
-    class Discard(DisplayPublisher):
-        def publish(self, *args: Any, **kwargs: Any) -> None:
-            pass
-
-        def clear_output(self, wait: bool = False) -> None:
-            pass
-
-    return Discard
-
-
-class _DiscardOutput(_Around):
-    """Drop what runs print (sys.stdout/stderr: the running thread's writes only, see ``_Sink``) and
-    display (the shell's display publisher). The publisher is made without the shell: IPython 9's
-    ``DisplayPublisher(shell=...)`` registers pre/post_execute callbacks that nothing removes, one
-    pair per call; it is told the shell afterwards. ``fds``, when fds 1 and 2 are discarded too,
-    gives other threads' writes to a stream on those fds a way around that."""
+class _DiscardOutput(Around):
+    """Drop what runs print (the running thread's writes only, see ``_Sink``; other threads' go around
+    the discarded fds, ``fds.stream``) and display. The publisher is made without the shell: IPython
+    9's ``DisplayPublisher(shell=...)`` registers pre/post_execute callbacks that nothing removes."""
 
     saved: tuple[TextIO, TextIO, Any]  # by enter(): the streams and the display publisher to put back
 
-    def __init__(self, shell: Any, fds: _DiscardFileDescriptors | None = None) -> None:
+    def __init__(self, shell: Any, fds: _DiscardFileDescriptors) -> None:
         self.shell, self.fds = shell, fds
 
     def enter(self) -> None:
-        self.saved = sys.stdout, sys.stderr, self.shell.display_pub
-        publisher = _discarding_publisher()(shell=None)
-        publisher.shell = self.shell
-        sys.stdout, sys.stderr = (_Sink(self._around_fds(stream), stream) for stream in self.saved[:2])
-        self.shell.display_pub = publisher
+        from IPython.core.displaypub import DisplayPublisher
 
-    def _around_fds(self, stream: TextIO) -> TextIO:
-        """Where other threads' writes to ``stream`` go: the fd it wrote to before fds 1 and 2
-        were discarded (a terminal's ``sys.stdout`` writes to fd 1), or ``stream`` itself."""
-        try:
-            fd = stream.fileno()
-        except Exception:  # a StringIO, a kernel's stream without an fd
-            return stream
-        return self.fds.stream(fd, stream) if self.fds is not None else stream
+        self.saved = sys.stdout, sys.stderr, self.shell.display_pub
+        publisher: Any = DisplayPublisher(shell=None)
+        publisher.publish = publisher.clear_output = lambda *args, **kwargs: None  # what is displayed is dropped
+        publisher.shell = self.shell
+        sys.stdout, sys.stderr = (_Sink(self.fds.stream(stream), stream) for stream in self.saved[:2])
+        self.shell.display_pub = publisher
 
     def leave(self) -> None:
         sys.stdout, sys.stderr, self.shell.display_pub = self.saved
@@ -256,15 +170,12 @@ def _flush_streams() -> None:
         ctypes.pythonapi.fflush(None)
 
 
-class _DiscardFileDescriptors(_Around):
-    """Point fds 1 and 2 at an unlinked temporary file, as pytest's ``capfd`` captures them:
-    output from C code, subprocesses (``!cmd``, ``os.system``) and handlers holding the
-    process's own streams is dropped too. Buffers are flushed before (the cold run's output is
-    kept) and after (the later runs' is not shown later); ``leave`` puts the fds back.
-
-    At this level the cell's writes and other threads' cannot be told apart: ``dropped`` then
-    says how many bytes were dropped (the file's size), for the report to say so. ``stream``
-    gives Python-level writes of other threads a way to the real fds."""
+class _DiscardFileDescriptors(Around):
+    """Point fds 1 and 2 at an unlinked temporary file, as pytest's ``capfd`` does: output from C code,
+    subprocesses (``!cmd``, ``os.system``) and handlers holding the process's own streams is dropped
+    too. Buffers are flushed before (the cold run's output is kept) and after (the later runs' is not
+    shown later). At this level the cell's writes and other threads' cannot be told apart:
+    ``dropped`` says how many bytes were dropped (the file's size), for the report to say so."""
 
     file: int  # by enter(): the temporary file's fd
 
@@ -285,8 +196,13 @@ class _DiscardFileDescriptors(_Around):
                 self.saved[fd] = os.dup(fd)
                 os.dup2(self.file, fd)
 
-    def stream(self, fd: int, like: TextIO) -> TextIO:
-        """A line-buffered text stream on the real ``fd`` (1 or 2) while it is discarded, else ``like``."""
+    def stream(self, like: TextIO) -> TextIO:
+        """Where other threads' writes to ``like`` go: a line-buffered text stream on the real fd it
+        wrote to (a terminal's ``sys.stdout`` writes to fd 1) while that fd is discarded, else ``like``."""
+        try:
+            fd = like.fileno()
+        except Exception:  # a StringIO, a kernel's stream without an fd
+            return like
         if fd not in self.saved:
             return like
         real = open(self.saved[fd], "w", buffering=1, closefd=False,  # noqa: SIM115  # closed by leave()
@@ -322,13 +238,10 @@ class _NoStdin(io.TextIOBase):
     def readable(self) -> bool:
         return True
 
-    def read(self, size: int | None = -1) -> NoReturn:
-        raise StopRepeats("reading stdin")
-
-    readline = read
+    read = readline = _asks("reading stdin")
 
 
-class _NoPrompts(_Around):
+class _NoPrompts(Around):
     """``input()``, ``getpass()`` and ``sys.stdin`` end the later runs (``runner.StopRepeats``): a
     later run never prompts (ipykernel puts its own ``input`` in builtins: it is replaced too)."""
 
@@ -350,10 +263,9 @@ class _NoPrompts(_Around):
 OWN_WIDGET = "_cudatime_own"  # set True on a widget of the package's own (the progress view): never closed here
 
 
-class _CloseNewFiguresAndWidgets(_Around):
-    """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay.
-    A widget marked ``OWN_WIDGET`` is the package's, not the cell's: the progress view, first shown
-    during a later run, lives on until the report replaces it."""
+class _CloseNewFiguresAndWidgets(Around):
+    """Close the pyplot figures and ipywidgets created inside the block: only the cold run's stay. A
+    widget marked ``OWN_WIDGET`` (the progress view, first shown during a later run) lives on."""
 
     def enter(self) -> None:
         self.figures, self.widgets = set(_pyplot_figures()), set(_live_widgets())
@@ -370,10 +282,9 @@ class _CloseNewFiguresAndWidgets(_Around):
                     registry[key].close()
 
 
-class InterruptHold:
-    """From ``start()`` to the end of the ``with`` block, Ctrl-C (SIGINT) is kept, not raised:
-    the report of the runs done is assembled, saved and shown whole; ``caught`` then says
-    whether to raise ``KeyboardInterrupt``. Outside the main thread nothing is held."""
+class InterruptHold(Around):
+    """From ``start()`` to the end of the ``with`` block (main thread only), Ctrl-C is kept, not raised:
+    the report of the runs done is assembled, saved and shown whole; ``caught`` says whether to raise."""
 
     def __init__(self) -> None:
         self.caught = False
@@ -386,24 +297,38 @@ class InterruptHold:
     def _keep(self, signum: int, frame: FrameType | None) -> None:
         self.caught = True
 
-    def __enter__(self) -> InterruptHold:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
+    def leave(self) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
             self._previous = None
 
 
-class _Quiet(_Together):
-    """The later runs' quiet (see ``CellRepeats``): fds 1 and 2, the Python streams and display
-    discarded, no prompts, new figures and widgets closed, and ``more`` (the effects refused);
-    ``note()`` then says what was dropped at the fd level, where the cell's output and other
-    threads' cannot be told apart."""
+class _Quiet(Around):
+    """The later runs' quiet (see ``CellRepeats``): its parts entered in order and left in reverse, each
+    left even if one fails, ``more`` (the effects refused) last; ``note()`` says what was dropped at
+    the fd level, where the cell's output and other threads' cannot be told apart."""
 
-    def __init__(self, shell: Any, *more: _Around) -> None:
+    def __init__(self, shell: Any, *more: Around) -> None:
         self.fds = _DiscardFileDescriptors()
-        super().__init__(self.fds, _DiscardOutput(shell, self.fds), _NoPrompts(), _CloseNewFiguresAndWidgets(), *more)
+        self.parts = (self.fds, _DiscardOutput(shell, self.fds), _NoPrompts(), _CloseNewFiguresAndWidgets(), *more)
+        self.entered: list[Around] = []
+
+    def enter(self) -> None:
+        try:
+            for part in self.parts:
+                part.enter()
+                self.entered.append(part)
+        except BaseException:
+            self.leave()
+            raise
+
+    def leave(self) -> None:
+        try:
+            if self.entered:
+                self.entered.pop().leave()
+        finally:
+            if self.entered:
+                self.leave()
 
     def note(self) -> str | None:
         dropped = self.fds.dropped
@@ -417,8 +342,7 @@ class _Quiet(_Together):
 @dataclass(frozen=True)
 class CellCode:
     """What the repeat decision knows of a cell's code: its tree, the names it binds, the names and
-    attribute names it uses, and the file name its code is compiled under (how ``audit`` knows
-    the cell's frames)."""
+    attribute names it uses, and the file name it is compiled under (how its ``Watch`` knows its frames)."""
 
     tree: ast.Module
     bound: Collection[str]
@@ -427,35 +351,20 @@ class CellCode:
     filename: str
 
 
-class _Listening(_Around):
-    """An ``audit.Watch`` listening around the later runs (refusing the cell's effects, or noting them)."""
-
-    def __init__(self, watch: EffectWatch, refuse: bool) -> None:
-        self.watch, self.refuse = watch, refuse
-
-    def enter(self) -> None:
-        self.context = self.watch.listening(self.refuse)
-        self.context.__enter__()
-
-    def leave(self) -> None:
-        self.context.__exit__(None, None, None)
-
-
 class CellRepeats(Repeats):
     """The runner's hooks for a cell of the user's (see ``runner.Repeats``).
 
-    ``begin`` (before the cold run) snapshots the names the cell binds and the process's state,
-    fingerprints what the cell can reach (``evidence.Evidence``, through the frameworks'
-    ``kinds``; shallow when ``repeat_rule`` proves the code pure); ``cold`` listens for the cold
-    run's effects (``audit``). ``after_cold`` reads what the cold run changed: the cell repeats, repeats with a
-    probe, or runs once; it snapshots the names and the random generators again. ``reset``
-    restores the first snapshot before each later run, and after the probe run reads what it
-    changed again (undone, and the repeats end: ``runner.Unrepeatable``). ``quiet`` refuses the
-    cell's effects in later runs. ``end`` checks what the later runs changed, restores the second
-    snapshots, so the namespace holds the cold run's objects, and starts ``hold`` (an
-    ``InterruptHold``), if given. ``forced`` (``-n N``): nothing is refused or undone, and
-    ``why_once`` then says what the runs did to the state.
-    """
+    ``begin`` snapshots the names the cell binds and the process's state, and fingerprints what the
+    cell can reach (``Evidence``, through the frameworks' ``kinds``; shallow when ``proven_pure``);
+    ``cold`` hears the cold run's effects. ``after_cold`` reads what the cold run changed (the cell
+    repeats, repeats with a probe, or runs once) and snapshots the names and random generators again.
+    ``reset`` restores the first snapshot before each later run, and after the probe run reads what
+    it changed again (undone, and the repeats end: ``Unrepeatable``). ``quiet`` makes the later runs
+    quiet: their output (at the file-descriptor level too) and display are discarded as written, their
+    figures and widgets closed, ``input()`` ends the repeats instead of prompting, and the cell's
+    effects are refused. ``end`` checks what the later runs changed, restores the second
+    snapshots (the namespace holds the cold run's objects) and starts ``hold``, if given. ``forced``
+    (``-n N``): nothing is refused or undone, and ``why_once`` says what the runs did to the state."""
 
     # by begin(): the names and the process before the cold run, the evidence, the effects watch
     _snapshot: NameSnapshot
@@ -497,7 +406,7 @@ class CellRepeats(Repeats):
         self.evidence = Evidence(self._roots, self.kinds, deep, skip=[self.shell])  # magics, !cmd: the shell
         self.evidence.before()
 
-    def cold(self) -> contextlib.AbstractContextManager[EffectWatch]:
+    def cold(self) -> EffectWatch:
         """The cold run's effects are written down, not refused: it is the run that counts."""
         return self.effects.listening(refuse=False)
 
@@ -522,17 +431,15 @@ class CellRepeats(Repeats):
         self._later += 1
 
     def failed(self, error: BaseException) -> bool:
-        """The probe run (the first later run, after a cold run that changed the state) raised an
-        ``Exception``: the state the first run left made the second fail, which is a reason, not the
-        user's error; what the probe changed is undone in ``end``."""
+        """The probe run raised an ``Exception``: the state the first run left made the second fail,
+        which is a reason, not the user's error; what the probe changed is undone in ``end``."""
         if not (isinstance(error, Exception) and self._later == 1 and self.evidence.probing and not self.forced):
             return False
         self.reasons.append(f"a second run raised {type(error).__name__} on the state the first run left")
         return True
 
     def _probe(self) -> None:
-        """After the probe run: what it changed again is a reason (undone, and the repeats end,
-        unless forced)."""
+        """After the probe run: what it changed again is a reason (undone, and the repeats end, unless forced)."""
         again = self.evidence.probe(undo=not self.forced)
         self.reasons += again
         if again and not self.forced:
@@ -543,9 +450,8 @@ class CellRepeats(Repeats):
             if self._later and self.evidence.probing:  # the probe run was the last, or was stopped
                 with contextlib.suppress(Unrepeatable):
                     self._probe()
-                self.evidence.probing = False
-            refused = [f"a second run would {effect} again (refused before it did)" for effect in self.effects.refused]
-            self.reasons += refused
+            self.reasons += [f"a second run would {effect} again (refused before it did)"
+                             for effect in self.effects.refused]
             if self._later and not self.reasons:  # a change already said is not said twice
                 self._notes += self.evidence.settle(undo=not self.forced)
             if self._cold is not None:
@@ -556,5 +462,5 @@ class CellRepeats(Repeats):
                 self.hold.start()
 
     def quiet(self) -> _Quiet:
-        self._quiet = _Quiet(self.shell, _Listening(self.effects, refuse=not self.forced))
+        self._quiet = _Quiet(self.shell, self.effects.listening(refuse=not self.forced))
         return self._quiet

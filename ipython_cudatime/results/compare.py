@@ -1,11 +1,7 @@
-"""Several results compared: one collection (``Results``) for sweeps over a grid (``--sweep
-n=256,512 --sweep device=cpu,cuda``), labelled results (``-l``), ``%cudatime_compare`` and
-results loaded from files; running a sweep, in order or in rounds (``--interleave``); and value
-checks (``--check``). The sweep's grammar is ``sweep_grammar``'s, the verdict between two results
-``contrast``'s.
-
-Plain data and no IPython: ``run_sweep`` is handed a function that times one point.
-Each point has its own cold and warm runs; an error at one point does not lose the others.
+"""Several results compared: one collection (``Results``) for sweeps (``--sweep n=256,512``),
+labelled results (``-l``), ``%cudatime_compare`` and loaded files; running a sweep, in order or
+in rounds (``--interleave``); and value checks (``--check``). Plain data and no IPython:
+``run_sweep`` is handed a function that times one point; an error at one does not lose the others.
 """
 
 from __future__ import annotations
@@ -23,10 +19,11 @@ if TYPE_CHECKING:
 
     from .result import RecordKeeper
 
+
 @dataclass
 class Point:
-    """One row of any collection: what was timed (its ``Task``) and its result, or the error
-    that stopped it. A live point's ``task`` is its result's."""
+    """One row of any collection: what was timed (its ``Task``, a live point's its result's) and its
+    result, or the error that stopped it."""
 
     task: Task
     result: CudaTimeResult | None = None  # None when the point failed
@@ -45,15 +42,12 @@ class Point:
         return self.task.name
 
     def to_dict(self) -> dict[str, Any]:
-        """One saved line's worth: the result's dict (which holds its task), or the task and the error."""
-        if self.result is not None:
-            return self.result.to_dict()
-        return {"task": self.task.to_dict(), "error": self.error}
+        """One saved line: the result's dict (which holds its task), or the task and the error."""
+        return self.result.to_dict() if self.result is not None else {"task": self.task.to_dict(), "error": self.error}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper]) -> Point:
-        """The point ``to_dict`` wrote; ``features`` (``features.FEATURES``) read their records back
-        (``CudaTimeResult.from_dict``)."""
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] = ()) -> Point:
+        """The point ``to_dict`` wrote; ``features`` read their records back (``CudaTimeResult.from_dict``)."""
         if "cold" not in data:
             return cls(Task.from_dict(data["task"]), None, data["error"])
         result = CudaTimeResult.from_dict(data, features)
@@ -94,19 +88,16 @@ def _squeezed(text: str) -> str:
 
 @dataclass
 class Results:
-    """Results side by side: a sweep's points, the ``-l`` record, ``%cudatime_compare``'s table,
-    results loaded from files. One list of ``Point``s, each saying what it timed, so that
-    like torch's ``Compare`` one table and one chart serve them all."""
+    """Results side by side (a sweep, the ``-l`` record, loaded files): one list of ``Point``s, each
+    saying what it timed, so that like torch's ``Compare`` one table and one chart serve them all."""
 
     points: list[Point] = field(default_factory=list)
     check: Check | None = None
     stopped: str | None = None
     interrupted: bool = False  # stopped by KeyboardInterrupt or SystemExit
     span: float | None = None  # seconds a sweep took, its points timed one after the other (not --interleave)
-    # what stopped it, for the magic to raise
-    error: BaseException | None = field(default=None, repr=False, compare=False)
-    # The features that word and tabulate its points' records (their table columns, ``to_pandas``'s fields),
-    # handed in by whoever makes it (the magics, ``store.load``), as the registry is: the results hold plain records.
+    error: BaseException | None = field(default=None, repr=False, compare=False)  # what stopped it, to raise
+    # The features that word and tabulate its points' records, handed in by its maker (the magics, ``store.load``)
     keepers: tuple[RecordKeeper, ...] = field(default=(), repr=False, compare=False)
 
     @property
@@ -131,20 +122,14 @@ class Results:
         return {i: reference[_others(p)] for i, p in enumerate(self.points)
                 if p.result is not None and p.result.median and _others(p) in reference}
 
-    def speedups(self) -> dict[int, float]:
-        """For a ``device`` sweep: each point's warm median against the first device's, other params equal."""
-        # references() holds only the points with a result and a warm median, and those medians
-        return {i: reference.median / self.points[i].result.median  # type: ignore[operator, union-attr]
-                for i, reference in self.references().items()}
-
     def record(self, points: Collection[Point]) -> None:
         """Add ``points``, replacing those recorded earlier under the same label (``-l`` again)."""
         labels = {point.label for point in points}
         self.points = [point for point in self.points if point.label not in labels] + list(points)
 
     def select(self, words: Iterable[str]) -> tuple[Results, list[str]]:
-        """(the points each word names, in the words' order; the words naming none). A word is a
-        label (all its points) or one point's name, ``label[n=2]``, spaces optional."""
+        """(the points each word names, in order; the words naming none): a label, or a point's name
+        (``label[n=2]``, spaces optional)."""
         chosen: list[Point] = []
         unknown: list[str] = []
         for word in words:
@@ -159,17 +144,15 @@ class Results:
                 "stopped": self.stopped, "interrupted": self.interrupted, "span": self.span}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper]) -> Results:
+    def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] = ()) -> Results:
         """The results ``to_dict`` wrote; ``features`` as for ``Point.from_dict``, and its ``keepers``."""
         check = data["check"] and Check.from_dict(data["check"])
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
                    data["interrupted"], data.get("span"), keepers=tuple(features))
 
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
-        """One row per point: the swept values, median, the bounds of its 95% interval (``ci_low``,
-        ``ci_high``: None below 6 warm runs), IQR, min, max, cold, runs and error, then label,
-        device and host, then each feature's fields (--roofline: flop_rate, byte_rate and
-        fraction_of_peak; the CPU facts: noise)."""
+        """One row per point: the swept values, median, its 95% interval (``ci_low``, ``ci_high``), IQR,
+        min, max, cold, runs, error, label, device and host, then each feature's fields (--roofline's rates)."""
         import pandas
 
         return pandas.DataFrame.from_records([_record(point, self.keepers) for point in self.points])
@@ -182,8 +165,7 @@ class Results:
 
 
 def _record(point: Point, keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
-    """``to_pandas``'s row for one point, each keeper's fields where it judged something of the row's
-    record (the CPU facts' ``noise``: the noise check's cause, or None for steady runs)."""
+    """``to_pandas``'s row for one point, each keeper's fields where it judged something of its record."""
     r = point.result
     low, high = r.median_ci if r is not None and r.median_ci else (None, None)
     record = {**point.params, "median": r and r.median, "ci_low": low, "ci_high": high, "iqr": r and r.iqr,
@@ -202,8 +184,7 @@ def _others(point: Point) -> tuple[tuple[str, str], ...]:
 
 
 def error_text(error: BaseException) -> str:
-    """``"Name: message"`` for a failed point's row; an exception whose ``__str__`` raises is
-    ``"<unprintable Name>"`` (as the traceback module writes it), never a second error."""
+    """``"Name: message"`` for a failed point's row, or ``"<unprintable Name>"`` as traceback writes it."""
     name = type(error).__name__
     try:
         return f"{name}: {error}"
@@ -214,53 +195,55 @@ def error_text(error: BaseException) -> str:
 def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any]], tuple[CudaTimeResult, Any]],
               stop_on_error: bool = False, task: Task | None = None,
               finished: Callable[[Point], None] = lambda point: None) -> tuple[Results, list[Any]]:
-    """Time every point with ``time_point(params) -> (result, value)``; return (Results, values).
-
-    An Exception at a point is recorded there, under ``task`` with the point's params; the
-    sweep goes on unless ``stop_on_error``. KeyboardInterrupt and SystemExit stop the sweep,
-    keeping the points done. What stopped it is kept in ``Results.error`` for the caller to raise.
-    ``finished(point)`` hears of each point as it is done (the caller records and saves it then:
-    what a later point does cannot lose it).
-    """
+    """Time every point with ``time_point(params) -> (result, value)``; return (Results, values). An
+    Exception at a point is recorded there; the sweep goes on unless ``stop_on_error``. KeyboardInterrupt
+    and SystemExit stop it, keeping the points done; what stopped it is kept in ``Results.error``.
+    ``finished(point)`` hears of each point as it is done (the caller saves it: a later point cannot lose it)."""
     task = task or Task()
     done: list[Point] = []
     values: list[Any] = []
-    stopped: str | None = None
-    interrupted = False
-    error: BaseException | None = None
+    stopped = error = None
     for params in points:
-        try:
-            result, value = time_point(params)
-        except (KeyboardInterrupt, SystemExit) as exc:
-            stopped, interrupted, error = f"{type(exc).__name__} at {format_params(params)}", True, exc
+        timed, failed, stopped, error = _attempt(time_point, (params,), stop_on_error)
+        if timed is None and failed is None:  # interrupted
             break
-        except Exception as exc:
-            done.append(Point(dataclasses.replace(task, params=params), None, error_text(exc)))
-            values.append(None)
-            finished(done[-1])
-            if stop_on_error:
-                stopped, error = f"--stop-on-error after the error at {format_params(params)}", exc
-                break
-            continue
-        done.append(Point(result.task or dataclasses.replace(task, params=params), result))
+        result, value = timed or (None, None)
+        own = result.task if result is not None else None
+        done.append(Point(own or dataclasses.replace(task, params=params), result, failed))
         values.append(value)
         finished(done[-1])
-    return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
+        if error is not None:
+            break
+    return Results(done, stopped=stopped, interrupted=_interrupted(error), error=error), values
+
+
+def _attempt(time_point: Callable[..., tuple[CudaTimeResult, Any]], args: tuple[Any, ...], stop_on_error: bool
+             ) -> tuple[tuple[CudaTimeResult, Any] | None, str | None, str | None, BaseException | None]:
+    """(``time_point(*args)``, or None; its error; why the sweep stops and what stops it, or None, None)."""
+    where = format_params(args[0])
+    try:
+        return time_point(*args), None, None, None
+    except (KeyboardInterrupt, SystemExit) as exc:
+        return None, None, f"{type(exc).__name__} at {where}", exc
+    except Exception as exc:
+        stops = (f"--stop-on-error after the error at {where}", exc) if stop_on_error else (None, None)
+        return None, error_text(exc), *stops
+
+
+def _interrupted(error: BaseException | None) -> bool:
+    return isinstance(error, (KeyboardInterrupt, SystemExit))
 
 
 def rotation(count: int, rounds: int) -> list[list[int]]:
-    """The order of ``count`` points in each of ``rounds`` rounds: round r starts at point r (mod
-    count) and goes on in grid order, so each point is first, second, ... equally often, and a
-    drift over the rounds hits every point alike."""
+    """The order of ``count`` points in each of ``rounds``: round r starts at point r (mod count), so that
+    each point is first, second, ... equally often, and a drift hits every point alike."""
     return [[(start + step) % count for step in range(count)] for start in range(rounds)] if count else []
 
 
 def merge_rounds(results: Sequence[CudaTimeResult], keepers: Iterable[RecordKeeper] = ()) -> CudaTimeResult:
-    """One point's result from its rounds (``run_interleaved``): the first round's cold run, warm-up
-    and facts; each later round's first run (made after the other points ran) as a warm-up run;
-    every round's warm sample (one run, or a batch of the size the first round found), in order, as
-    the warm samples; each record as its keeper merges the rounds' (``RecordKeeper.merged``: the
-    first round's, or the CPU facts of all rounds added up)."""
+    """One point's result from its rounds: the first round's cold run, warm-up and facts; each later
+    round's first run (after the other points ran) as a warm-up run; every round's warm sample as the
+    warm samples; each record as its keeper merges the rounds' (``RecordKeeper.merged``)."""
     first, later = results[0], results[1:]
     warmup = [*first.warmup, *(run for r in later for run in (r.cold, *r.warmup))]
     sample = "run" if first.batch == 1 else f"sample of {first.batch:,} runs (the size its first round found)"
@@ -282,47 +265,36 @@ def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict
                     tuple[CudaTimeResult, Any]], rounds: int, stop_on_error: bool = False, task: Task | None = None,
                     finished: Callable[[Point], None] = lambda point: None,
                     keepers: Iterable[RecordKeeper] = ()) -> tuple[Results, list[Any]]:
-    """``run_sweep`` in rounds (``--interleave``): each round times every point once (``time_point(params,
-    first)``, ``first`` the point's first round, None in it), in the rotating order of ``rotation``, so that slow drift
-    (a neighbour starting mid-sweep, a clock that ramps) hits every point alike instead of deciding a
-    comparison. A point's rounds merge into one result (``merge_rounds``); an error at a point ends
-    its rounds, and the sweep too with ``stop_on_error``; KeyboardInterrupt and SystemExit stop it,
-    keeping the rounds done. ``finished`` hears of each point once all is over; ``keepers`` (the
-    features) merge their records of a point's rounds."""
+    """``run_sweep`` in rounds (``--interleave``): each times every point once (``time_point(params, first
+    round's result or None)``) in ``rotation``'s order, so that slow drift hits every point alike instead of
+    deciding a comparison. Its rounds merge (``merge_rounds``); ``finished`` hears of each once all is over."""
     grid_points, task = list(points), task or Task()
     timed: list[list[CudaTimeResult]] = [[] for _ in grid_points]
     values: list[Any] = [None] * len(grid_points)
     errors: dict[int, str] = {}
-    stopped: str | None = None
-    error: BaseException | None = None
-    interrupted = False
+    stopped = error = None
     for order in rotation(len(grid_points), rounds):
         for index in (i for i in order if i not in errors):
-            params = grid_points[index]
-            try:
-                result, values[index] = time_point(params, timed[index][0] if timed[index] else None)
-            except (KeyboardInterrupt, SystemExit) as exc:
-                stopped, interrupted, error = f"{type(exc).__name__} at {format_params(params)}", True, exc
+            first = timed[index][0] if timed[index] else None
+            got, failed, stopped, error = _attempt(time_point, (grid_points[index], first), stop_on_error)
+            if got is not None:
+                timed[index].append(got[0])
+                values[index] = got[1]
+            elif failed is not None:
+                errors[index] = failed
+            if error is not None:
                 break
-            except Exception as exc:
-                errors[index] = error_text(exc)
-                if stop_on_error:
-                    stopped, error = f"--stop-on-error after the error at {format_params(params)}", exc
-                    break
-                continue
-            timed[index].append(result)
         if error is not None:
             break
     reached = [i for i in range(len(grid_points)) if timed[i] or i in errors]
     done = [_round_point(grid_points[i], timed[i], errors.get(i), task, tuple(keepers)) for i in reached]
     for point in done:
         finished(point)
-    return Results(done, stopped=stopped, interrupted=interrupted, error=error), [values[i] for i in reached]
+    return Results(done, stopped=stopped, interrupted=_interrupted(error), error=error), [values[i] for i in reached]
 
 
 def _round_point(params: dict[str, Any], rounds: list[CudaTimeResult], error: str | None, task: Task,
                  keepers: tuple[RecordKeeper, ...]) -> Point:
-    """A point of an interleaved sweep: its error, else its rounds merged."""
     if error is not None or not rounds:
         return Point(dataclasses.replace(task, params=params), None, error)
     result = merge_rounds(rounds, keepers)
@@ -330,7 +302,7 @@ def _round_point(params: dict[str, Any], rounds: list[CudaTimeResult], error: st
 
 
 def to_numpy(value: Any) -> NDArray[Any]:
-    """A tensor or array as a NumPy array (torch, CuPy, JAX, NumPy, nested lists)."""
+    """A tensor or array (torch, CuPy, JAX, NumPy, nested lists) as a NumPy array."""
     import numpy
 
     if hasattr(value, "detach"):  # torch; bfloat16 and float16 have no NumPy twin everywhere
@@ -364,11 +336,8 @@ def _difference(array: NDArray[Any], reference: NDArray[Any]) -> float:
 
 
 def check_values(sweep: Results, values: Sequence[Any], rtol: float = 1e-4, atol: float = 1e-6) -> Check:
-    """``allclose`` (NaN equal to NaN) of each point's value against the first point with the same shape.
-
-    A point that has no other point of its shape, or whose value is not numeric, is
-    listed in ``Check.skipped`` with the reason: it was not compared.
-    """
+    """``allclose`` (NaN equal to NaN) of each point's value against the first point of the same shape;
+    a point with no other of its shape, or a value not numeric, is in ``Check.skipped``, with why."""
     import numpy
 
     references: dict[tuple[int, ...], tuple[dict[str, Any], NDArray[Any]]] = {}

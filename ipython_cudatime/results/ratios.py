@@ -1,8 +1,6 @@
-"""Is B faster than A, and how sure are we: the ratio of two results' warm medians with its 95%
-interval from a bootstrap of each median (``contrast``, a ``Contrast``), a winner only where the
-interval excludes 1, else what the runs can tell; and what else differs between the two besides
-the code (device, versions, threads, and what the features' records say: the load, the pools),
-named beside the verdict. The sweep and comparison views read it; ``%cudatime_compare`` prints it."""
+"""Is B faster than A, and how sure are we: the ratio of two warm medians with its 95% bootstrap
+interval (``contrast``), a winner only where it excludes 1, else what the runs can tell; and what
+else differs besides the code (device, versions, threads, the features' records), named beside it."""
 
 from __future__ import annotations
 
@@ -34,11 +32,9 @@ SEED = 31  # fixed: the same results always get the same verdict, in every repor
 
 
 def bootstrap_medians(samples: Sequence[float], rng: Any, draws: int = RESAMPLES) -> NDArray[Any]:
-    """``draws`` medians of bootstrap resamples of ``samples`` (n draws with replacement), drawn
-    without building a resample: a resample's i-th smallest value is the sample at the i-th
-    smallest of n uniform draws, and the k-th smallest of n uniforms is Beta(k, n - k + 1); the
-    next one up is that plus (1 - it) × Beta(1, n - k). So each resampled median costs O(1), not
-    O(n): 4,000 of them take well under a millisecond for 100,000 runs as for 10."""
+    """``draws`` bootstrap medians of ``samples``, no resample built: the k-th smallest of n uniforms is
+    Beta(k, n - k + 1), the next one up that plus (1 - it) × Beta(1, n - k), and picks the sample at its
+    rank. So each median costs O(1), not O(n): 4,000 take under a millisecond for 100,000 runs."""
     import numpy
 
     ordered = numpy.sort(numpy.asarray(samples, dtype=float))
@@ -56,9 +52,8 @@ def bootstrap_medians(samples: Sequence[float], rng: Any, draws: int = RESAMPLES
 
 
 def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """The 95% percentile-bootstrap interval of median(a) / median(b), each side resampled on its
-    own (``bootstrap_medians``), seeded (``SEED``): deterministic. Each sample is one observation
-    (a batched sample too)."""
+    """The 95% percentile-bootstrap interval of median(a) / median(b), each side resampled on its own,
+    seeded: deterministic. A batched sample is one observation."""
     import numpy
 
     rng = numpy.random.default_rng(SEED)
@@ -68,9 +63,8 @@ def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float
 
 
 def times_text(value: float) -> str:
-    """``1.10×``, ``12.4×``, ``412×``, ``0.0009×``: a ratio to three significant figures (two decimals
-    below 10), and a third decimal within 1% of 1, where ``1.00×`` would hide that an interval's end
-    (``1.004×``) excludes 1."""
+    """``1.10×``, ``12.4×``, ``412×``, ``0.0009×``; a third decimal within 1% of 1, where ``1.00×``
+    would hide that an interval's end (``1.004×``) excludes 1."""
     if value < 0.01:
         return f"{value:.2g}×"
     if value < 10:
@@ -85,10 +79,8 @@ def interval_text(low: float, high: float, show: Callable[[float], str]) -> str:
 
 @dataclass(frozen=True)
 class Contrast:
-    """Two results' verdict, as plain data: ``ratio`` is a's median over b's (above 1: b is faster)
-    and ``ci`` its 95% interval (``ratio_interval``); ``faster`` names the faster one only when
-    ``conclusive`` (the interval excludes 1); ``reason`` says otherwise what the runs can tell;
-    ``threads`` notes different thread settings, ``differs`` what else differs beside the code."""
+    """Two results' verdict: ``ratio`` is a's median over b's (above 1: b is faster), ``ci`` its 95%
+    interval; ``faster`` is named only when ``conclusive``, else ``reason`` says what the runs tell."""
 
     names: tuple[str, ...]
     medians: tuple[float | None, float | None]
@@ -102,8 +94,7 @@ class Contrast:
 
     @property
     def speedup(self) -> tuple[float, float, float] | None:
-        """(how many times faster the faster one is, and that factor's interval), or None without an
-        interval; for a's median over b's below 1, a's speed-up over b."""
+        """(how many times faster the faster one is, and that factor's interval), or None without one."""
         if self.ratio is None or self.ci is None:
             return None
         if self.ratio >= 1:
@@ -112,8 +103,7 @@ class Contrast:
 
     @property
     def sentence(self) -> str:
-        """``torch 1.29× faster (1.21–1.37)`` or ``inconclusive: no difference larger than 4% either
-        way; ...``."""
+        """``torch 1.29× faster (1.21–1.37)`` or ``inconclusive: no difference larger than 4% ...``."""
         if not self.conclusive or self.speedup is None:
             text = f"inconclusive: {self.reason}"
         else:
@@ -127,8 +117,7 @@ class Contrast:
 
 
 def _thread_note(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
-    """Why two results' thread settings differ, or None: --threads N against the user's settings
-    (the pools each saw are the CPU facts', among the other differences)."""
+    """Why two results' thread settings differ (--threads N, or the user's), or None."""
     chosen_a, chosen_b = (r.task.threads if r.task is not None else None for r in (a, b))
     if chosen_a == chosen_b:
         return None
@@ -137,16 +126,15 @@ def _thread_note(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
 
 
 def _versions(a: Env, b: Env) -> list[str]:
-    """``Python 3.11.7 vs 3.13.0``, ``torch 2.5.1 vs 2.13.0``: what both environments recorded, differing."""
+    """``Python 3.11.7 vs 3.13.0``, ``torch 2.5.1 vs 2.13.0``: what both recorded, differing."""
     found = [f"Python {a.python} vs {b.python}"] if a.python and b.python and a.python != b.python else []
     return found + [f"{name} {a.frameworks[name]} vs {b.frameworks[name]}" for name in a.frameworks
                     if name in b.frameworks and a.frameworks[name] != b.frameworks[name]]
 
 
 def _differences(a: CudaTimeResult, b: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> str | None:
-    """What else differs between two results beside the code, as both recorded it: the device,
-    Python's and the frameworks' versions, then what each keeper finds between their records (the
-    CPU facts: the pools, the load); None where nothing does (or nothing was recorded)."""
+    """What else differs between two results beside the code: the device, the versions, then what each
+    keeper finds between their records (the pools, the load); None where nothing does."""
     found: list[str] = []
     if a.device != b.device:
         found.append(f"device {a.device} vs {b.device}")
@@ -162,8 +150,8 @@ def _runs_word(result: CudaTimeResult) -> str:
 
 
 def _undecided(ci: tuple[float, float], a: CudaTimeResult, b: CudaTimeResult) -> str:
-    """What an interval that holds 1 still tells: the largest difference it leaves open, either way,
-    and the runs each that would halve it (the interval narrows as one over the root of the runs)."""
+    """What an interval holding 1 tells: the largest difference it leaves open, and the runs each that
+    would halve it (it narrows as one over the root of the runs)."""
     bound = max(ci[1], 1 / ci[0]) - 1
     said = f"no difference larger than {percent_text(bound)} either way"
     if not bound:  # identical medians in every resample: nothing more runs would narrow
@@ -173,12 +161,9 @@ def _undecided(ci: tuple[float, float], a: CudaTimeResult, b: CudaTimeResult) ->
 
 def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
              names: Sequence[str] | None = None, keepers: Iterable[RecordKeeper] = ()) -> Contrast:
-    """Which of two results (``CudaTimeResult`` or ``Point``) is faster, and whether the runs can
-    tell: the ratio of their warm medians with its 95% bootstrap interval (``ratio_interval``), a
-    winner only when that interval excludes 1. Each needs ``CI_MIN_RUNS`` warm samples: fewer
-    cannot bound a median. Different thread settings, devices and versions are named beside the
-    verdict, and what ``keepers`` (the features, ``features.FEATURES`` for the package's ``contrast``)
-    find between their records: the pools, the loads. ``names`` defaults to their labels, else "a" and "b"."""
+    """Which of two results (or points) is faster, and can the runs tell: their medians' ratio with its 95%
+    bootstrap interval, a winner only where it excludes 1 (``CI_MIN_RUNS`` samples each: fewer cannot bound
+    a median); what else differs beside it. ``names`` defaults to their labels, else "a" and "b"."""
     names = tuple(names or (_name(a, "a"), _name(b, "b")))
     a, b = _result(a), _result(b)
     if a is None or b is None or not a.median or not b.median:
@@ -197,12 +182,9 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
 
 
 class Verdicts:
-    """What the views of one ``Results`` read of it, each worked out once however many views, rows
-    and notes ask: what each keeper judged of a result's record (``RecordKeeper.judge``: the CPU
-    facts' noise check) and a pair's contrast (``contrast``, a bootstrap of 4,000 draws of each
-    median, with the differences ``keepers`` find). ``display.bundle`` makes one for a ``Results``
-    and hands it to its text and its HTML view; each view made on its own makes its own. The results
-    are kept with their answers, so that an id is never reused while this lives."""
+    """What the views of one ``Results`` read of it, worked out once however many ask: each keeper's
+    judgement of a result and a pair's contrast (a bootstrap). The results are kept with their answers,
+    so that an id is never reused while this lives."""
 
     def __init__(self, keepers: Iterable[RecordKeeper] = ()) -> None:
         self.keepers = tuple(keepers)

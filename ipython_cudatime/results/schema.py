@@ -1,24 +1,15 @@
 """What a saved line may hold: each field's type and range, checked before the line is trusted.
 
-A line that ``%cudatime_compare --load`` reads may come from another version, another tool,
-a hand edit or a hostile file. ``checked_line`` compares it with the fields declared here
-(``LINE``) and returns the line holding only them: a field a newer version added is dropped, so
-an older reader still loads the line, and the statistics a line carries for other readers are
-dropped too (loading recomputes them from the runs). Any other value raises ``BadField``,
-which names the field by its path in the line (``warm[3].wall``) and says what it should
-have been (the path is built only for a bad value: a good line costs its checks alone). So
-``from_dict``, the table and the chart only ever see values they can use: finite, non-negative
-times; whole numbers that are not booleans; text where text belongs.
+A line ``--load`` reads may come from another version, a hand edit or a hostile file. ``checked_line``
+keeps the declared fields only (a newer version's are dropped, so an older reader still loads it); any
+other value raises ``BadField``, naming the field by its path (``warm[3].wall``). So ``from_dict`` and
+the views only see values they can use: finite, non-negative times, whole numbers, text. A swept value
+nests at most ``MAX_DEPTH`` deep (every other field has a fixed depth), a literal ``MAX_LITERAL`` long.
 
-Each check is also written out as code (``Check.emit``), and a record compiles the code of all
-the checks below it into one function (``record.fast``, made on first use): loading a line
-calls it first (``record.quick``), and the checks themselves only for a line it is unsure of,
-a bad line included, so that messages come from one place and a good line costs a few
-comparisons a field rather than a few calls (tests/test_store.py holds the two to the same answers).
-
-Limits, per line (``store.MAX_LINE`` bounds its length): a swept value's lists nested at most
-``MAX_DEPTH`` deep (every other field has a fixed depth); a swept value JSON has no type for
-(``{"literal": "(2, 3)"}``) at most ``MAX_LITERAL`` characters of a Python literal.
+Each check is also written out as code (``Check.emit``), a record's compiled into one function
+(``record.fast``): loading calls it first (``record.quick``), the checks themselves only where it is
+unsure, so that messages come from one place and a good line costs a few comparisons a field rather
+than a few calls (tests/test_store.py holds the two equal).
 """
 
 from __future__ import annotations
@@ -44,9 +35,8 @@ _SCALARS = (bool, int, float, str)  # what JSON reads a swept value as, besides 
 
 
 class BadField(ValueError):
-    """A value a saved line may not hold, named by its path in the line (``warm[3].wall``). The path
-    is put together as the error passes up through the containers (``within``), so checking a
-    well-formed line, the common case, builds no path at all."""
+    """A value a saved line may not hold, named by its path (``warm[3].wall``), put together as the
+    error passes up through the containers (``within``): a well-formed line builds no path at all."""
 
     def __init__(self, what: str, path: str = "") -> None:
         super().__init__(what, path)
@@ -61,8 +51,7 @@ class BadField(ValueError):
 
 
 class _Unsure(Exception):
-    """Raised by a compiled check: this value is not one it can keep as it is, so the check itself,
-    which gives the message, decides (a bad value, or a copy to make: a key a newer version added)."""
+    """A compiled check cannot keep this value as it is: the check itself decides (and words it)."""
 
 
 class _Code:
@@ -88,8 +77,8 @@ class _Code:
         self.lines.append("    " * depth + line)
 
     def function(self) -> Callable[[Any], Any]:
-        """The code as the function ``fast`` it defines, compiled once; for a schema nested deeper than
-        Python compiles (some 20 lists in lists), a function unsure of every value: the call checks them."""
+        """The function ``fast`` the code defines; for a schema nested deeper than Python compiles (some
+        20 lists in lists), one unsure of every value: the call checks them."""
         namespace = dict(self.names)
         try:
             exec("\n".join(self.lines), namespace)  # the source is ours: names, and repr()s of declared keys
@@ -104,9 +93,8 @@ def _unsure(value: Any) -> NoReturn:
 
 
 def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> None:
-    """Code that raises ``_Unsure`` unless ``check`` keeps ``var`` as it is. A check of this module
-    writes its own test inline; any other callable (a feature's own check) is called, and what it
-    gives back must be the value itself."""
+    """Code that raises ``_Unsure`` unless ``check`` keeps ``var`` as it is: a ``Check`` inline, any
+    other callable (a feature's own check) called, giving back the value itself."""
     if isinstance(check, Check):
         check.emit(code, var, depth)
     else:
@@ -114,9 +102,8 @@ def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> Non
 
 
 class Check(abc.ABC):
-    """A field's check: ``check(value)`` gives back the value to keep, or raises BadField. ``emit``
-    writes the same test as straight-line code, so that ``record`` compiles a whole line's checks
-    into one function: a well-formed line costs a few comparisons a field, not a few calls."""
+    """A field's check: ``check(value)`` gives back the value to keep, or raises BadField; ``emit``
+    writes the same test as straight-line code, for ``record`` to compile."""
 
     @abc.abstractmethod
     def __call__(self, value: Any) -> Any:
@@ -124,13 +111,11 @@ class Check(abc.ABC):
 
     @abc.abstractmethod
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        """Code that raises ``_Unsure`` unless ``self(var)`` would give back ``var`` itself: never
-        for a value the check refuses (tests/test_store.py runs both over spoiled lines)."""
+        """Code that raises ``_Unsure`` unless ``self(var)`` would give back ``var`` itself."""
 
 
 def _shown(value: Any) -> str:
-    """A value as a message shows it: its JSON spelling for a scalar, its JSON type for the rest.
-    JSON's spelling escapes every control character, so a message never carries one raw."""
+    """A scalar's JSON spelling (never a raw control character), else its JSON type."""
     names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
     return names.get(type(value)) or json.dumps(value)
 
@@ -140,9 +125,8 @@ def _fail(what: str, value: Any) -> NoReturn:
 
 
 class number(Check):  # named, as every check is, for the value it accepts: a class only to carry ``emit``
-    """A finite int or float (never a bool), at least ``least`` where given. An int a float cannot
-    hold is not finite: the statistics would overflow on it. One test does all (``_LARGEST``): inf
-    and nan fall outside every range."""
+    """A finite int or float (never a bool), at least ``least`` where given; an int a float cannot hold
+    is not finite (the statistics would overflow). inf and nan fall outside every range."""
 
     def __init__(self, what: str, least: float | None = None) -> None:
         self.what, self.least = what, -_LARGEST if least is None else least
@@ -153,42 +137,30 @@ class number(Check):  # named, as every check is, for the value it accepts: a cl
         return value
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        """A float first, then an int, each by identity, against float bounds: compared as float with float
-        (which Python does quickest), a test costs half what ``type(v) not in (int, float)`` and an int bound
-        did, and gives the same answer (a comparison between an int and a float is exact)."""
+        """Each type by identity, against float bounds (int with float compares exactly): half the cost."""
         code.add(depth, f"if type({var}) is not float and type({var}) is not int or not {float(self.least)!r} <= {var}"
                         f" <= {_LARGEST!r}: raise _Unsure")
 
 
-class whole(Check):
-    """An int (never a bool), at least ``least`` where given."""
+class of_type(Check):
+    """A value of exactly ``kind`` (a bool is no int here, an int no float), at least ``least`` where given."""
 
-    def __init__(self, what: str, least: int | None = None) -> None:
-        self.what, self.least = what, least
+    def __init__(self, kind: type[Any], what: str, least: int | None = None) -> None:
+        self.kind, self.what, self.least = kind, what, least
 
     def __call__(self, value: Any) -> Any:
-        if type(value) is not int or self.least is not None and value < self.least:
+        if type(value) is not self.kind or self.least is not None and value < self.least:
             _fail(self.what, value)
         return value
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
         least = "" if self.least is None else f" or {var} < {self.least!r}"
-        code.add(depth, f"if type({var}) is not int{least}: raise _Unsure")
+        code.add(depth, f"if type({var}) is not {code.name(self.kind)}{least}: raise _Unsure")
 
 
-class of_type(Check):
-    """A value of exactly ``kind`` (a bool is no int here, an int no float)."""
-
-    def __init__(self, kind: type, what: str) -> None:
-        self.kind, self.what = kind, what
-
-    def __call__(self, value: Any) -> Any:
-        if type(value) is not self.kind:
-            _fail(self.what, value)
-        return value
-
-    def emit(self, code: _Code, var: str, depth: int) -> None:
-        code.add(depth, f"if type({var}) is not {code.name(self.kind)}: raise _Unsure")
+def whole(what: str, least: int | None = None) -> of_type:
+    """An int (never a bool), at least ``least`` where given."""
+    return of_type(int, what, least)
 
 
 SECONDS = number("a finite number of seconds, not negative", least=0)
@@ -286,10 +258,7 @@ class row(Check):
 
 class record(Check):
     """An object: the ``required`` keys present, each declared field checked, any other key dropped
-    (or, with ``others_kept``, kept as it is, unchecked: the top of a saved line, whose format, schema
-    and statistics no reader here reads, where copying the rest away cost a line 1 µs).
-    A check like the others (called with the value), that also names its ``fields``, and that can
-    check a whole line faster (``quick``)."""
+    (with ``others_kept``, kept unchecked: the top of a line, where copying the rest away cost 1 µs)."""
 
     def __init__(self, fields: Mapping[str, Callable[[Any], Any]], required: Collection[str] = (),
                  others_kept: bool = False) -> None:
@@ -314,8 +283,7 @@ class record(Check):
         return {**value, **kept} if self._others_kept else kept
 
     def quick(self, value: Any) -> dict[str, Any]:
-        """What calling the check gives, sooner for a well-formed value: the compiled form (``fast``)
-        first, and the call, which finds the message, only for a value that form is unsure of."""
+        """What calling the check gives, sooner: ``fast`` first, the call only where it is unsure."""
         try:
             kept: dict[str, Any] = self.fast(value)
         except _Unsure:
@@ -324,9 +292,7 @@ class record(Check):
 
     @functools.cached_property
     def fast(self) -> Callable[[Any], Any]:
-        """The compiled check, made on first use: the call's answer for a value whose every field is
-        good, else ``_Unsure`` (also where a check it calls, such as a swept value's, refuses the value:
-        the call then says where). Every check below the record is written inline."""
+        """The compiled check, made on first use: the call's answer for a good value, else ``_Unsure``."""
         code = _Code()
         code.add(0, f"def fast({(var := code.var())}):")
         code.add(1, "try:")
@@ -336,17 +302,15 @@ class record(Check):
         return code.function()
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        """In a list, a row or an object of any keys, a record is kept as it is, so it may hold no
-        undeclared key (where it does, the call makes the copy)."""
+        """In a list, a row or an object of any keys, a record is kept as it is: no undeclared key."""
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
         depth = self._emit_exact(code, var, depth)
         code.add(depth, f"if not {var}.keys() <= {code.name(frozenset(self.fields))}: raise _Unsure")
         self._emit_fields(code, var, depth)
 
     def _emit_copying(self, code: _Code, var: str, depth: int) -> None:
-        """At the top, or in a record's field, a record is rebound to a copy of its declared fields
-        where it holds other keys (a line's statistics, a roofline's ridge: written for other readers)
-        or where a record in one of its fields was copied."""
+        """At the top, or in a record's field, a record is rebound to a copy of its declared fields where
+        it holds other keys (a line's statistics, a roofline's ridge) or a field's record was copied."""
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
         depth = self._emit_exact(code, var, depth)
         copied = self._emit_fields(code, var, depth)
@@ -362,14 +326,10 @@ class record(Check):
             code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
 
     def _emit_exact(self, code: _Code, var: str, depth: int) -> int:
-        """For a record of plain fields (no record among them, two or more), a first branch for an
-        object holding as many keys as it has fields, as ``to_dict`` and ``_asdict`` write every run of a
-        line: their values read by name in one C call (``operator.itemgetter``) and each checked as
-        present, where the general test reads the keys twice and each field by name (a third of a short
-        line's check), and a test of the keys' order (``tuple(v) == fields``) costs as much as the read.
-        Such an object that lacks a field has a foreign key in its place: the read's KeyError makes the
-        compiled check unsure, and the call decides. The depth the general test is written at: in an
-        ``else`` where the branch was written."""
+        """For a record of two or more plain fields, a first branch for an object of as many keys (every
+        run of a line): their values read in one C call (``operator.itemgetter``), where the general test
+        reads the keys twice (a third of a short line's check); a foreign key makes the read's KeyError
+        unsure. Gives the depth of the general test (in an ``else`` after the branch)."""
         checks = self._checks.values()
         inner = [check.check if isinstance(check, optional) else check for check in checks]
         if self._others_kept or len(checks) < 2 or any(isinstance(check, record) for check in inner):
@@ -383,9 +343,8 @@ class record(Check):
         return depth + 1
 
     def _emit_fields(self, code: _Code, var: str, depth: int) -> list[tuple[str, str]]:
-        """The required keys' test, then each field's: a required one read directly, an optional one
-        with ``get`` (missing and null both pass), any other where present. A field holding a record
-        may be copied (``_emit_copying``): (name, variable) of each such field."""
+        """The required keys' test, then each field's; gives (name, variable) of each field holding a
+        record, which may be copied (``_emit_copying``)."""
         if self._required:
             code.add(depth, f"if not {code.name(frozenset(self._required))} <= {var}.keys(): raise _Unsure")
         copied = []
@@ -407,8 +366,8 @@ class record(Check):
 
 
 def _literal(text: str) -> dict[str, str]:
-    """``{"literal": "(2, 3)"}``: a Python literal of at most ``MAX_LITERAL`` characters that
-    ``ast.literal_eval`` reads without a warning (an invalid escape warns on one Python, fails on another)."""
+    """A literal of at most ``MAX_LITERAL`` characters ``ast.literal_eval`` reads without a warning (an
+    invalid escape warns on one Python, fails on another)."""
     if len(text) > MAX_LITERAL:
         raise BadField(f"is a literal of {len(text):,} characters (at most {MAX_LITERAL:,})")
     try:
@@ -421,9 +380,8 @@ def _literal(text: str) -> dict[str, str]:
 
 
 class _Swept(Check):
-    """A swept value as ``params_to_json`` writes it: JSON's own null, true/false, number
-    (inf and nan included: a sweep may take them), string or list of these (nested at most
-    ``MAX_DEPTH`` deep: the one field a line may nest without end), or a literal."""
+    """A swept value as ``params_to_json`` writes it: JSON's own (inf and nan included), a list of
+    them nested at most ``MAX_DEPTH`` deep, or a literal."""
 
     def __call__(self, value: Any, depth: int = 0) -> Any:
         if value is None or type(value) in _SCALARS:
@@ -437,8 +395,7 @@ class _Swept(Check):
         _fail('a JSON value or {"literal": "..."}', value)
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        """A scalar inline; a list or a literal through the check itself, for its error alone: what
-        it gives back is a copy of the value holding the same items, so the value itself is kept."""
+        """A scalar inline; a list or a literal through the check, for its error alone (the value is kept)."""
         code.add(depth, f"if {var} is not None and type({var}) not in {code.name(_SCALARS)}: {code.name(self)}({var})")
 
 
@@ -463,8 +420,7 @@ FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a 
 
 @functools.lru_cache(maxsize=8)
 def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
-    """A saved result: its own fields, and under "records" each feature's record by the feature's name
-    (or null), as the feature declares it (``Feature.schema``); made once per set of features, not per line."""
+    """A saved result: its fields, and under "records" each feature's as it declares it (``schema``)."""
     records: dict[str, Check] = {}
     for feature in features:
         check = type(feature).schema  # read on the class: a check is a plain function, never bound
@@ -474,14 +430,7 @@ def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
     return record(fields, required=("cold", "warmup", "warm", "device"), others_kept=True)
 
 
-# Which record checks which class of the core line: tests/test_store.py holds every field of these classes
-# declared here; each feature's record class (``RecordKeeper.record_class``) is checked against its own
-# ``schema``, declared beside the record in the feature's folder.
-RECORDS = {"Run": RUN, "Env": ENV, "Task": TASK, "Harness": HARNESS}
-
-
 def checked_line(data: dict[str, Any], features: Iterable[RecordKeeper] = ()) -> dict[str, Any]:
     """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
-    ``features``), or a failed point's task and error. Every declared record has a fixed depth
-    but swept values, which ``_swept`` bounds: nothing deeper reaches ``from_dict``."""
+    ``features``), or a failed point's task and error."""
     return (result_record(tuple(features)) if "cold" in data else FAILED).quick(data)

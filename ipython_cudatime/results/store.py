@@ -1,20 +1,16 @@
 """Results that outlive the kernel: ``--save FILE`` appends them to a JSON Lines file, and
 ``%cudatime_compare --load FILE`` reads them back beside the live ones.
 
-One line per result, or per sweep point: a JSON object, the point's ``to_dict()`` plus
-``"format": "ipython_cudatime"`` (a line without it is foreign) and ``"schema": SCHEMA``.
-Appending never rewrites what is there, so two machines' files can simply be concatenated.
+One line per result or sweep point: its ``to_dict()`` plus ``"format": "ipython_cudatime"`` (a line
+without it is foreign) and ``"schema": SCHEMA``. Appending never rewrites what is there, so two
+machines' files can simply be concatenated. A line is written as ASCII (JSON escapes U+2028 and
+U+0085 too) and read back split at ``\n`` only, as JSON Lines readers do. A save that finds the last
+line cut short (an interrupted save) ends it first, so the fragment stays one bad line; each save is
+one ``write`` of all its lines.
 
-A line is one physical line whatever its strings hold: it is written as ASCII (JSON escapes
-every other character, U+2028 and U+0085 included) and read back split at ``\n`` only, as
-JSON Lines readers do (``str.splitlines`` would also split at those). A save that finds the
-file's last line cut short (an interrupted save) ends it first, so the fragment stays one bad
-line and the new lines are whole. Each save is one ``write`` of all its lines.
-
-A line that cannot be read, or holds a value ``schema`` does not allow, is reported by file and
-line number and skipped; a file written by a newer schema is refused whole, since its lines may
-mean something this version cannot tell. Nothing in a file can make ``load`` raise. Lines are decoded
-by orjson where it is installed (``decoder``), each exactly as ``json.loads`` decodes it.
+A line that cannot be read, or holds a value ``schema`` does not allow, is reported by file and line
+number and skipped; a file of a newer schema is refused whole (its lines may mean what this version
+cannot tell). Nothing in a file can make ``load`` raise.
 """
 
 from __future__ import annotations
@@ -36,14 +32,12 @@ if TYPE_CHECKING:
     from .result import RecordKeeper
 
 FORMAT = "ipython_cudatime"
-# Raise it when a field changes meaning or goes; adding a field keeps it. 2: the features' records
-# moved under "records" (in 1 they stood beside the result's fields, where a feature's name could
-# take one of them). 3: the CPU facts became a feature, their "cpu_context" a record under "records"
-# (in 1 and 2 a field of the result). Older lines are read by moving them there (``_upgraded``).
+# Raised when a field changes meaning or goes. 2: the records moved under "records" (they stood beside the
+# fields); 3: "cpu_context" became a feature's record there. Older lines are moved there (``_upgraded``).
 SCHEMA = 3
 MAX_LINE = 64 << 20  # bytes per line: 100,000 warm runs (the -n cap) take about 11 MiB
-# A line's bytes as ``_exactly`` scans them: a digit as 0, what may stand before a number in JSON as a space, any
-# other byte as "x", and the brackets left out (so a number after one follows a space, or starts the line).
+# A line's bytes as ``_exactly`` scans them: a digit as 0, what may stand before a number as a space, any
+# other byte as "x", the brackets left out (so a number after one follows a space, or starts the line).
 _SCAN = bytes(ord("0") if chr(byte).isdigit() and byte < 128 else ord(" ") if byte in b" \t\n\r:,-" else ord("x")
               for byte in range(256))
 _BRACKETS = b"[{"
@@ -82,10 +76,8 @@ def save(points: Iterable[Point], path: str | os.PathLike[str]) -> None:
 
 
 def decoder() -> Callable[[bytes], Any]:
-    """How ``load`` reads a line's bytes as JSON: with orjson where it is installed (a short line in 85,000
-    instructions, its guard's scan included, against json's 212,000), through ``_exactly``, so that every line
-    reads as ``json.loads`` reads it; else with ``json.loads`` itself. orjson is imported here, when a file
-    loads, never by ``import ipython_cudatime``."""
+    """How ``load`` reads a line: with orjson where installed (a short line in 85,000 instructions against
+    json's 212,000) through ``_exactly``, so that it reads as ``json.loads`` does; else with json."""
     try:
         import orjson
     except ImportError:
@@ -99,10 +91,9 @@ def _standard(raw: bytes) -> Any:
 
 
 def _exactly(fast: Callable[[bytes], Any], raw: bytes) -> Any:
-    """``_standard(raw)``, from ``fast`` (orjson's decoder) wherever that gives the same. It does not for a line
-    with an integer of 19 digits or more (read beyond 64 bits as a float), nor one it refuses (NaN, Infinity, a
-    lone surrogate, an integer past 1e308: json reads them; and json words a bad line's error), nor one nested
-    past ``_DEEP`` levels (json may run out of recursion where orjson does not): those ``_standard`` reads."""
+    """``_standard(raw)``, from ``fast`` (orjson) wherever that gives the same: not for an integer of 19 digits
+    or more (a float to orjson), a line it refuses (NaN, a lone surrogate: json reads them, and words a bad
+    line's error), nor one nested past ``_DEEP`` levels (json may run out of recursion)."""
     scan = raw.translate(_SCAN, _BRACKETS)
     if scan.rfind(_INTEGER) < 0 and not scan.startswith(_DIGITS):
         try:
@@ -115,8 +106,8 @@ def _exactly(fast: Callable[[bytes], Any], raw: bytes) -> Any:
 
 
 def _deeper(value: Any, levels: int) -> bool:
-    """Whether ``value``'s lists and objects nest more than ``levels`` deep: level by level, each level's
-    containers in one comprehension (a call per container took a third of a 1,000-run line's time to load)."""
+    """Whether ``value`` nests more than ``levels`` deep: a level per comprehension (a call per container
+    took a third of a 1,000-run line's time to load)."""
     level = [value]
     for _ in range(levels):
         level = [item for container in level for item in (container.values() if type(container) is dict else container)
@@ -146,10 +137,8 @@ def _object(raw: bytes, decode: Callable[[bytes], Any]) -> tuple[dict[str, Any],
 
 
 def _upgraded(data: dict[str, Any], features: Collection[RecordKeeper]) -> dict[str, Any]:
-    """A line as this schema writes it: each record that stood beside the result's fields (every
-    feature's in 1, the CPU facts' in 2) moved under "records", and "records" null where a line has
-    none, so that ``from_dict`` never reads a record beside the fields (the check keeps those keys
-    unchecked, ``others_kept``)."""
+    """A line as this schema writes it: each record beside the fields (every feature's in 1, the CPU facts'
+    in 2) moved under "records", null where a line has none, so that ``from_dict`` never reads one there."""
     if "cold" not in data:
         return data
     beside = {feature.name for feature in features if feature.name in data} if data["schema"] < SCHEMA else ()
@@ -173,14 +162,8 @@ def _point(data: dict[str, Any], features: Collection[RecordKeeper]) -> tuple[Po
 
 
 def _lines(file: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
-    """(number, bytes) per line of a binary file, split at ``\n`` only; a line longer than
-    ``MAX_LINE`` is (number, None), skipped without being held in memory."""
-    number = 0
-    while True:
-        raw = file.readline(MAX_LINE + 1)
-        if not raw:
-            return
-        number += 1
+    """(number, bytes) per line, split at ``\n`` only; a line over ``MAX_LINE`` is (number, None), unheld."""
+    for number, raw in enumerate(iter(lambda: file.readline(MAX_LINE + 1), b""), 1):
         if len(raw) <= MAX_LINE or raw.endswith(b"\n"):
             yield number, raw
             continue
@@ -215,8 +198,8 @@ def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes |
 
 def _read(path: str | os.PathLike[str], problems: list[str], features: Collection[RecordKeeper],
           decode: Callable[[bytes], Any]) -> list[Point]:
-    """The points of the file at ``path``: a regular file only (a device such as /dev/zero, a FIFO
-    or a socket could make reading wait, or grow memory, without end); opened without waiting."""
+    """The points of the file at ``path``: a regular file only (/dev/zero, a FIFO or a socket could make
+    reading wait, or grow memory, without end), opened without waiting."""
     try:
         with open(os.open(os.path.expanduser(path), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
@@ -230,9 +213,8 @@ def _read(path: str | os.PathLike[str], problems: list[str], features: Collectio
 
 def load(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
          features: Collection[RecordKeeper]) -> tuple[Results, list[str]]:
-    """(Results of every good line of ``paths`` (one path or several), in order; one message per
-    line or file that did not load: the lines around a bad one still do). Each of ``features``
-    (``features.FEATURES``) reads its own record from a line; a record none of them knows is dropped."""
+    """(Results of every good line of ``paths``, in order; one message per line or file that did not
+    load). Each of ``features`` reads its own record from a line; a record none of them knows is dropped."""
     problems: list[str] = []
     points: list[Point] = []
     decode = decoder()
@@ -244,14 +226,10 @@ def load(paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector held off while lines load, then left as it was. Each line makes a few
-    dozen containers and no cycle, and the collector, counting them, would walk the growing results
-    again and again: a third of the time of loading 10,000 lines (benchmarks/display.py). Once they
-    are loaded, they go to the oldest generation in one step (``gc.freeze`` then ``gc.unfreeze``, two
-    list splices): else the first young collection after it walks every one of them (5-7 µs a short
-    line). They are long-lived by making; whatever else was young then goes with them, and a cycle
-    among it waits for the next full collection instead of the next young one. Where something is
-    frozen already (a server that freezes before it forks), nothing is moved: unfreezing would thaw it."""
+    """The cycle collector held off while lines load (each makes dozens of containers and no cycle; the
+    collector would walk the growing results again and again: a third of loading 10,000 lines). Then they
+    go to the oldest generation in one step (``gc.freeze``, ``gc.unfreeze``), else the next young collection
+    walks them all; unless something is frozen already (a server that forks): unfreezing would thaw it."""
     was_on = gc.isenabled()
     gc.disable()
     try:
