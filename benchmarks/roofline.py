@@ -23,6 +23,7 @@ from IPython.testing.globalipapp import start_ipython
 from seeds import loop_and_matmul
 
 from ipython_cudatime.features.cold_causes.torch_probe import TorchProbe
+from ipython_cudatime.features.memory.record import device_memory
 
 GOAL_US = 50.0
 
@@ -30,7 +31,7 @@ GOAL_US = 50.0
 def memory_reading(probe):
     """One call's worth: three probe readings and the DeviceMemory built from them. "after_warm"
     readings leave out the cuBLAS workspace search, a cold-cause check timed by explain.py."""
-    return probe.memory(*(probe.state("after_warm") for _ in range(3)))
+    return device_memory(torch.cuda, *(probe.state("after_warm") for _ in range(3)))
 
 
 def main():

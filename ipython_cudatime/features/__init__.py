@@ -1,7 +1,6 @@
-"""The measurement features, one module each (see ``feature.Feature``); ``FEATURES`` is the list
-the magics use by default. A new feature is its own module and one line here. The order is the
-order of their words in every report and of their runs: the extra runs come in this order. The
-CPU facts come last: their noise warning closes the features' findings, and its section theirs."""
+"""The measurement features (``feature.Feature``); ``FEATURES``, the magics' default, orders their
+words in every report and their extra runs. The CPU facts come last: their noise warning closes
+the features' findings, and its section theirs."""
 
 from .cold_causes import ColdCauses
 from .cpu_context import CpuFacts

@@ -1,21 +1,12 @@
 """The interface every measurement feature implements, one module each in ``features/``.
 
-A feature is what ``%cudatime`` measures or explains beyond the three clocks of each run: why
-the cold run was slow, peak device memory, ``--profile``, ``--roofline``. It declares in one
-place everything it adds: its flags (``options.Flag``), what it asks of one call
-(``settings``), its part in the runs (``watch``: a ``runner.Watch``), the record it leaves on
-the result (plain data, saved as it is by ``result.record_json`` and read back by ``from_json``, checked by ``schema``),
-and its words in every view (text lines, findings, an HTML section, detail rows, table
-columns, the extra runs it made).
-
-The runner, the store and the renderers loop over the features they are given
-(``features.FEATURES`` by default, as ``backends.REGISTRY`` is for devices) and name none of
-them; the result keeps only the records. A new feature is its own module and one line in that
-list. A feature object holds no state of its own; what lasts across cells (the probes) comes in
-through ``Call``.
-
-A feature's words cannot sink a report: where one of its word methods raises, the view gets what
-it shows for no record and one line saying what was not shown and why (``Feature.__init_subclass__``).
+A feature (why the cold run was slow, peak memory, ``--profile``, ``--roofline``) declares in one
+place all it adds: flags, ``settings`` for one call, its part in the runs (``watch``), its record
+(plain data, saved as it is, read back by ``from_json``, checked by ``schema``) and its words in every
+view. The runner, the store and the renderers loop over the features they are given and name none,
+so a new feature is one module and one line in ``FEATURES``. A feature holds no state; what lasts
+across cells (the probes) comes through ``Call``. Where a word method raises, the view shows one
+line saying what was not shown and why (``Feature.__init_subclass__``): a feature cannot sink a report.
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
-"""Why the cold run was slow: the probes (``probes``) read before and after it name its causes.
-
-Always on, and cheap: each probe reads a small dict in microseconds. The causes are a list of
-``probe.Cause`` records; the report names them, sets their seconds against the cold run, and
-says how much of it no measured cause accounts for.
-"""
+"""Why the cold run was slow: the probes (``probes``) read around it name its causes. Always on, and
+cheap (microseconds a probe); the report sets the causes' seconds against the cold run and says how
+much of it no measured cause accounts for."""
 
 from __future__ import annotations
 
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from ...measure.runner import Outcome, Watch
+from ...measure.runner import Watch
 from ...render.chart import COLOURS
 from ...render.report import stacked_bar
 from ...results.result import CudaTimeResult, Finding
@@ -26,26 +23,6 @@ if TYPE_CHECKING:
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
 CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
-
-
-class CausesWatch(Watch):
-    """The probes' three readings (``probes.ColdWatch``), turned into causes once the runs are done."""
-
-    def __init__(self, watch: ColdWatch) -> None:
-        self._watch = watch
-
-    def before(self) -> None:
-        self._watch.snapshot("before")
-
-    def after_cold(self) -> None:
-        self._watch.redetect()
-        self._watch.snapshot("after_cold")
-
-    def after_warm(self) -> None:
-        self._watch.snapshot("after_warm")
-
-    def record(self, outcome: Outcome) -> list[Cause]:
-        return self._watch.causes()
 
 
 def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
@@ -72,7 +49,7 @@ class ColdCauses(Feature):
         return True
 
     def watch(self, settings: bool, call: Call) -> Watch:
-        return CausesWatch(ColdWatch.detect(call.probes, call.source))
+        return ColdWatch.detect(call.probes, call.source)
 
     def from_json(self, data: list[dict[str, Any]] | None) -> list[Cause] | None:
         return None if data is None else [Cause(**cause) for cause in data]

@@ -6,12 +6,9 @@ from typing import Any
 
 from .probe import Cause, Probe
 
-# The durations JAX records for the work of compiling: tracing to a jaxpr, lowering to MLIR and the
-# backend compile (jax 0.11 ``dispatch.py``: "/jax/core/compile/jaxpr_trace_duration",
-# ".../jaxpr_to_mlir_module_duration", ".../backend_compile_duration"). The backend compile's span
-# includes a persistent-cache read. Other events name "compile" without being time spent on it:
-# "/jax/compilation_cache/compile_time_saved_sec" is time a cache hit *saved* (compiler.py), and
-# ".../cache_retrieval_time_sec" lies inside the backend compile's span.
+# The durations JAX records for compiling (jax 0.11 ``dispatch.py``: jaxpr trace, lowering to MLIR,
+# backend compile, whose span includes a persistent-cache read). Other events name "compile" without
+# being time spent on it: "/jax/compilation_cache/compile_time_saved_sec" is time a cache hit *saved*.
 COMPILE_EVENTS = "/jax/core/compile/"
 
 

@@ -1,8 +1,5 @@
-"""GPU clock state through NVML (``nvidia-ml-py``), read only: the SM clock and why it is held back.
-
-Never sets anything. Used only when PyTorch has an initialized CUDA device and
-``pynvml`` is installed.
-"""
+"""GPU clock state through NVML (``nvidia-ml-py``): the SM clock and why it is held back. Read only,
+never set; used where PyTorch has an initialized CUDA device and ``pynvml`` is installed."""
 
 from __future__ import annotations
 
@@ -14,10 +11,6 @@ from .probe import Cause, Probe
 # NVML clock-event reasons (formerly "throttle reasons") worth naming.
 REASONS = {0x1: "idle", 0x4: "software power cap", 0x8: "hardware slowdown",
            0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown"}
-
-
-def _reasons(mask: int) -> list[str]:
-    return [name for bit, name in REASONS.items() if mask & bit] or ["none"]
 
 
 class NvmlProbe(Probe[dict[str, int] | None]):
@@ -75,6 +68,7 @@ class NvmlProbe(Probe[dict[str, int] | None]):
         parts = []
         for label, state in (("before the cold run", before), ("after the warm runs", after_warm)):
             if state is not None:
+                held = [name for bit, name in REASONS.items() if state["reasons"] & bit] or ["none"]
                 parts.append(f"{label}: SM clock {state['sm_mhz']} of {state['max_mhz']} MHz, "
-                             f"held back by: {', '.join(_reasons(state['reasons']))}")
+                             f"held back by: {', '.join(held)}")
         return [Cause("GPU clock state", None, "; ".join(parts), explains=False)]

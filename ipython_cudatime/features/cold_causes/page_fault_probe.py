@@ -1,9 +1,6 @@
-"""Fresh memory from the operating system during the cold run, from the process's page faults.
-
-A first run that allocates large buffers gets fresh pages, which the kernel maps and zeroes on
-first touch (minor page faults, counted in system time); later runs reuse most of the memory the
-allocator kept. Read with ``getrusage`` (all of the process's threads), where the system has it.
-"""
+"""Fresh memory from the operating system during the cold run, from the process's page faults
+(``getrusage``): a first run's large buffers are fresh pages the kernel maps and zeroes on first
+touch (minor faults, in system time); later runs reuse the memory the allocator kept."""
 
 from __future__ import annotations
 

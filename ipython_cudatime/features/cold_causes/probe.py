@@ -1,19 +1,13 @@
-"""The interface every cold-run probe implements, and the ``Cause`` records it returns.
-
-A probe reads a small dict of state at the runner's three moments (before the cold
-run, after it, after the warm runs) and turns what changed into causes. Like a
-backend, it is made only for a framework the user already imported.
-"""
+"""The interface every cold-run probe implements, and the ``Cause`` records it returns: a probe
+reads a small state at the runner's three moments and turns what changed into causes. Like a
+backend, it is made only for a framework the user already imported."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ...results.schema import FLAG, SECONDS, TEXT, optional, record
-
-if TYPE_CHECKING:
-    from ..memory.record import DeviceMemory
 
 # What one kind of probe reads at each moment (``Probe.state``): its own small dict, or None.
 State = TypeVar("State")
@@ -21,11 +15,8 @@ State = TypeVar("State")
 
 @dataclass(frozen=True)
 class Cause:
-    """One reason the cold run was slower: ``seconds`` when it can be measured, else None.
-
-    ``explains`` is False for context worth showing beside the causes (precision
-    settings, GPU clocks) that is not itself a one-time cost.
-    """
+    """One reason the cold run was slower: ``seconds`` when it can be measured, else None. ``explains``
+    is False for context shown beside the causes (precision settings, GPU clocks) that is no cost."""
 
     name: str
     seconds: float | None = None
@@ -64,6 +55,3 @@ class Probe(Generic[State]):
         tell from another (a block of cuBLAS's workspace size is also a tensor's)."""
         return []
 
-    def memory(self, before: State, after_cold: State, after_warm: State | None) -> DeviceMemory | None:
-        """The cell's peak device memory (``memory.DeviceMemory``), or None where this probe cannot tell."""
-        return None

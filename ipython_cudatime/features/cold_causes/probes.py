@@ -1,10 +1,6 @@
-"""Why the cold run was slow: cheap state probes read before and after it, turned into causes.
-
-Like the backends, a probe is used only when its framework is already imported.
-A probe (``probe.Probe``) reads a small dict in microseconds; its
-``causes(before, after_cold, after_warm)`` names what changed as ``Cause`` records. A probe that
-raises (when made, read or asked for its causes) is one cause saying what was not read and why
-(``Unread``): the measurement stands.
+"""Why the cold run was slow: the probes of frameworks already imported, read around it, turned into
+causes. A probe that raises (made, read or asked for its causes) is one cause saying what was not read
+and why (``Unread``): the measurement stands.
 """
 
 from __future__ import annotations
@@ -15,6 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...measure.runner import Outcome, Watch
 from ...units import failure_text
 from .jax_probe import JaxProbe
 from .nvml_probe import NvmlProbe
@@ -106,8 +103,8 @@ class ProbeSet:
         return found
 
 
-class ColdWatch:
-    """Reads every active probe at the runner's three moments, then names the causes."""
+class ColdWatch(Watch):
+    """Reads every active probe at the runner's three moments, then names the causes: its record."""
 
     def __init__(self, probes: list[Probe[Any]], source: str | None = None, probe_set: ProbeSet | None = None) -> None:
         self.probes = probes
@@ -135,6 +132,19 @@ class ColdWatch:
     def snapshot(self, moment: str) -> None:
         """``moment`` is "before", "after_cold" or "after_warm"."""
         self.states[moment] = [_reading(functools.partial(probe.state, moment)) for probe in self.probes]
+
+    def before(self) -> None:
+        self.snapshot("before")
+
+    def after_cold(self) -> None:
+        self.redetect()
+        self.snapshot("after_cold")
+
+    def after_warm(self) -> None:
+        self.snapshot("after_warm")
+
+    def record(self, outcome: Outcome) -> list[Cause]:
+        return self.causes()
 
     def _per_probe(self) -> list[tuple[Probe[Any], Any, Any, Any]]:
         """(probe, before, after_cold, after_warm) for each probe, or nothing before the cold run was read."""

@@ -11,14 +11,11 @@ from typing import Any
 
 from ...backends.torch_cuda import TorchCudaBackend
 from ...units import failure_text, format_bytes, format_seconds
-from ..memory.record import ALLOCATED, RESERVED, DeviceMemory, phase_peak
 from .probe import Cause, Probe
 
-# The cuBLAS workspace torch allocates on a (thread, device, stream)'s first matrix product, as
-# torch 2.11's CublasHandlePool.cpp chooses it: CUBLAS_WORKSPACE_CONFIG's ":KiB:count" pairs when
-# set, else 32 MiB (":4096:8") on compute capability 9.0 only and ":4096:2:16:8" = 8,519,680 bytes
-# on every other GPU. cuBLASLt's own 1 MiB workspace is allocated only after this one, so this
-# one is the evidence (docs/design.md).
+# The cuBLAS workspace torch allocates on a (thread, device, stream)'s first matrix product, as torch
+# 2.11's CublasHandlePool.cpp chooses it: CUBLAS_WORKSPACE_CONFIG's ":KiB:count" pairs when set, else
+# 32 MiB on compute capability 9.0 and ":4096:2:16:8" elsewhere (cuBLASLt's comes after: docs/design.md).
 HOPPER_WORKSPACE = 4096 * 1024 * 8
 DEFAULT_WORKSPACE = 4096 * 1024 * 2 + 16 * 1024 * 8
 CONFIG_PAIR = re.compile(r":([0-9]+):([0-9]+)")
@@ -87,11 +84,10 @@ class TorchProbe(Probe[dict[str, Any]]):
         return cls(torch) if hasattr(torch, "cuda") else None
 
     def state(self, moment: str) -> dict[str, Any]:
-        """Compile time and the allocator's counters, the peak included: read, never reset (see
-        ``memory.py``). The cuBLAS workspace is looked for only around the cold run."""
-        # "cuda": the current device has a primary context, so its allocator's counters exist and can be
-        # read without creating one. ``is_initialized()`` is not enough: after ``get_device_name()`` it is
-        # True while ``memory_stats()`` is still {}; and a context on another device does not count here.
+        """Compile time and the allocator's counters, the peak included: read, never reset. The cuBLAS
+        workspace is looked for only around the cold run."""
+        # "cuda": the current device has a primary context, so its counters can be read without making
+        # one (``is_initialized()`` is True after ``get_device_name()`` while ``memory_stats()`` is {})
         state: dict[str, Any] = {"compile": _dynamo_compile_seconds(),
                                  "cuda": self._cuda_backend.current_device_ready()}
         if state["cuda"]:
@@ -104,25 +100,9 @@ class TorchProbe(Probe[dict[str, Any]]):
         """Before torch was imported: nothing compiled, no CUDA context."""
         return {"compile": 0.0, "cuda": False}
 
-    def memory(self, before: dict[str, Any], after_cold: dict[str, Any],
-               after_warm: dict[str, Any] | None) -> DeviceMemory | None:
-        """The cell's peak device memory (``DeviceMemory``), or None when it never used CUDA."""
-        if not after_cold["cuda"]:
-            return None
-        start = before if before["cuda"] else dict.fromkeys(after_cold, 0)
-        cold_peak, cold_exact = phase_peak(start, after_cold)
-        warm_peak, warm_exact = (phase_peak(after_cold, after_warm) if after_warm and after_warm["cuda"]
-                                 else (None, False))
-        cuda = self._torch.cuda
-        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
-                            reserved_growth=after_cold[RESERVED] - start[RESERVED],
-                            total=cuda.get_device_properties(cuda.current_device()).total_memory,
-                            before=start[ALLOCATED])
-
     def _snapshot(self) -> list[dict[str, Any]]:
-        """The allocator's segments. Recent torch collects allocation traces by default, which
-        costs time and memory: only block states are read here, so traces are turned off
-        where the argument exists (older torch has none and collects none)."""
+        """The allocator's segments, without the allocation traces recent torch collects by default
+        (time and memory spent for nothing here; older torch has no such argument, and no traces)."""
         snapshot = self._torch.cuda.memory_snapshot
         try:
             return list(snapshot(include_traces=False))
@@ -201,10 +181,8 @@ def _tf32(precision_owner: Any, legacy: Callable[[], bool]) -> bool:
 
 def tf32_allowed(torch: Any) -> dict[str, bool]:
     """Whether TF32 is allowed for float32 matrix products ("matmul") and cuDNN convolutions ("conv").
-    torch 2.9+ sets them through ``fp32_precision`` (``torch.backends.fp32_precision``,
-    ``torch.backends.cuda.matmul.fp32_precision``, ``torch.backends.cudnn.conv.fp32_precision``);
-    once it was used, torch refuses the legacy reads (``allow_tf32``, ``get_float32_matmul_precision``
-    raise RuntimeError: "...mix of the legacy and new APIs"), so the new one is read where it exists."""
+    Once torch 2.9+'s ``fp32_precision`` was used, torch refuses the legacy reads (RuntimeError:
+    "...mix of the legacy and new APIs"), so the new one is read where it exists."""
     backends = torch.backends
     return {"matmul": _tf32(backends.cuda.matmul, lambda: backends.cuda.matmul.allow_tf32),
             "conv": _tf32(getattr(backends.cudnn, "conv", None), lambda: backends.cudnn.allow_tf32)}

@@ -1,11 +1,8 @@
 """The CPU facts of every call and why its warm runs were noisy or slow: a feature that is always on.
 
-Its record is the call's ``CpuContext`` (``context``: cores, load, thread pools, CPU time against
-wall time, waits), read three times per call by ``CpuWatch`` from the magics' ``machine.Machine``.
-What its words read is the noise check of the runs on those facts (``noise.judged``), worked out
-once per result: the warning among the findings with its full reasoning in its own HTML section,
-the facts in the details, a noise column and the causes under a table, the load and the pools
-beside a contrast, the facts of an ``--interleave`` point's rounds added up.
+Its record is the call's ``CpuContext`` (cores, load, pools, CPU against wall time, waits), read
+three times per call by ``CpuWatch``. Its words read the noise check on those facts (``noise.judged``),
+worked out once per result for all of them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The CPU facts of one measurement (``CpuContext``, the feature's record): how many cores it could
-use, how loaded the machine was, how many threads each imported framework's pools ran, and the CPU
-time the warm runs used against their wall time. Facts only; ``noise`` reads them to name why runs
-were noisy or slow.
-
-Read three times per call by ``CpuWatch`` (before the cold run, before and after the warm runs),
-never per run, from what ``machine.Machine`` reads in a few microseconds.
+"""The CPU facts of one measurement (``CpuContext``): cores, load, each framework pool's threads, and
+the warm runs' CPU time against their wall time. Facts only, ``noise`` judges them. Read three times
+per call (``CpuWatch``), never per run, from what ``machine.Machine`` reads in microseconds.
 """
 
 from __future__ import annotations
@@ -33,10 +29,9 @@ def pools_text(threads: Mapping[str, int | None]) -> str:
 
 
 class CpuWatch(Watch):
-    """The three readings of one call, on the magics' clock: "before" the cold run (the load), "warm"
-    as the warm runs begin (the clocks, the waits, the pools as the warm runs see them, inside
-    --threads) and "after" they end (all but the pools). Each reads only what the context needs from
-    that moment: a /proc file costs a few µs. Its record is the ``CpuContext`` of the call."""
+    """The three readings of one call: "before" the cold run (the load), "warm" as the warm runs begin
+    (clocks, waits, and the pools as they see them, inside --threads) and "after" (all but the pools).
+    Each reads only what that moment needs: a /proc file costs a few µs."""
 
     def __init__(self, machine: Machine, clock: Clock) -> None:
         self.machine, self.clock = machine, clock
@@ -100,24 +95,18 @@ def _delta(first: Reading | None, last: Reading | None) -> Reading | None:
 
 @dataclass(frozen=True)
 class CpuContext:
-    """The CPU facts of one measurement (plain data, saved with the result).
+    """The CPU facts of one measurement (plain data, saved with the result). None: not known.
 
-    cores                  cores this process could use (affinity mask, else the machine's);
-    load_before/after      the 1-minute load average before the cold run and after the warm runs
-                           (this process included), None where the system has none;
-    ready_before           other threads ready to run before the cold run (Linux), None elsewhere
-                           (not read after the runs: the pools' own threads may still be spinning);
-    threads                {pool: threads} during the warm runs: ``torch`` (intra-op), BLAS
-                           libraries by name; ``blas: None`` where threadpoolctl could not look;
-    cpu, wall              the process's CPU seconds (all its threads) and the wall seconds of the
-                           warm runs (warm-up included);
-    waited                 seconds the timing thread waited for a core during them (Linux), or None;
-    preempted              involuntary context switches of the process during them (Unix), or None;
-    users                  {pool: the frameworks whose work runs in it}, as their backends declare
-                           (``Machine.users``); None in a file saved before it was recorded;
-    touched                the frameworks whose objects the cell read, returned or bound (of
-                           ``Machine.pool_packages``), so whose pools its work could run in; None where
-                           not known (a file saved before it was recorded): every pool counts.
+    cores              cores this process could use (affinity mask, else the machine's)
+    load_before/after  1-minute load average before the cold run and after the warm runs
+    ready_before       other threads ready to run before the cold run (Linux; not read after the
+                       runs, where the pools' own threads may still be spinning)
+    threads            {pool: threads} during the warm runs; None where threadpoolctl could not look
+    cpu, wall          the process's CPU seconds and the wall seconds of the warm runs (warm-up included)
+    waited, preempted  seconds the timing thread waited for a core (Linux); involuntary switches (Unix)
+    users, touched     {pool: frameworks whose work runs in it} (``Machine.users``); the frameworks the
+                       cell read, returned or bound: whose pools its work could run in (None in a file
+                       saved before they were recorded: every pool counts)
     """
 
     cores: int
@@ -155,10 +144,8 @@ class CpuContext:
 
     @property
     def cell_pools(self) -> dict[str, int | None]:
-        """The pools the cell's work could have run in: those whose users (``users``) it touched
-        (torch's where it touched torch, a BLAS library's where it touched NumPy; torch sizes its
-        own BLAS threads with its intra-op pool). All of them where either is not known: without
-        the evidence, no pool is cleared."""
+        """The pools the cell's work could have run in: those whose ``users`` it touched. All of them
+        where either is not known: without the evidence, no pool is cleared."""
         if self.touched is None or self.users is None:
             return dict(self.threads)
         touched = set(self.touched)

@@ -1,23 +1,11 @@
 """Why warm runs were noisy or slow, from the CPU facts of the measurement (``context``).
 
-Two symptoms: the answer is *noisy* (the warm median's 95% interval reaches further than 10% from
-it, or the runs fall into separate groups, and the spread is wider than the clocks' own jitter),
-or the runs were *starved* (the timing thread waited for a core during a good part of them).
-Runs that vary while many of them pin the median down are neither: at most a quiet note in the
-details (``quiet_note``). A symptom gets a cause only where the facts support one:
-
-- **oversubscribed**: a framework pool the cell's work ran in runs more threads than the cores
-  the machine's load left free, so its threads wait for each other at every barrier while one
-  is descheduled;
-- **loaded**: the machine's other work took the cores (the thread waited for one, or the load
-  was above the usable cores);
-- **varies**: the machine was quiet, the thread never waited and the process was busy all along,
-  so the spread is the runs' own, or from what no reading here shows (a neighbour VM, clock changes);
-- **unknown**: none of these is supported (or no facts were recorded).
-
-A warning is one line: the symptom with its size, the cause in a few words and the fix
-(``noisy (median ±12%): machine loaded, load 6.70 on 2 usable cores · fix: a quieter machine``);
-the cause's full reasoning (``NoiseCause.text``) goes under "Why". The same check serves a single
+Two symptoms: *noisy* (the median's 95% interval reaches past 10% of it, or the runs fall into
+groups, and the spread is wider than the clocks' jitter), or *starved* (the timing thread waited for
+a core). Runs that vary around a median they pin down get at most a quiet note (``quiet_note``). A
+cause is named only where the facts support it: oversubscribed (a pool the cell ran in has more
+threads than free cores), loaded, varies (a quiet machine, a busy process), or unknown. The warning
+is one line, its full reasoning (``NoiseCause.text``) goes under "Why"; the same check serves a
 report, every sweep point and every compared result.
 """
 
@@ -36,23 +24,19 @@ from .context import CpuContext, pools_text
 if TYPE_CHECKING:
     from ...results.result import CudaTimeResult
 
-# The median's 95% interval reaching further than 10% from it: the answer is in doubt (pyperf calls a
-# benchmark unstable past a standard deviation of 10% of the mean, and a median's interval is narrower
-# than the runs' spread). Nearer, the median and the cold/warm ratio a reader takes from the report
-# stand; a comparison finer than that is decided by its own ratio's interval (``contrast``, the tables)...
+# The median's 95% interval reaching past 10% of it: the answer is in doubt (pyperf calls a benchmark
+# unstable past a standard deviation of 10% of the mean); a finer comparison is decided by its own
+# ratio's interval (``contrast``)...
 NOISY_CI = 0.10
-# ... by more than this in absolute terms: perf_counter resolves 1 ns and CUDA events 0.5 µs, but
-# a synchronized run's own jitter (the synchronize call, the scheduler) is a few µs; a wider spread
-# than that is the machine's, a narrower one is the timer's.
+# ... by more than this in absolute terms: a synchronized run's own jitter (the synchronize call, the
+# scheduler) is a few µs; a wider spread is the machine's, a narrower one the timer's.
 NOISY_MIN_IQR = 20e-6
-# Where the harness was measured (null runs), the floor is the clocks' own spread instead: a warm
-# spread within this many times the null runs' IQR (per run of a sample) is the clock's jitter.
 VARIES = 0.10  # an IQR above 10% of the median, with the median pinned down: a quiet note, not a warning
 MODES_MIN_RUNS = 10  # warm samples from which two groups can be told apart...
 MODE_SHARE = 5  # ... each holding at least a fifth of them...
 MODE_GAP = 0.10  # ... with a gap between them of 10% of the median or more...
 MODE_SPREAD = 2  # ... and this many times the spread (IQR) within either group
-JITTER_TIMES = 3
+JITTER_TIMES = 3  # with null runs measured: a warm spread within 3× their IQR (per run) is the clocks' jitter
 STARVED = 0.2  # the timing thread waited for a core during a fifth of the warm runs or more
 QUIET_WAIT = 0.05  # ... and during under 5% of them, the CPU was not what held it back
 BUSY = 0.8  # CPU time at least 80% of the wall time: the process was working, not waiting
@@ -249,10 +233,9 @@ def _unknown(context: CpuContext | None) -> NoiseCause:
 
 
 def _cause(result: CudaTimeResult, context: CpuContext | None) -> NoiseCause:
-    """The cause for a result with a symptom (``symptom`` left for the caller to set). A pool is
-    blamed only where the cell's work ran in it (``CpuContext.cell_pools``); a load above the
-    usable cores is a loaded machine even when the timing thread itself never waited (the work may
-    run in other threads: JAX's, a BLAS pool's)."""
+    """The cause for a result with a symptom (set by the caller). A pool is blamed only where the
+    cell's work ran in it; a load above the usable cores is a loaded machine even where the timing
+    thread never waited (the work may run in other threads: JAX's, a BLAS pool's)."""
     if context is None:
         return _unknown(None)
     hit = is_starved(context)  # the CPU was taken from the timing thread: True, False or not known

@@ -1,8 +1,5 @@
-"""Peak device memory, read from torch's CUDA allocator around the runs, never resetting its peak.
-
-Always on; it reads only where the cell used torch's CUDA allocator (``record`` says how
-the peak is found without a reset, and when it is only an upper bound).
-"""
+"""Peak device memory, read from torch's CUDA allocator around the runs, never resetting its peak
+(``record`` says how). Always on; it reads only where the cell used torch's CUDA allocator."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ from ...backends.torch_cuda import TorchCudaBackend
 from ...measure.runner import Outcome, Watch
 from ...results.result import CudaTimeResult
 from ..feature import Call, Feature
-from .record import ALLOCATED, MEMORY, RESERVED, DeviceMemory, memory_sentence, phase_peak
+from .record import MEMORY, DeviceMemory, device_memory, memory_sentence
 
 if TYPE_CHECKING:
     from ...command.options import Values
@@ -51,17 +48,9 @@ class MemoryWatch(Watch):
     def record(self, outcome: Outcome) -> DeviceMemory | None:
         """The cell's peak device memory, or None when it never used CUDA."""
         before, after_cold = self._states.get("before"), self._states.get("after_cold")
-        if before is None or after_cold is None or not after_cold["cuda"]:
+        if before is None or after_cold is None:
             return None
-        after_warm = self._states.get("after_warm", NOT_READY)
-        start = before if before["cuda"] else dict.fromkeys(after_cold, 0)
-        cold_peak, cold_exact = phase_peak(start, after_cold)
-        warm_peak, warm_exact = phase_peak(after_cold, after_warm) if after_warm["cuda"] else (None, False)
-        cuda = self._modules["torch"].cuda
-        return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
-                            reserved_growth=after_cold[RESERVED] - start[RESERVED],
-                            total=cuda.get_device_properties(cuda.current_device()).total_memory,
-                            before=start[ALLOCATED])
+        return device_memory(self._modules["torch"].cuda, before, after_cold, self._states.get("after_warm"))
 
 
 class Memory(Feature):

@@ -1,11 +1,8 @@
 """Peak device memory per run, read from torch's CUDA allocator without ever resetting its peak counter.
 
-``torch.cuda.max_memory_allocated()`` is the user's: resetting it to measure a cell
-would lose the peak they may be tracking. It only ever rises, so it is read before
-and after each phase instead. When the phase raised it, the new value *is* the
-phase's peak, exactly. When it did not, the phase stayed below an earlier peak of
-the process, and that earlier peak is an upper bound; the report says "at most"
-and how to get the exact figure.
+Resetting ``torch.cuda.max_memory_allocated()`` would lose the user's own peak, so it is read before
+and after each phase: where the phase raised it, that is the phase's exact peak; else the earlier
+peak is an upper bound, and the report says "at most" and how to get the exact figure.
 """
 
 from __future__ import annotations
@@ -24,14 +21,9 @@ NOT_MEASURED = ("peak device memory not measured: it is read from torch's CUDA a
 
 @dataclass
 class DeviceMemory:
-    """Bytes allocated at the peak of a phase, above what was allocated when it began.
-
-    cold_peak        the cold run's peak; ``cold_exact`` False when it is an upper bound
-    warm_peak        the warm-up and warm runs' peak; ``warm_exact`` likewise; None when they
-                     did not all run, or the cell reset the counter itself
-    reserved_growth  how much the caching allocator's reserved memory grew in the cold run
-    total            the device's memory; ``before`` what was allocated before the cold run
-    """
+    """Bytes allocated at the peak of the cold run and of the warm runs (None: they did not all
+    run, or the cell reset the counter), above what was allocated when each began; ``*_exact``
+    False for an upper bound. ``reserved_growth``: the caching allocator's growth in the cold run."""
 
     cold_peak: int | None  # None: the cell reset the counter itself (see ``phase_peak``)
     cold_exact: bool
@@ -53,17 +45,29 @@ MEMORY = record({
 
 
 def phase_peak(start: Mapping[str, Any], end: Mapping[str, Any]) -> tuple[int | None, bool]:
-    """(peak above the allocation at ``start``, exact?) from two allocator readings, or (None, False).
-
-    The counter only rises unless someone resets it: a higher value at ``end`` was reached in
-    the phase; an equal one means the phase peaked at most at the earlier high; a lower one
-    means the cell itself reset the counter, which leaves the phase's peak unknown.
-    """
+    """(peak above the allocation at ``start``, exact?) from two allocator readings. The counter only
+    rises: a higher value at ``end`` was reached in the phase, an equal one bounds it; a lower one means
+    the cell reset the counter itself, which leaves the peak unknown (None, False)."""
     if end[PEAK] > start[PEAK]:
         return end[PEAK] - start[ALLOCATED], True
     if end[PEAK] == start[PEAK]:
         return start[PEAK] - start[ALLOCATED], False
     return None, False
+
+
+def device_memory(cuda: Any, before: Mapping[str, Any], after_cold: Mapping[str, Any],
+                  after_warm: Mapping[str, Any] | None) -> DeviceMemory | None:
+    """The cell's peak device memory from three readings of ``cuda``'s allocator (each with a
+    "cuda" flag: the current device had a context), or None when the cell never used CUDA."""
+    if not after_cold["cuda"]:
+        return None
+    start = before if before["cuda"] else dict.fromkeys(after_cold, 0)
+    cold_peak, cold_exact = phase_peak(start, after_cold)
+    warm_peak, warm_exact = phase_peak(after_cold, after_warm) if after_warm and after_warm["cuda"] else (None, False)
+    return DeviceMemory(cold_peak, cold_exact, warm_peak, warm_exact,
+                        reserved_growth=after_cold[RESERVED] - start[RESERVED],
+                        total=cuda.get_device_properties(cuda.current_device()).total_memory,
+                        before=start[ALLOCATED])
 
 
 def _amount(peak: int | None, exact: bool) -> str:

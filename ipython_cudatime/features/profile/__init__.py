@@ -1,9 +1,6 @@
 """``--profile``, ``--profile-cold`` and ``--trace``: one run under torch.profiler, summarized.
-
-By default one more run after the warm runs is profiled, so that the timed runs are not
-affected; ``--profile-cold`` profiles the cold run instead (whose time is then inflated).
-``summary`` reads the run's Chrome trace into a ``Profile``: kernel and copy counts, the
-GPU's busy fraction, launches, synchronizations, top kernels, a verdict.
+One more run after the warm runs by default, so that the timed runs are not affected;
+``--profile-cold`` profiles the cold run instead (whose time is then inflated).
 """
 
 from __future__ import annotations

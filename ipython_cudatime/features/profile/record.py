@@ -19,15 +19,10 @@ if TYPE_CHECKING:
 class Profile:
     """What one profiled run (or one trace file) did. Times in seconds.
 
-    ``kernel_count`` counts events of category ``kernel`` (without a traced device:
-    operator calls, and ``counted`` says so); ``copy_count`` memcpy and memset events.
-    ``window`` is the span the busy fraction is over: the profiled run's synchronized
-    span for ``--profile`` (marked in its trace), else from the first device interval's
-    start to the last one's end. ``breakdown`` sums device seconds per kind (compute,
-    communication, memory); ``top`` is (name, calls, seconds) by total time;
-    ``launch_mean`` the mean host cost of a launch call; ``sync_time`` the host time
-    blocked in device/stream/event synchronize calls that the cell made: within its marked
-    code, never the harness's own synchronizations around it.
+    ``kernel_count`` counts ``kernel`` events (without a traced device: operator calls, as
+    ``counted`` says). ``window``, the span of the busy fraction: the profiled run's marked span,
+    else the first device interval's start to the last one's end. ``sync_time``: the host blocked in
+    synchronize calls of the cell's own marked code, never the harness's around it.
     """
 
     kernel_count: int

@@ -1,12 +1,7 @@
-"""``--profile`` and ``profile_trace``: device activity summarized as counts, busy time and a verdict.
-
-The summary is computed from a ``trace.DeviceActivity`` only, whichever way it came:
-``--profile`` exports its one profiled run as a Chrome trace and reads it back through
-the same loader as ``profile_trace(path)``, so a live run and a file can never disagree.
-
-On a GPU it counts kernels and copies and measures how much of the window the GPU
-was busy (the union of device intervals over the window). When no device was traced
-(CPU-only PyTorch), the outermost operator calls stand in for kernels.
+"""``--profile`` and ``profile_trace``: a ``trace.DeviceActivity`` summarized as counts, busy time
+(the union of device intervals over the window) and a verdict. ``--profile`` reads its run back
+through the loader ``profile_trace`` uses, so a live run and a file never disagree. Without a traced
+device (CPU-only PyTorch) the outermost operator calls stand in for kernels.
 """
 
 from __future__ import annotations
@@ -112,11 +107,8 @@ def summarize(activity: DeviceActivity) -> Profile:
 
 
 def profile_trace(path: str | os.PathLike[str]) -> Profile:
-    """Summarize a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) as a ``Profile``.
-
-    A GPU trace without device events gives ``kernel_count == 0`` and a verdict saying so;
-    a file that is not a trace raises ``TraceError`` naming it.
-    """
+    """Summarize a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) as a ``Profile``; a file
+    that is not a trace raises ``TraceError`` naming it."""
     profile = summarize(load_trace(path))
     profile.trace_file = str(path)
     return profile
@@ -138,14 +130,10 @@ def _silent_stderr_fd() -> Iterator[None]:
 
 
 class TorchProfiler:
-    """A context manager around one run; ``summary(run)`` reads what it recorded.
-
-    The run is marked with a ``record_function`` range (``trace.RUN_MARK``, a user
-    annotation: never counted as work) so that its trace carries the run's span, and the
-    cell's code within it with another (``cell(fn)``, ``trace.CELL_MARK``), which leaves the
-    harness's synchronizations out of the cell's.
-    ``trace`` keeps the Chrome trace at that path (``--trace``); otherwise it goes
-    to a temporary file that is removed once read.
+    """A context manager around one run; ``summary(run)`` reads what it recorded. The run and the
+    cell's code in it are marked (``RUN_MARK``, ``CELL_MARK``: annotations, never work), so that its
+    trace carries the run's span and leaves the harness's synchronizations out of the cell's.
+    ``trace`` keeps the Chrome trace there (``--trace``), else a temporary file is read and removed.
     """
 
     def __init__(self, torch: Any, trace: str | None = None) -> None:

@@ -1,17 +1,9 @@
-"""What ran on the device, as plain data, read from a Kineto / Chrome-trace JSON file.
-
-PyTorch's profiler (Kineto) writes this format (``prof.export_chrome_trace``); Perfetto
-and chrome://tracing open it. Both ``--profile`` (which exports its live run) and
-``profile_trace(path)`` read it here, so one parser serves a live run and a file.
-
-The events that matter, by category (``cat``), times (``ts``, ``dur``) in microseconds:
-
-- ``kernel``, ``gpu_memcpy``, ``gpu_memset``: device activity, on a stream;
-- ``gpu_user_annotation``: a ``record_function`` range *drawn on* the GPU timeline. It is
-  not device work and is never counted: it would fill the idle gaps it spans;
-- ``cuda_runtime`` / ``cuda_driver``: host API calls (launches, synchronizations; ROCm's
-  HIP calls use the same categories);
-- ``cpu_op``: the operators that launched them (a device event's ``External id``).
+"""What ran on the device, as plain data, read from a Kineto / Chrome-trace JSON file (what
+``export_chrome_trace`` writes): ``--profile`` exports its live run and ``profile_trace(path)`` reads
+a file, both here, so that they never disagree. By category (``cat``; ``ts``, ``dur`` in µs):
+``kernel``, ``gpu_memcpy``, ``gpu_memset`` are device work; ``gpu_user_annotation`` (a range drawn
+on the GPU timeline) is not, and is never counted: it would fill the idle gaps it spans;
+``cuda_runtime`` / ``cuda_driver`` are host calls (HIP's too); ``cpu_op`` the operators.
 """
 
 from __future__ import annotations
@@ -67,15 +59,11 @@ class Span:
 
 @dataclass(frozen=True)
 class DeviceActivity:
-    """What one trace shows.
-
-    ``kernels`` and ``copies`` (memcpy and memset) are device intervals; ``launches`` and
-    ``syncs`` are host calls; ``operators`` are the outermost CPU operators of each
-    thread. ``window`` is (start, end) of the ``RUN_MARK`` range when the trace has one
-    (written by ``%cudatime --trace``), else None; ``cell`` likewise of the ``CELL_MARK`` range, the
-    cell's own code within it. ``device_traced`` says whether the profiler watched a GPU at all (device
-    properties, runtime calls or device work in the file): a GPU trace without kernels
-    reads as "no device activity", a CPU-only trace counts operators instead.
+    """What one trace shows: device intervals (``kernels``, ``copies``), host calls (``launches``,
+    ``syncs``), each thread's outermost CPU ``operators``, and the (start, end) of the ``RUN_MARK`` and
+    ``CELL_MARK`` ranges (``window``, ``cell``) where ``--profile`` drew them. ``device_traced``: the
+    profiler watched a GPU at all, so a GPU trace without kernels reads as "no device activity"
+    rather than counting operators as a CPU-only one does.
     """
 
     kernels: tuple[Span, ...] = ()

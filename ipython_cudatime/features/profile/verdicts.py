@@ -1,9 +1,5 @@
-"""The ``--profile`` verdict: one sentence naming what limited the run, with its numbers.
-
-Every threshold is here, with the reason for its value. The functions read a
-``profile.Profile`` and return ``(kind, sentence)``; ``kind`` is a stable key
-("GPU-bound", "launch-bound", ...) that tests and renderers may use.
-"""
+"""The ``--profile`` verdict: one sentence naming what limited the run, with its numbers. Every
+threshold is here, with the reason for its value; ``kind`` is a stable key ("GPU-bound", ...)."""
 
 from __future__ import annotations
 
@@ -25,26 +21,22 @@ GPU_BOUND_BUSY = 0.8
 IDLE_BUSY = 0.5
 # Launch-bound needs many kernels (a loop, not a handful of calls)...
 LAUNCH_BOUND_COUNT = 100
-# ... with little idle time per kernel: one PyTorch op costs 5-10 us of host time to launch
-# and the profiler multiplies that a few times, so idle gaps up to this per kernel are
-# launches; longer ones are other host work (Python, data loading): host-bound.
+# ... with little idle time per kernel: a launch costs 5-10 us of host time, a few times that under
+# the profiler; longer gaps are other host work (Python, data loading): host-bound.
 LAUNCH_GAP = 100e-6
 # Collectives (NCCL/RCCL) taking more device time than everything else together.
 COMMUNICATION_SHARE = 0.5
-# The host blocked in synchronize calls this share of the window: each call drains the
-# queue, so the GPU then idles while the host prepares the next launch. Below it, syncs are
-# one cost among several; above it, removing them is the first thing to try.
+# The host blocked in synchronize calls this share of the window: each drains the queue, so the GPU
+# idles while the host prepares the next launch; above it, removing them is the first thing to try.
 SYNC_SHARE = 0.3
 # CPU only: this many operator calls, each this short, and dispatch overhead dominates.
 DISPATCH_BOUND_COUNT = 200
 DISPATCH_BOUND_MEAN = 50e-6
-# CPU only: one operator taking this share of the run is where the time goes ("operator-bound": time in
-# an operator rather than in Python and dispatch; whether the operator is compute- or memory-bound is
-# the roofline's question, so the profile never uses those words).
+# CPU only: one operator taking this share of the run is where the time goes ("operator-bound": whether
+# it is compute- or memory-bound is the roofline's question, so the profile never uses those words).
 OPERATOR_SHARE = 0.5
-# A share this close to a threshold is said to be near it: the same ``a @ a`` on a CPU measured
-# 62% in aten::matmul in one run and 44% of operators in another (both sides of the 50% lines),
-# so a verdict within 15 points of its line may flip next time.
+# A share this close to a threshold is said to be near it: the same ``a @ a`` on a CPU measured 62% in
+# aten::matmul once and 44% another time, so a verdict within 15 points of its line may flip.
 NEAR = 0.15
 
 

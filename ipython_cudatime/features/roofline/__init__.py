@@ -1,12 +1,7 @@
 """``--roofline`` and ``--peak``: how good is the time? One more run counts the FLOPs and bytes of
-every PyTorch op (``op_counter``); over the warm median they are rates, set against the
-device's peaks (``model``), with a compute- or memory-bound verdict.
-
-Its words: text lines, findings, table columns, and an HTML section with a small log-log chart
-drawn by hand in SVG (no matplotlib): the device's roof (bandwidth × intensity up to the ridge,
-then the compute peak) and this cell as one point. The chart appears only where both peaks are
-known, as an ``<img>`` (an untrusted notebook strips inline ``<svg>``; see ``render.image``) in
-colours that read on light and dark themes.
+every PyTorch op (``op_counter``); over the warm median they are rates against the device's peaks
+(``model``). The HTML section's log-log chart is SVG drawn by hand (no matplotlib), shown only where
+both peaks are known, as an ``<img>``: an untrusted notebook strips inline ``<svg>``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """``--roofline``: how good is the time? Achieved FLOP/s and bytes/s against the device's peaks.
 
-One extra counting run after the warm runs (``op_counter.OpCounter``) gives the
-cell's FLOPs and bytes; dividing by the warm median gives the rates. The peaks come
-from ``--peak`` or the datasheet table (``peaks.py``), for the dtype that does most
-of the FLOPs. The ridge point ``peak_flops / peak_bandwidth`` splits compute-bound
-cells (intensity above it) from memory-bound ones; ``fraction_of_peak`` is measured
-against the roof that binds. Knows nothing of torch: it reads ``OpStat`` records.
+The counting run's FLOPs and bytes over the warm median are the rates; the peaks come from ``--peak``
+or ``peaks.py`` for the dtype doing most FLOPs, and the ridge (peak FLOP/s over bandwidth) splits
+compute-bound cells from memory-bound ones. Knows nothing of torch: it reads ``OpStat`` records.
 """
 
 from __future__ import annotations
@@ -32,10 +29,7 @@ NOT_COUNTED = "not counted: only PyTorch ops are seen"
 @dataclass
 class OpStat:
     """One aten op (per dtype and device): calls, FLOPs, bytes, and its time in the counting run.
-
-    ``kind``: "counted" (FlopCounterMode), "pointwise" (one FLOP per output element),
-    "view" (moves nothing), "data" (moves data, no arithmetic) or "uncounted".
-    """
+    ``kind``: "counted" (FlopCounterMode), "pointwise", "view", "data" (no arithmetic) or "uncounted"."""
 
     name: str
     kind: str
@@ -52,18 +46,13 @@ class Roofline:
     """What the counting run counted, and the rates over the warm median. FLOP, bytes, seconds.
 
     flops            FlopCounterMode's FLOPs plus ``pointwise_flops`` (one per output element of
-                     pointwise ops, which it does not count)
-    bytes            the ops' input and output tensors (see BYTES_NOTE): a lower bound on traffic
-    intensity        flops / bytes (FLOP per byte), None without bytes
-    flop_rate        flops / warm median; ``byte_rate`` bytes / warm median (None without warm runs)
-    peak_flops       the device's dense peak for ``dtype`` (``--peak`` or the table), or None
-    peak_bandwidth   the device's memory bandwidth, or None
-    bound            "compute" (intensity ≥ ridge), "memory", or None without both peaks
-    fraction_of_peak achieved rate over the roof that binds (flop_rate / peak_flops when compute-
-                     bound, byte_rate / peak_bandwidth when memory-bound), or None
+                     pointwise ops, which it does not count); ``bytes``: a lower bound (BYTES_NOTE)
+    flop_rate        flops / warm median, ``byte_rate`` likewise (None without warm runs)
+    peak_flops       the dense peak for ``dtype`` (``--peak`` or the table); ``peak_bandwidth``
+    bound            "compute" (intensity ≥ ridge), "memory", or None without both peaks;
+                     ``fraction_of_peak`` the achieved rate over the roof that binds
     uncounted        (op name, calls, share of the ops' time) for ops whose FLOPs nobody counts
-    outside_share    share of the counting run spent outside PyTorch ops (NumPy, CuPy, JAX, Python)
-    wall             the counting run's own time, reported apart from the statistics
+    outside_share    share of the counting run outside PyTorch ops (NumPy, CuPy, JAX, Python)
     """
 
     flops: float
@@ -202,12 +191,9 @@ def _outside_share(op_seconds: float, bookkeeping: float, run: Run, harness: flo
 def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: Callable[[str], str],
           tf32: Mapping[str, bool], override: PeakOverride | None = None, bookkeeping: float = 0.0,
           harness: float = 0.0) -> Roofline:
-    """A Roofline from the counting run's ``stats`` (OpStat records) and its ``run``, over ``median``.
-
-    ``device_name(device)`` turns "cuda:0" into torch's name for that GPU; ``bookkeeping`` is
-    the counter's own time inside the run, which is neither the ops' nor anything else's;
-    ``harness`` the harness's cost per run (``result.Harness.wall``), likewise.
-    """
+    """A Roofline from the counting run's ``stats`` and its ``run``, over ``median``. ``device_name``
+    turns "cuda:0" into torch's name; ``bookkeeping`` (the counter's own time in the run) and
+    ``harness`` (the harness's cost per run) are no one's work, kept out of the outside share."""
     flops = sum(s.flops for s in stats)
     nbytes = sum(s.bytes for s in stats)
     op_seconds = sum(s.seconds for s in stats)

@@ -1,15 +1,10 @@
 """``--roofline``'s counting run: FLOPs and bytes of every PyTorch (aten) op, seen through dispatch modes.
 
-FLOPs come from ``torch.utils.flop_counter.FlopCounterMode`` (exact for matrix
-products, convolutions, attention). Ops it has no formula for are sorted: views and
-allocations move nothing; copies move data but compute nothing; pointwise ops (aten's
-``pointwise`` tag) are counted as one FLOP per output element; the rest are listed
-by name as not counted, with their share of the ops' time, never silently dropped.
-
-Bytes are each op's input and output tensors, each unique element once (a broadcast
-input counts its stored elements): what the op must read and write at least once.
-
-Imported only with ``--roofline``, when the user has imported torch.
+FLOPs come from ``FlopCounterMode`` (exact for products, convolutions, attention). Ops without a
+formula are sorted: views and allocations move nothing, copies compute nothing, pointwise ops count one
+FLOP per output element, and the rest are listed as not counted with their share of the ops' time,
+never silently dropped. Bytes are each op's distinct input and output elements: what it must read and
+write at least once. Imported only with ``--roofline``, once the user has imported torch.
 """
 
 from __future__ import annotations
@@ -76,9 +71,8 @@ def _unique_bytes(tensor: torch.Tensor) -> int:
 
 
 def _elements(tensor: torch.Tensor) -> Hashable:
-    """What names a tensor's elements: its storage, offset, dtype and (size, stride) pairs, so that
-    ``a`` twice, or ``a`` and ``a.t()``, are the same elements; the tensor itself where it has no
-    storage to name (meta, fake or sparse tensors: address 0, or none)."""
+    """What names a tensor's elements, so that ``a`` and ``a.t()`` are the same: its storage, offset,
+    dtype and (size, stride) pairs; the tensor itself where it has no storage (meta, fake, sparse)."""
     try:
         address = tensor.untyped_storage().data_ptr()
         pairs = sorted((size, stride) for size, stride in zip(tensor.shape, tensor.stride()) if size != 1)

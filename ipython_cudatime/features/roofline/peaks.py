@@ -1,16 +1,11 @@
 """Datasheet peaks of common GPUs: dense FLOP/s per dtype and memory bandwidth, found by torch's device name.
 
-``--roofline`` compares what a cell achieved with these. Every figure is *dense*
-(NVIDIA's datasheets print tensor-core rates "with sparsity", twice the dense
-rate: those are halved here) and, for fp16/bf16/fp8, *with FP32 accumulation*,
-which is what PyTorch's matrix products use. GeForce parts run their tensor cores
-at half rate with FP32 accumulation, so their fp16 figure is half the headline one.
-
-Names are matched exactly after dropping vendor words ("NVIDIA", "GeForce",
-"Tesla") and punctuation, so a laptop part or a "Ti"/"SUPER" variant, whose clocks
-differ, is not mistaken for the desktop card: an unknown name gives no peak, and
-the report says how to pass one (``--peak``). GeForce cards often boost above
-their rated clock, so a fraction slightly above 100% can be real on them.
+Every figure is *dense* (datasheets print tensor-core rates "with sparsity", halved here) and, for
+fp16/bf16/fp8, *with FP32 accumulation*, as PyTorch's products use (GeForce parts run that at half
+rate). Names match exactly once vendor words and punctuation are dropped, so that a laptop or
+"Ti"/"SUPER" part, whose clocks differ, is not taken for the desktop card: an unknown name gives no
+peak and the report names ``--peak``. GeForce cards boost above their rated clock: a fraction a little
+above 100% can be real on them.
 """
 
 from __future__ import annotations
@@ -60,6 +55,8 @@ def _entry(name: str, names: Iterable[str], figures: Figures, note: str = "") ->
     return DevicePeaks(name, tuple(names), flops, bandwidth, note)
 
 
+_A100 = {"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}
+_A10: Figures = ({"fp32": 31.2 * T, "tf32": 62.5 * T, "fp16": 125 * T, "bf16": 125 * T}, 600 * GB)
 TABLE = (
     # NVIDIA T4 datasheet (PB-09256): FP32 8.1 TFLOPS, mixed-precision FP16/FP32 65 TFLOPS, 320 GB/s.
     # Turing has no TF32 or bf16 tensor cores.
@@ -70,12 +67,9 @@ TABLE = (
     # NVIDIA A100 datasheet: FP64 Tensor Core 19.5 (FP64 9.7 without), FP32 19.5, TF32 156, BF16/FP16
     # 312 TFLOPS (dense); bandwidth
     # 1,555 GB/s (40GB), 1,935 GB/s (80GB PCIe), 2,039 GB/s (80GB SXM).
-    _entry("A100 40GB", ["a100 sxm4 40gb", "a100 pcie 40gb"],
-           ({"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 1555 * GB)),
-    _entry("A100 80GB PCIe", ["a100 80gb pcie", "a100 pcie 80gb"],
-           ({"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 1935 * GB)),
-    _entry("A100 80GB SXM", ["a100 sxm4 80gb"],
-           ({"fp64": 19.5 * T, "fp32": 19.5 * T, "tf32": 156 * T, "fp16": 312 * T, "bf16": 312 * T}, 2039 * GB)),
+    _entry("A100 40GB", ["a100 sxm4 40gb", "a100 pcie 40gb"], (_A100, 1555 * GB)),
+    _entry("A100 80GB PCIe", ["a100 80gb pcie", "a100 pcie 80gb"], (_A100, 1935 * GB)),
+    _entry("A100 80GB SXM", ["a100 sxm4 80gb"], (_A100, 2039 * GB)),
     # NVIDIA H100 datasheet (*with sparsity): SXM FP64 Tensor Core 67 TFLOPS, FP32 67, TF32 989*,
     # BF16/FP16 1,979*, FP8 3,958*, 3.35 TB/s; PCIe FP64 Tensor Core 51, FP32 51, TF32 756*, BF16 1,513*,
     # FP8 3,026*, 2 TB/s; NVL FP64 Tensor Core 60, FP32 60, TF32 835*, BF16 1,671*, FP8 3,341*, 3.9 TB/s.
@@ -93,9 +87,9 @@ TABLE = (
     _entry("B200", ["b200"], ({"fp32": 75 * T, "tf32": 1125 * T, "fp16": 2250 * T, "bf16": 2250 * T,
                                "fp8": 4500 * T}, 8 * TB)),
     # NVIDIA A10 datasheet: FP32 31.2 TFLOPS, TF32 62.5, BF16/FP16 125 TFLOPS (dense), 600 GB/s.
-    _entry("A10", ["a10"], ({"fp32": 31.2 * T, "tf32": 62.5 * T, "fp16": 125 * T, "bf16": 125 * T}, 600 * GB)),
+    _entry("A10", ["a10"], _A10),
     # AWS publishes no A10G datasheet: NVIDIA's A10 figures (the A10G is an A10 variant, 600 GB/s).
-    _entry("A10G", ["a10g"], ({"fp32": 31.2 * T, "tf32": 62.5 * T, "fp16": 125 * T, "bf16": 125 * T}, 600 * GB),
+    _entry("A10G", ["a10g"], _A10,
            note="AWS publishes no A10G datasheet: these are NVIDIA's A10 figures; pass --peak if yours differ"),
     # NVIDIA V100 datasheet: SXM2 FP32 15.7, tensor 125 TFLOPS, 900 GB/s; PCIe 14 / 112, 900 GB/s;
     # V100S PCIe 16.4 / 130, 1,134 GB/s. Volta has no TF32 or bf16 tensor cores.
@@ -142,11 +136,9 @@ def lookup(device_name: str) -> DevicePeaks | None:
 
 @dataclass(frozen=True)
 class Ceiling:
-    """What a card of this kind was measured to reach (``benchmarks/ceilings.py``, run by
-    ``scripts/gpu-check``): an 8192³ bf16 ``torch.mm`` (``flops``, by dtype) and a 2 GiB device copy
-    (``bandwidth``, bytes read and written per second). The achievable roof: the datasheet's peak
-    is never reached, so a cell is also set against what this kind of card did reach. ``source``
-    says where and when (the committed ``docs/gpu-results.md``)."""
+    """What a card of this kind was measured to reach (``benchmarks/ceilings.py``): an 8192³ bf16
+    ``torch.mm`` and a 2 GiB device copy. The datasheet's peak is never reached, so a cell is also set
+    against this achievable roof; ``source`` says where and when."""
 
     names: tuple[str, ...]  # normalized torch names, as in TABLE
     flops: dict[str, float]
