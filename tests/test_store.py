@@ -113,11 +113,21 @@ def test_a_saved_result_reads_back_from_its_data_alone(ip):
     back = type(r).from_dict(saved)
     assert back.to_dict() == r.to_dict() and back.cpu_context == saved["records"]["cpu_context"]
     assert back.extra_runs == r.extra_runs and back.read_by(FEATURES) == r
-    assert report(back.read_by(FEATURES)) == report(r)
+    assert report(back) == report(r)  # the view reads the plain records with its features
     assert r.read_by(FEATURES) is r and back.read_by(()) is back  # nothing plain to read: the result itself
     del saved["extra_runs"]
     assert CudaTimeResult.from_dict(saved).extra_runs == []  # not in the data, no feature to name them: none
     assert Results.from_dict(through_json(Results([Point(r.task, r)]).to_dict())).points[0].result == back
+
+
+def test_saved_results_read_back_from_their_data_alone_show_as_the_live_ones(ip):
+    """A sweep read back with no features prints what the live one did: its table's noise column and notes
+    come from the plain records, read by the view's features (``Results.read_by``)."""
+    live = ip.run_line_magic("cudatime", "-o -q -n 3 --sweep n=10,20 --sweep k=1,2 sum(range(n * k))")
+    back = Results.from_dict(through_json(live.to_dict()))
+    assert back.to_dict() == live.to_dict() and not back.keepers
+    assert isinstance(back.points[0].result.records["cpu_context"], dict)  # plain, as the file held it
+    assert report(back) == report(live) and back.read_by(FEATURES).keepers == FEATURES
 
 
 def test_a_live_result_with_a_profile_and_a_roofline_round_trips(ip):

@@ -69,8 +69,9 @@ def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
     """The text report of a result, or of results side by side: the truth every view shares.
     ``keepers`` (the features) word the records, and a table's columns and notes where the results
     carry no features of their own (``Results.keepers``: those the magics or ``store.load`` made them with)."""
+    obj = obj.read_by(keepers)  # a result read back without features holds plain records: they word them
     if isinstance(obj, Results):
-        return results_text(obj, Verdicts(obj.keepers or keepers))
+        return results_text(obj, Verdicts(obj.keepers))
     return render_text(Reading.of(obj, keepers))
 
 
@@ -78,8 +79,9 @@ def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> di
     """The mimebundle for a result or results side by side: the text report, and the HTML report
     with its chart. Both views read one ``Reading`` of a result, or one ``Verdicts`` of results, so
     that each finding, noise check and contrast is worked out once."""
+    obj = obj.read_by(keepers)  # as in ``text``
     if isinstance(obj, Results):
-        verdicts = Verdicts(obj.keepers or keepers)  # as in ``text``
+        verdicts = Verdicts(obj.keepers)
         return {"text/plain": results_text(obj, verdicts), "text/html": results_html(obj, verdicts)}
     reading = Reading.of(obj, keepers)
     return {"text/plain": render_text(reading), "text/html": render_html(reading, chart_html(obj))}

@@ -150,6 +150,14 @@ class Results:
         return cls([Point.from_dict(point, features) for point in data["points"]], check, data["stopped"],
                    data["interrupted"], data.get("span"), keepers=tuple(features))
 
+    def read_by(self, keepers: Iterable[RecordKeeper]) -> Results:
+        """These results with each point's records still the JSON a file held read by their keepers: its
+        own (``keepers``), else ``keepers``, which it then keeps, so that a view words and tabulates them."""
+        keepers = self.keepers or tuple(keepers)
+        points = [point if point.result is None else dataclasses.replace(point, result=point.result.read_by(keepers))
+                  for point in self.points]
+        return dataclasses.replace(self, points=points, keepers=keepers)
+
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
         """One row per point: the swept values, median, its 95% interval (``ci_low``, ``ci_high``), IQR,
         min, max, cold, runs, error, label, device and host, then each feature's fields (--roofline's rates)."""
