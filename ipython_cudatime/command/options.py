@@ -145,13 +145,18 @@ def _budget(name: str, text: str) -> float:
     return value
 
 
-def _variable(name: str, text: str) -> str:
-    """A name of the user's: not a keyword, a builtin or IPython's (as --sweep's)."""
-    if not text.isidentifier() or keyword.iskeyword(text):
-        raise OptionError(f"{name} expects a variable name, got {text!r}")
-    if taken := not_yours(text):
-        raise OptionError(f"{name} {text}: {text!r} is {taken}; store the result in a name of your own")
+def _own_name(flag: str, text: str, advice: str) -> str:
+    """A variable name of the user's: not a keyword, nor a builtin's or IPython's, which binding it
+    would shadow (``-v``, and ``--sweep``'s NAME while the sweep runs)."""
+    if not text.isidentifier():
+        raise OptionError(f"{flag} expects a variable name, got {text!r}")
+    if taken := "a Python keyword" if keyword.iskeyword(text) else not_yours(text):
+        raise OptionError(f"{flag} {text}: {text!r} is {taken}; {advice}")
     return text
+
+
+def _variable(name: str, text: str) -> str:
+    return _own_name(name, text, "store the result in a name of your own")
 
 
 def _unquoted(text: str) -> str:
@@ -518,13 +523,9 @@ def parse_sweep(spec: str) -> tuple[str, list[Any]]:
     """``NAME=V1,V2,...`` → (NAME, [values]), each a Python literal, else a string; NAME a free variable
     name: not a keyword, nor a builtin's or IPython's, which the sweep would shadow while it runs."""
     name, eq, values = spec.partition("=")
-    name = name.strip()
-    if not eq or not name.isidentifier() or not values.strip():
+    if not eq or not values.strip():
         raise OptionError(f"--sweep expects NAME=V1,V2,..., got {spec!r}")
-    if keyword.iskeyword(name):
-        raise OptionError(f"--sweep {name}: {name!r} is a Python keyword, not a variable name")
-    if taken := not_yours(name):
-        raise OptionError(f"--sweep {name}: {name!r} is {taken}; sweep a name of your own")
+    name = _own_name("--sweep", name.strip(), "sweep a name of your own")
     texts = [text.strip() for text in _split_values(name, values)]
     if "" in texts:
         raise OptionError(f"--sweep {name}: empty value in {values!r}")
