@@ -12,10 +12,11 @@ line saying what was not shown and why (``Feature.__init_subclass__``): a featur
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ..results.result import RecordKeeper
+from ..results.result import RecordKeeper, frozen_from
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -55,14 +56,21 @@ class Feature(RecordKeeper):
     # True: it watches every round of an --interleave point, whose records its ``merged`` adds up (the
     # CPU facts); False: the point's first round only, whose record the point keeps (a profile, a count)
     every_round: ClassVar[bool] = False
+    # its record's fields saved as lists of rows, tuples again when read back (``plain_record``)
+    record_rows: ClassVar[tuple[str, ...]] = ()
 
     def settings(self, values: Values) -> Any:
-        """What this call asks of the feature, from the parsed flags; None: it is off."""
-        return None
+        """What this call asks of the feature, from the parsed flags; None: it is off. A feature with
+        no flags has no way to be asked: it is always on (True)."""
+        return None if self.flags else True
 
     def watch(self, settings: Any, call: Call) -> Watch | None:
         """Its part in one measurement (a fresh one per cell or sweep point), or None."""
         return None
+
+    def from_json(self, data: Any) -> Any:
+        """Its record, of the first class in ``record_checks``, from what ``record_json`` wrote (``plain_record``)."""
+        return plain_record(self.record_checks[0][0], data, self.record_rows) if self.record_checks else None
 
 
 def plain_record(kind: type[Record], data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Record | None:
@@ -70,8 +78,15 @@ def plain_record(kind: type[Record], data: dict[str, Any] | None, rows: tuple[st
     derived ones, such as the roofline's ridge), the fields in ``rows`` back to the tuples they were."""
     if data is None:
         return None
-    names = {f.name for f in dataclasses.fields(kind)}
+    names = _field_names(kind)
     values = {name: value for name, value in data.items() if name in names}
     for name in rows:
         values[name] = [tuple(row) for row in values[name]]
-    return kind(**values)
+    # filled in one go where the keys are the fields in order, as ``to_dict`` wrote them (``frozen_from``:
+    # 2 of a short line's 50 µs to load by keyword); a record need not be hashable for that
+    return frozen_from(kind, values)  # type: ignore[type-var]
+
+
+@functools.cache
+def _field_names(kind: type) -> frozenset[str]:
+    return frozenset(item.name for item in dataclasses.fields(kind))

@@ -55,37 +55,6 @@ class Sample(NamedTuple):
     preempted: int | None = None
 
 
-def _load_average() -> float | None:
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows has none
-        return None
-
-
-def _load(ready: bool = True) -> tuple[float | None, int | None]:
-    """(1-minute load average, other threads ready to run now) from /proc/loadavg; elsewhere (or
-    without ``ready``: 0.5 µs instead of 5) the load from ``os.getloadavg`` and no ready count."""
-    text = _read_proc("/proc/loadavg") if ready else None
-    if text is None:
-        return _load_average(), None
-    fields = text.split()
-    running = fields[3].partition("/")[0]
-    return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
-
-
-def _waited() -> float | None:
-    text = _read_proc("/proc/thread-self/schedstat") or _read_proc("/proc/self/schedstat")
-    return int(text.split()[1]) / 1e9 if text else None
-
-
-def _preempted() -> int | None:
-    try:
-        import resource
-    except ImportError:  # Windows
-        return None
-    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
-
-
 def usable_cores() -> int:
     """The cores this process may run on: its affinity mask (a container or ``taskset`` can give it
     fewer than the machine has), else the machine's count."""
@@ -146,13 +115,24 @@ class Machine:
         return usable_cores()
 
     def load(self, ready: bool = True) -> tuple[float | None, int | None]:
-        """(1-minute load average, other threads ready to run, or None without ``ready``), None where
-        the system has none."""
-        return _load(ready)
+        """(1-minute load average, other threads ready to run now) from /proc/loadavg; elsewhere (or
+        without ``ready``: 0.5 µs instead of 5) the load from ``os.getloadavg`` and no ready count;
+        None where the system has none."""
+        text = _read_proc("/proc/loadavg") if ready else None
+        if text is not None:
+            fields = text.split()
+            running = fields[3].partition("/")[0]
+            return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
+        try:
+            return os.getloadavg()[0], None
+        except (AttributeError, OSError):  # Windows has none
+            return None, None
 
     def waits(self) -> tuple[float | None, int | None]:
         """(seconds this thread has waited for a core, the process's involuntary switches) so far."""
-        return _waited(), _preempted()
+        text = _read_proc("/proc/thread-self/schedstat") or _read_proc("/proc/self/schedstat")
+        waited = int(text.split()[1]) / 1e9 if text else None
+        return waited, None if resource is None else resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
 
     def _blas(self) -> list[Any] | None:
         """threadpoolctl's BLAS libraries loaded in this process; None without threadpoolctl; []

@@ -102,15 +102,6 @@ class Plan:
             return self.warmup
         return 1 if cold_seconds <= self.budget else 0
 
-    def once(self) -> Plan:
-        """This plan cut to the cold run alone: what a cell that must not repeat gets."""
-        return dataclasses.replace(self, runs=0)
-
-    def forced(self) -> Plan:
-        """What ``-n N`` gives a cell that must not repeat: exactly N more runs, one per sample, no
-        warm-up unless asked."""
-        return dataclasses.replace(self, warmup=0 if self.warmup is None else self.warmup, batch=1)
-
     def wants_more(self, done: int, spent: float, last: float) -> bool:
         """Whether to make another warm run after ``done`` runs and ``spent`` seconds."""
         if self.runs is not None:
@@ -222,14 +213,10 @@ def timed_run(fn: Callable[[], Any], devices: DeviceSet, clock: Clock, cpu_times
     return Run(t1 - t0, t2 - t0, device), value
 
 
-def _null() -> None:
-    return None
-
-
 def calibrate(devices: DeviceSet, clock: Clock, outputs: Outputs | None = None) -> Harness:
     """The harness's own cost: NULL_RUNS runs of nothing through ``timed_run`` on ``devices``,
     as a warm run goes (``outputs`` as the cell's), once per call."""
-    runs = [timed_run(_null, devices, clock, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
+    runs = [timed_run(lambda: None, devices, clock, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
     walls = [run.wall for run in runs]
     q1, _, q3 = statistics.quantiles(walls, n=4, method="inclusive")
     device_times = [run.device for run in runs if run.device is not None]
@@ -237,20 +224,9 @@ def calibrate(devices: DeviceSet, clock: Clock, outputs: Outputs | None = None) 
     return Harness(statistics.median(walls), q3 - q1, device)
 
 
-def _per_run(run: Run, runs: int) -> Run:
-    """A sample of ``runs`` runs, its clocks divided by ``runs``."""
-    device = None if run.device is None else run.device / runs
-    return Run(run.host / runs, run.wall / runs, device, batch=runs)
-
-
-def _batch_sizes() -> Iterator[int]:
-    """2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them."""
-    for power in itertools.count():
-        for step in (1, 2, 5):
-            if step * 10**power > MAX_BATCH:
-                return
-            if step * 10**power > 1:
-                yield step * 10**power
+# 2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them
+_BATCH_SIZES: list[int] = [size for size in (step * 10**power for power in range(8) for step in (1, 2, 5))
+                           if 1 < size <= MAX_BATCH]
 
 
 class Sampler:
@@ -276,44 +252,39 @@ class Sampler:
         """The cell, inside ``mark(fn)`` when a watch marks the run (``Watch.mark``)."""
         return self.fn if mark is None else mark(self.fn)
 
-    def cold(self, mark: Mark | None = None) -> tuple[Run, Any]:
-        """The first run, with the process's CPU times as ``%time`` prints them; (Run, value)."""
-        return self._timed(self._cell(mark), cpu_times=True)
-
-    def run(self, before: str | None = "settle", mark: Mark | None = None) -> Run:
-        self._reset()
-        return self._heard(self._timed(self._cell(mark), before=before)[0])
-
-    def sample(self, runs: int) -> Run:
-        """One sample: a plain run, or ``runs`` runs in one batch (clocks per run)."""
-        if runs == 1:
-            return self.run()
-        self._reset()
-        batch = self.batch
-        assert batch is not None  # more than one run per sample comes from batch_size: a cell that can be batched
-        run, _ = self._timed(lambda: batch(runs), before="settle")
-        return self._heard(_per_run(run, runs))
-
-    def _reset(self) -> None:
-        """Before a later run: the cell's names put back, then the watches that hear each run."""
+    def run(self, before: str | None = "settle", mark: Mark | None = None, runs: int = 1) -> Run:
+        """One later run, or a sample of ``runs`` runs in one batch (clocks per run); before it the
+        cell's names are put back, then the watches that hear each run hear it."""
         self.repeats.reset()
         for watch in self._each:
             watch.before_run()
-
-    def _heard(self, run: Run) -> Run:
+        if runs == 1:
+            run = self._timed(self._cell(mark), before=before)[0]
+        else:
+            batch = self.batch
+            assert batch is not None  # more than one run per sample comes from batch_size: a cell that can be batched
+            run = self._timed(lambda: batch(runs), before="settle")[0]
+            device = None if run.device is None else run.device / runs  # the sample's clocks, per run
+            run = Run(run.host / runs, run.wall / runs, device, batch=runs)
         for watch in self._each:
             watch.after_run(run)
         return run
 
-    def batch_size(self, last: float, harness: Harness, trials: list[Run]) -> int:
-        """Runs per sample: 1 when a plain run (``last`` seconds) lasts BATCH_TARGET times the
-        harness's cost, or when the cell cannot be batched; else the first of 2, 5, 10, 20, ...
-        whose sample lasts that long, trying each in turn (the tries go to ``trials``)."""
+    def batch_size(self, plan: Plan, shortest: float, harness: Harness, trials: list[Run]) -> int:
+        """Runs per warm sample as ``plan.batch`` says: a fixed number; or, without a fixed count
+        (-n N: N runs) or with SIZED, sized from the ``shortest`` run so far: 1 when it lasts
+        BATCH_TARGET times the harness's cost, else the first of 2, 5, 10, 20, ... whose sample lasts
+        that long, trying each in turn (the tries go to ``trials``); else 1. Always 1 for a cell
+        that cannot be batched."""
         goal = BATCH_TARGET * harness.wall
-        if self.batch is None or last >= goal:
+        if self.batch is None:
             return 1
-        for runs in _batch_sizes():
-            trials.append(self.sample(runs))
+        if isinstance(plan.batch, int):
+            return plan.batch
+        if (plan.runs is not None and plan.batch != SIZED) or shortest >= goal:
+            return 1
+        for runs in _BATCH_SIZES:
+            trials.append(self.run(runs=runs))
             if trials[-1].wall * runs >= goal:
                 break
         return runs
@@ -432,24 +403,6 @@ class Guarded(Watch):
             self._fail(error)
             return None
 
-    def before(self) -> None:
-        self._call("before")
-
-    def after_cold(self) -> None:
-        self._call("after_cold")
-
-    def before_warm(self) -> None:
-        self._call("before_warm")
-
-    def after_warm(self) -> None:
-        self._call("after_warm")
-
-    def before_run(self) -> None:
-        self._call("before_run")
-
-    def after_run(self, run: Run) -> None:
-        self._call("after_run", run)
-
     def hears_each_run(self) -> bool:
         return self._watch.hears_each_run()
 
@@ -467,26 +420,27 @@ class Guarded(Watch):
             self._fail(error)
             yield
             return
+        raised: tuple[Any, Any, Any] = (None, None, None)
         try:
             yield
         except BaseException as exc:
-            try:
-                around.__exit__(type(exc), exc, exc.__traceback__)
-            except Exception as error:
-                if error is not exc:
-                    self._fail(error)
+            raised = (type(exc), exc, exc.__traceback__)
             raise
-        try:
-            around.__exit__(None, None, None)
-        except Exception as error:
-            self._fail(error)
+        finally:
+            try:
+                around.__exit__(*raised)
+            except Exception as error:
+                if error is not raised[1]:
+                    self._fail(error)
 
     def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
         marked = self._call("mark", run, fn)
         return fn if marked is None else marked
 
-    def record(self, outcome: Outcome) -> Any:
-        return self._call("record", outcome)
+
+# The parts that need no more than ``_call``: each part of the watch, through it.
+for _part in ("before", "after_cold", "before_warm", "after_warm", "before_run", "after_run", "record"):
+    setattr(Guarded, _part, lambda self, *args, _part=_part: self._call(_part, *args))
 
 
 @dataclass(frozen=True)
@@ -577,7 +531,10 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     progress.ran("cold", 1, [])
     asked, extras = plan, [watch for watch in parts if watch.extra]
     if not repeats.after_cold(value):
-        plan, extras = (plan.once(), []) if plan.runs is None else (plan.forced(), extras)
+        if plan.runs is None:  # a cell that must not repeat: the cold run alone
+            plan, extras = dataclasses.replace(plan, runs=0), []
+        else:  # with -n N: exactly N more runs, one per sample, no warm-up unless asked
+            plan = dataclasses.replace(plan, warmup=plan.warmup or 0, batch=1)
     harness = calibrate(devices, clock, cell.outputs)
     try:
         later = _later_runs(sampler, plan, parts, extras, cold, harness, progress)
@@ -615,7 +572,8 @@ def _cold_run(sampler: Sampler, watches: Sequence[Watch]) -> tuple[Run, Any]:
         watch.before()
     try:
         with contextlib.ExitStack() as stack:
-            ran = sampler.cold(_entered(stack, watches, "cold"))
+            # with the process's CPU times, as ``%time`` prints them
+            ran = sampler._timed(sampler._cell(_entered(stack, watches, "cold")), cpu_times=True)
     except BaseException:
         _drain(sampler.devices)
         raise
@@ -658,11 +616,6 @@ class _Later:
     error: BaseException | None = None
     stopped: str | None = None
 
-    def stop(self, error: BaseException) -> None:
-        """Keep ``error`` and say which run it stopped: "ValueError in warm run 3"."""
-        self.error = error
-        self.halt(type(error).__name__)
-
     def halt(self, cause: str) -> None:
         """Say what stopped the later runs, and in which run: "input() in warm-up run 1"."""
         number = {"warm-up": len(self.warmup) + 1, "warm": len(self.warm) + 1}.get(self.phase, "")
@@ -694,8 +647,9 @@ def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: 
     except StopRepeats as stop:
         later.halt(stop.args[0] if stop.args else "a stop")
     except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too
-        if not sampler.repeats.failed(exc):
-            later.stop(exc)
+        if not sampler.repeats.failed(exc):  # kept, and the stop says which run: "ValueError in warm run 3"
+            later.error = exc
+            later.halt(type(exc).__name__)
     return later
 
 
@@ -709,42 +663,24 @@ def _warm_loop(sampler: Sampler, later: _Later, harness: Harness, progress: Prog
         later.warmup.append(sampler.run())
         progress.ran("warm-up", len(later.warmup), later.warm, harness)
     shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
-    runs = _sample_size(sampler, plan, shortest, harness, later.warmup)
+    runs = sampler.batch_size(plan, shortest, harness, later.warmup)
     later.phase = "warm"
     last = (later.warmup[-1].wall if later.warmup else cold.wall) * runs  # the last run, or try, as a sample
     while plan.wants_more(len(later.warm), clock.now() - start, last):
         progress.starting("warm", len(later.warm) + 1)
-        later.warm.append(sampler.sample(runs))
+        later.warm.append(sampler.run(runs=runs))
         last = later.warm[-1].wall * runs
         progress.ran("warm", len(later.warm), later.warm, harness)
-
-
-def _sample_size(sampler: Sampler, plan: Plan, shortest: float, harness: Harness, trials: list[Run]) -> int:
-    """Runs per warm sample as ``plan.batch`` says: a fixed number, or sized from the ``shortest``
-    run so far (``Sampler.batch_size``, whose tries go to ``trials``), or 1 (-n N: N runs); always
-    1 for a cell that cannot be batched."""
-    if sampler.batch is None:
-        return 1
-    if isinstance(plan.batch, int):
-        return plan.batch
-    if plan.runs is None or plan.batch == SIZED:
-        return sampler.batch_size(shortest, harness, trials)
-    return 1
-
-
-def _median(later: _Later, harness: Harness) -> float | None:
-    """The warm median on the clock the statistics will use (``statistics_clock``), or None."""
-    if not later.warm:
-        return None
-    clock = statistics_clock(later.warm, harness)
-    return float(statistics.median(getattr(run, clock) for run in later.warm))
 
 
 def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], watches: Mapping[str, Guarded],
               later: _Later, harness: Harness, seen: list[Any], notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record
     (``seen``: what the cell read, returned and bound)."""
-    median = _median(later, harness)
+    median = None  # the warm median on the clock the statistics will use (``statistics_clock``)
+    if later.warm:
+        clock = statistics_clock(later.warm, harness)
+        median = float(statistics.median(getattr(run, clock) for run in later.warm))
     features = tuple(features)  # read twice: a generator would be spent
     records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads
     records.update((name, watch.record(Outcome(later.cold, later.extra.get(watch), median, harness, seen)))
@@ -801,19 +737,13 @@ def top_level_names(tree: ast.AST) -> list[str]:
     return sorted(names)
 
 
-def executed_nodes(statement: ast.stmt) -> Iterator[ast.AST]:
-    """The nodes of a top-level statement that run with it (not the bodies of defs and lambdas)."""
-    if isinstance(statement, _SCOPES):
-        return
-    yield from _walk([statement])
-
-
-def _walk(pending: list[ast.AST]) -> Iterator[ast.AST]:
-    """``pending`` and every node under them, without entering defs, lambdas or classes."""
+def _executed(tree: ast.Module) -> Iterator[ast.AST]:
+    """The nodes of a cell that run with it: not defs, lambdas or classes, nor anything in them."""
+    pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
-        yield node
         if not isinstance(node, _SCOPES):
+            yield node
             pending.extend(ast.iter_child_nodes(node))
 
 
@@ -847,8 +777,7 @@ def _batchable(tree: ast.Module) -> bool:
         return False
     if any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):
         return False
-    return not any(isinstance(node, _NOT_IN_A_LOOP_FUNCTION) for statement in tree.body
-                   for node in executed_nodes(statement))
+    return not any(isinstance(node, _NOT_IN_A_LOOP_FUNCTION) for node in _executed(tree))
 
 
 def _loop_module(tree: ast.Module) -> ast.Module:
@@ -884,13 +813,10 @@ def compile_batch(tree: ast.Module, compile_module: Callable[[ast.Module], CodeT
     scratch: dict[str, Any] = {}
     exec(code, namespace, scratch)  # defines the function, whose globals are the user's namespace
     loop = scratch["_cudatime_batch"]
-    loop.__code__ = _as_module_code(loop.__code__)
-    return lambda k: loop(k, itertools.repeat)
-
-
-def _as_module_code(code: CodeType) -> CodeType:
-    """The loop's code named ``<module>``, as a cell's own code is: an error in a batched run is
-    shown as in one run, with no frame of this package's function."""
+    # The loop's code named ``<module>``, as a cell's own code is: an error in a batched run is
+    # shown as in one run, with no frame of this package's function.
     if sys.version_info >= (3, 11):
-        return code.replace(co_name="<module>", co_qualname="<module>")
-    return code.replace(co_name="<module>")
+        loop.__code__ = loop.__code__.replace(co_name="<module>", co_qualname="<module>")
+    else:
+        loop.__code__ = loop.__code__.replace(co_name="<module>")
+    return lambda k: loop(k, itertools.repeat)

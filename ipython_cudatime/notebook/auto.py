@@ -31,13 +31,10 @@ class AutoTimer:
         self._start: float | None = None
 
     def enable(self, on: bool) -> None:
-        events = self.shell.events
-        if on and not self.enabled:
-            events.register("pre_run_cell", self.pre_run_cell)
-            events.register("post_run_cell", self.post_run_cell)
-        elif not on and self.enabled:
-            events.unregister("pre_run_cell", self.pre_run_cell)
-            events.unregister("post_run_cell", self.post_run_cell)
+        if on != self.enabled:
+            change = self.shell.events.register if on else self.shell.events.unregister
+            change("pre_run_cell", self.pre_run_cell)
+            change("post_run_cell", self.post_run_cell)
         self.enabled = on
 
     def pre_run_cell(self, info: Any = None) -> None:

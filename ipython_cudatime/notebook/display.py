@@ -39,6 +39,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Sequence
 from html import escape
+from importlib.util import find_spec
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
 from ..measure.machine import Clock
@@ -66,25 +67,28 @@ def in_notebook(shell: Any) -> bool:
 
 
 def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
-    """The text report of a result, or of results side by side: the truth every view shares.
-    ``keepers`` (the features) word the records, and a table's columns and notes where the results
-    carry no features of their own (``Results.keepers``: those the magics or ``store.load`` made them with)."""
+    """The text report of a result, or of results side by side: the truth every view shares."""
+    return bundle(obj, keepers, html=False)["text/plain"]
+
+
+def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper], html: bool = True) -> dict[str, str]:
+    """The mimebundle for a result or results side by side: the text report, and (``html``) the HTML
+    report with its chart. Both views read one ``Reading`` of a result, or one ``Verdicts`` of results,
+    so that each finding, noise check and contrast is worked out once. ``keepers`` (the features) word
+    the records, and a table's columns and notes where the results carry no features of their own
+    (``Results.keepers``: those the magics or ``store.load`` made them with)."""
     obj = obj.read_by(keepers)  # a result read back without features holds plain records: they word them
     if isinstance(obj, Results):
-        return results_text(obj, Verdicts(obj.keepers))
-    return render_text(Reading.of(obj, keepers))
-
-
-def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> dict[str, str]:
-    """The mimebundle for a result or results side by side: the text report, and the HTML report
-    with its chart. Both views read one ``Reading`` of a result, or one ``Verdicts`` of results, so
-    that each finding, noise check and contrast is worked out once."""
-    obj = obj.read_by(keepers)  # as in ``text``
-    if isinstance(obj, Results):
         verdicts = Verdicts(obj.keepers)
-        return {"text/plain": results_text(obj, verdicts), "text/html": results_html(obj, verdicts)}
+        data = {"text/plain": results_text(obj, verdicts)}
+        if html:
+            data["text/html"] = results_html(obj, verdicts)
+        return data
     reading = Reading.of(obj, keepers)
-    return {"text/plain": render_text(reading), "text/html": render_html(reading, chart_html(obj))}
+    data = {"text/plain": render_text(reading)}
+    if html:
+        data["text/html"] = render_html(reading, chart_html(obj))
+    return data
 
 
 class Display:
@@ -111,7 +115,7 @@ class Display:
         """Publish a result or results the way this frontend reads best (in a notebook: text and
         HTML), in place of ``live``'s progress view when one is given."""
         self._shown = (self.shell.execution_count, obj)
-        data = {"text/plain": text(obj, self.keepers)} if text_only or not self.notebook else bundle(obj, self.keepers)
+        data = bundle(obj, self.keepers, html=self.notebook and not text_only)
         if live is not None:
             live.finish(data)  # replaces the progress view, if one is showing
         else:
@@ -121,8 +125,6 @@ class Display:
 
     def line(self, text: str) -> None:
         """Publish one line (auto mode's): printed in a terminal, text and HTML in a notebook."""
-        from html import escape
-
         if not self.notebook:
             print(text)
             return
@@ -151,10 +153,9 @@ class Display:
             formatters["text/html"].for_type(kind, self._html)
 
     def uninstall(self) -> None:
-        formatters = self.shell.display_formatter.formatters
-        for kind in self.SHOWN:
-            formatters["text/plain"].pop(kind, None)
-            formatters["text/html"].pop(kind, None)
+        for formatter in self.shell.display_formatter.formatters.values():
+            for kind in self.SHOWN:
+                formatter.pop(kind, None)
 
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
@@ -242,7 +243,8 @@ class LiveProgress(Progress):
             if self.view is None:
                 return
             first = not self.view.shown
-            self.view.update(fraction, f"cudatime: {self._prefix()}{text}", self._finished[-FINISHED_SHOWN:])
+            prefix = f"point {self.point + 1} of {self.points} ({self.label}): " if self.points > 1 else ""
+            self.view.update(fraction, f"cudatime: {prefix}{text}", self._finished[-FINISHED_SHOWN:])
         cost = 0.0 if first else self.clock.now() - now
         self._next = now + max(MIN_INTERVAL, cost / COST_SHARE)
 
@@ -284,9 +286,6 @@ class LiveProgress(Progress):
             return f"{self._run_name(phase, done)} done"
         return f"{done} warm sample{'s' if done != 1 else ''}, {fmt(spent)} of the {fmt(self.budget)} budget"
 
-    def _prefix(self) -> str:
-        return f"point {self.point + 1} of {self.points} ({self.label}): " if self.points > 1 else ""
-
     def _fraction(self, now: float) -> float:
         """The share of the whole measurement done: the time spent out of the time spent and left."""
         spent = now - self.started
@@ -326,13 +325,6 @@ class LiveProgress(Progress):
             except Exception:  # a view that can no longer be updated: the measurement goes on without it
                 return
 
-    def _start_ticker(self) -> None:
-        """The ticker thread, in a copy of this context (a kernel finds the cell's output by it)."""
-        context = contextvars.copy_context()
-        self._ticker = threading.Thread(target=context.run, args=(self._tick_loop,), name="cudatime-progress",
-                                        daemon=True)
-        self._ticker.start()
-
     def _stop_ticker(self) -> None:
         self._stop.set()
         if self._ticker is not None:
@@ -343,16 +335,21 @@ class LiveProgress(Progress):
         """Publish the final bundle, in place of the view when one is showing."""
         self._stop_ticker()
         view, self.view = self.view, None
-        if view is not None and view.shown:
+        if isinstance(view, WidgetView) and view.shown:
             view.replace(data)
             return
+        if view is not None:
+            view.close()  # a stderr line is cleared before the report
         from IPython.display import display
 
         display(data, raw=True)
 
     def __enter__(self) -> LiveProgress:
-        if self.view is not None:
-            self._start_ticker()
+        if self.view is not None:  # the ticker, in a copy of this context (a kernel finds the cell's output by it)
+            context = contextvars.copy_context()
+            self._ticker = threading.Thread(target=context.run, args=(self._tick_loop,), name="cudatime-progress",
+                                            daemon=True)
+            self._ticker.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -437,12 +434,6 @@ class LineView:
         self.stream.flush()
         self.shown = True
 
-    def replace(self, data: dict[str, Any]) -> None:
-        from IPython.display import display
-
-        self.close()
-        display(data, raw=True)
-
     def close(self) -> None:
         if self.shown:
             self.stream.write("\r\x1b[K")
@@ -457,7 +448,8 @@ def live_progress(shell: Any, quiet: bool, plan: Plan, notebook: bool, points: i
     or nowhere to show it)."""
     view: WidgetView | LineView | None = None
     if not quiet:
-        view = _widget_view(shell) if notebook else None
+        # a widget view where ipywidgets is installed (found, not imported: that waits for a view)
+        view = WidgetView(shell) if notebook and find_spec("ipywidgets") is not None else None
         if view is None and sys.stderr.isatty():
             view = LineView(sys.stderr)
     return LiveProgress(view, plan.runs, plan.budget, points, clock, plan.warmup)
@@ -478,9 +470,3 @@ def _about(seconds: float) -> str:
         return f"about {seconds:.0f} s left"
     return f"about {seconds / 60:.0f} min left"
 
-
-def _widget_view(shell: Any) -> WidgetView | None:
-    """A widget view where ipywidgets is installed (found, not imported: that waits for a view)."""
-    from importlib.util import find_spec
-
-    return WidgetView(shell) if find_spec("ipywidgets") is not None else None

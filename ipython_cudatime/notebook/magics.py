@@ -68,13 +68,6 @@ def _ends_with_semicolon(source: str) -> bool:
     return False
 
 
-def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
-    """The traceback from the user's first frame on, without this package's frames (None if all are ours)."""
-    while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith(PACKAGE):
-        tb = tb.tb_next
-    return tb
-
-
 def _render_as_users(shell: Any, error: BaseException, tb: TracebackType | None) -> None:
     """Make IPython show ``error`` with the user's frames only, on IPython 7 (which would show its
     magic machinery's frames) as on 9: IPython renders an exception that has a
@@ -145,8 +138,19 @@ class CompiledCell:
              *namespaces: Mapping[str, Any]) -> Cell:
         """What the runner times (``runner.Cell``): the cell run in ``globals_``/``locals_``, what it
         produced in ``namespaces[0]``, and the names it reads, looked up in ``namespaces``."""
-        return Cell(self.runner(globals_, locals_), self.outputs(namespaces[0]), self.reads(*namespaces),
-                    self.batch(globals_, locals_))
+        bound, read, namespace = self.bound, self.read, namespaces[0]
+
+        def produced(value: Any) -> list[Any]:
+            """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
+            return [value, *(namespace[name] for name in bound if name in namespace)]
+
+        def values() -> list[Any]:
+            """The values of the names the cell reads, found in the first of ``namespaces`` that has
+            each (they tell which frameworks the cell's work went through)."""
+            spaces = ((name, next((space for space in namespaces if name in space), None)) for name in read)
+            return [space[name] for name, space in spaces if space is not None]
+
+        return Cell(self.runner(globals_, locals_), produced, values, self.batch(globals_, locals_))
 
     def runner(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None) -> Callable[[], Any]:
         """A no-argument callable that runs the cell once and returns its final value."""
@@ -173,30 +177,6 @@ class CompiledCell:
         if self._batch is None or self._batch[0] is not globals_:
             self._batch = (globals_, compile_batch(self.tree, self._compile_module, globals_))
         return self._batch[1]
-
-    def outputs(self, namespace: Mapping[str, Any]) -> Callable[[Any], list[Any]]:
-        """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
-        bound = self.bound
-
-        def produced(value: Any) -> list[Any]:
-            return [value, *(namespace[name] for name in bound if name in namespace)]
-
-        return produced
-
-    def reads(self, *namespaces: Mapping[str, Any]) -> Callable[[], list[Any]]:
-        """The values of the names the cell reads, found in the first of ``namespaces`` that has
-        each (they tell which frameworks the cell's work went through)."""
-        read = self.read
-
-        def values() -> list[Any]:
-            found = []
-            for name in read:
-                space = next((space for space in namespaces if name in space), None)
-                if space is not None:
-                    found.append(space[name])
-            return found
-
-        return values
 
 
 def _round(spec: Spec[Feature], first: CudaTimeResult | None) -> Spec[Feature]:
@@ -289,7 +269,9 @@ class CudaTimeMagics(Magics):
             return value
         if isinstance(error, UsageError):  # a bad command line is never the cell's error: it always stops
             raise error.with_traceback(None)
-        tb = _user_traceback(error.__traceback__)
+        tb = error.__traceback__  # from the user's first frame on, without this package's (None if all are ours)
+        while tb is not None and tb.tb_frame.f_globals.get("__name__", "").startswith(PACKAGE):
+            tb = tb.tb_next
         if spec.raise_error or not isinstance(error, Exception):
             _render_as_users(self.shell, error, tb)
             raise error.with_traceback(tb)  # the user's error: error_in_exec, Run All stops
@@ -330,8 +312,9 @@ class CudaTimeMagics(Magics):
 
     def _time(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:
-        """Setup, then the runs; return (value, error): the report is shown before any error is raised.
-        A Ctrl-C once the later runs are over waits for the report to be shown and saved."""
+        """Setup, then the runs, then the result kept, saved and shown; return (value, error): the
+        report is shown before any error is raised. A Ctrl-C once the later runs are over waits for
+        the report to be shown and saved."""
         with InterruptHold() as hold:
             try:
                 if run_setup is not None:
@@ -339,22 +322,17 @@ class CudaTimeMagics(Magics):
                 measurement = self._measure(spec, compiled, where, live, hold=hold)
             except BaseException as exc:  # setup or the cold run failed: nothing to report
                 return None, exc
-            value, error = self._report(spec, measurement, live)
+            result, show, error = measurement.result, spec.show, measurement.error
+            if show.var:
+                self.shell.user_ns[show.var] = result
+            assert result.task is not None  # measure() gives its result the task it timed
+            point = Point(result.task, result)
+            self._record(spec, [point])
+            self._save(spec, [point])
+            if not show.quiet:
+                self.display.show(result, show.text, live)
+        value = result if show.output else measurement.value
         return value, KeyboardInterrupt() if hold.caught and error is None else error
-
-    def _report(self, spec: Spec[Feature], measurement: Measurement,
-                live: LiveProgress) -> tuple[Any, BaseException | None]:
-        """Keep, save and show the result; return (value, error) as ``_time`` does."""
-        result, show = measurement.result, spec.show
-        if show.var:
-            self.shell.user_ns[show.var] = result
-        assert result.task is not None  # measure() gives its result the task it timed
-        point = Point(result.task, result)
-        self._record(spec, [point])
-        self._save(spec, [point])
-        if not show.quiet:
-            self.display.show(result, show.text, live)
-        return (result if show.output else measurement.value), measurement.error
 
     def _record(self, spec: Spec[Feature], points: list[Point]) -> None:
         """-l records the points of this call (those timed so far) for %cudatime_compare, in place

@@ -5,7 +5,7 @@ much of it no measured cause accounts for."""
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...measure.runner import Watch
 from ...render.chart import COLOURS
@@ -17,12 +17,14 @@ from ..feature import Call, Feature
 from .probe import CAUSE, Cause
 from .probes import ColdWatch, remainder
 
-if TYPE_CHECKING:
-    from ...command.options import Values
-
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
 CAUSE_COLOURS = ("#9a75c9", "#a0705a", "#d0659f", "#a5a82e", "#3fb3b3")
+
+
+def _named(cause: Cause) -> str:
+    """``torch.compile compilation (1.20 s)``: its seconds where measured."""
+    return cause.name + (f" ({fmt(cause.seconds)})" if cause.seconds else "")
 
 
 def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
@@ -33,7 +35,7 @@ def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
         return (f"The cold run was {ratio:.0f}× slower than a warm run, and none of the checks "
                 "(device context, memory pool, cuBLAS, compilation) explains it: "
                 f"{fmt(rest)} is unexplained.")
-    named = ", ".join(cause.name + (f" ({fmt(cause.seconds)})" if cause.seconds else "") for cause in explaining)
+    named = ", ".join(_named(cause) for cause in explaining)
     return (f"The cold run was {ratio:.0f}× slower than a warm run. It paid one-time setup: {named}; "
             f"{fmt(rest)} of it is not accounted for by a measured cause. Later runs do not pay it again.")
 
@@ -45,9 +47,6 @@ class ColdCauses(Feature):
     section_title = "Why the cold run was slow"
     section_class = "cudatime-section-why"
 
-    def settings(self, values: Values) -> bool:
-        return True
-
     def watch(self, settings: bool, call: Call) -> Watch:
         return ColdWatch.detect(call.probes, call.source)
 
@@ -55,8 +54,7 @@ class ColdCauses(Feature):
         return None if data is None else [Cause(**cause) for cause in data]
 
     def text_lines(self, result: CudaTimeResult, record: list[Cause] | None) -> list[str]:
-        return [f"why      : {cause.name}{f' ({fmt(cause.seconds)})' if cause.seconds else ''}: {cause.detail}"
-                for cause in record or []]
+        return [f"why      : {_named(cause)}: {cause.detail}" for cause in record or []]
 
     def findings(self, result: CudaTimeResult, record: list[Cause] | None) -> list[Finding]:
         """The cold run's verdict when it was much slower than a warm run."""

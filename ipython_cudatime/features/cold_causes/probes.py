@@ -28,22 +28,23 @@ Entry = tuple[str, type[Probe[Any]]]
 PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe), ("os", PageFaultProbe))
 
 
+def not_read(probe: Probe[Any] | type[Probe[Any]], error: Exception) -> Cause:
+    """The one line for a probe that raised: "PyTorch state not read: ..." (``Probe.label``, ``failure_text``)."""
+    return Cause(f"{probe.label} not read", None, failure_text(error), explains=False)
+
+
 @dataclass(frozen=True)
 class Unread:
-    """A probe's reading that raised, in place of its state: ``text`` says why (``failure_text``)."""
+    """A probe's reading that raised, in place of its state: ``cause`` says which and why (``not_read``)."""
 
-    text: str
-
-    def cause(self, label: str) -> Cause:
-        """The one line for the probe of ``label`` (``Probe.label``): "PyTorch state not read: ..."."""
-        return Cause(f"{label} not read", None, self.text, explains=False)
+    cause: Cause
 
 
 class Unmade(Probe[None]):
     """A probe whose ``detect`` raised: it reads nothing, and each report says why once."""
 
     def __init__(self, probe_class: type[Probe[Any]], error: Exception) -> None:
-        self._cause = Unread(failure_text(error)).cause(probe_class.label)
+        self._cause = not_read(probe_class, error)
 
     def state(self, moment: str) -> None:
         return None
@@ -59,23 +60,23 @@ def _made(probe_class: type[Probe[Any]], framework: Any) -> Probe[Any] | None:
         return Unmade(probe_class, error)
 
 
-def _reading(read: Callable[[], Any]) -> Any:
-    """What ``read`` (a probe's ``state`` or ``initial``) returns, or an ``Unread`` where it raised."""
+def _reading(probe: Probe[Any], read: Callable[[], Any]) -> Any:
+    """What ``read`` (``probe``'s ``state`` or ``initial``) returns, or an ``Unread`` where it raised."""
     try:
         return read()
     except Exception as error:
-        return Unread(failure_text(error))
+        return Unread(not_read(probe, error))
 
 
-def _probe_causes(probe: Probe[Any], states: tuple[Any, Any, Any], source: str | None) -> list[Cause]:
+def _probe_causes(probe: Probe[Any], source: str | None, before: Any, after_cold: Any, after_warm: Any) -> list[Cause]:
     """The probe's causes; where a reading or the causes themselves raised, one cause saying so."""
-    unread = [state for state in states if isinstance(state, Unread)]
+    unread = [state for state in (before, after_cold, after_warm) if isinstance(state, Unread)]
     if unread:
-        return [unread[0].cause(probe.label)]
+        return [unread[0].cause]
     try:
-        return probe.causes(*states, source=source)
+        return probe.causes(before, after_cold, after_warm, source)
     except Exception as error:
-        return [Unread(failure_text(error)).cause(probe.label)]
+        return [not_read(probe, error)]
 
 
 class ProbeSet:
@@ -124,14 +125,14 @@ class ColdWatch(Watch):
         if self._probe_set is None or "before" not in self.states:
             return
         for probe in self._probe_set.active():
-            initial = None if probe in self.probes else _reading(probe.initial)
+            initial = None if probe in self.probes else _reading(probe, probe.initial)
             if initial is not None:
                 self.probes.append(probe)
                 self.states["before"].append(initial)
 
     def snapshot(self, moment: str) -> None:
         """``moment`` is "before", "after_cold" or "after_warm"."""
-        self.states[moment] = [_reading(functools.partial(probe.state, moment)) for probe in self.probes]
+        self.states[moment] = [_reading(probe, functools.partial(probe.state, moment)) for probe in self.probes]
 
     def before(self) -> None:
         self.snapshot("before")
@@ -146,17 +147,14 @@ class ColdWatch(Watch):
     def record(self, outcome: Outcome) -> list[Cause]:
         return self.causes()
 
-    def _per_probe(self) -> list[tuple[Probe[Any], Any, Any, Any]]:
-        """(probe, before, after_cold, after_warm) for each probe, or nothing before the cold run was read."""
+    def causes(self) -> list[Cause]:
+        """Each probe's causes from its (before, after_cold, after_warm), or none before the cold run was read."""
         before, after_cold = self.states.get("before"), self.states.get("after_cold")
         if before is None or after_cold is None:
             return []
         after_warm = self.states.get("after_warm") or [None] * len(self.probes)
-        return list(zip(self.probes, before, after_cold, after_warm))
-
-    def causes(self) -> list[Cause]:
-        return [cause for probe, *states in self._per_probe()
-                for cause in _probe_causes(probe, (states[0], states[1], states[2]), self.source)]
+        return [cause for probe, *states in zip(self.probes, before, after_cold, after_warm)
+                for cause in _probe_causes(probe, self.source, *states)]
 
 
 def remainder(causes: Iterable[Cause], cold_seconds: float, warm_seconds: float | None) -> float:

@@ -73,7 +73,6 @@ def _workspace_causes(before: dict[str, Any], after: dict[str, Any], source: str
 
 class TorchProbe(Probe[dict[str, Any]]):
     label = "PyTorch state"
-    MEMORY = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current")
 
     def __init__(self, torch: Any) -> None:
         self._torch = torch
@@ -100,21 +99,18 @@ class TorchProbe(Probe[dict[str, Any]]):
         """Before torch was imported: nothing compiled, no CUDA context."""
         return {"compile": 0.0, "cuda": False}
 
-    def _snapshot(self) -> list[dict[str, Any]]:
-        """The allocator's segments, without the allocation traces recent torch collects by default
-        (time and memory spent for nothing here; older torch has no such argument, and no traces)."""
-        snapshot = self._torch.cuda.memory_snapshot
-        try:
-            return list(snapshot(include_traces=False))
-        except TypeError:
-            return list(snapshot())
-
     def _workspace_blocks(self) -> int | None:
         """Active allocator blocks of this device's cuBLAS workspace size, or None where the
         allocator has no snapshot: with ``PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`` torch
-        raises RuntimeError ("...not meaningful") and the workspace cannot be looked for."""
+        raises RuntimeError ("...not meaningful") and the workspace cannot be looked for. The
+        snapshot leaves out the allocation traces recent torch collects by default (time and memory
+        spent for nothing here; older torch has no such argument, and no traces)."""
+        snapshot = self._torch.cuda.memory_snapshot
         try:
-            segments = self._snapshot()
+            try:
+                segments = list(snapshot(include_traces=False))
+            except TypeError:
+                segments = list(snapshot())
         except RuntimeError:
             return None
         size = workspace_size(self._torch)
@@ -139,7 +135,7 @@ class TorchProbe(Probe[dict[str, Any]]):
         if not before["cuda"]:
             found.append(Cause("CUDA context created", None, "this cell initialized CUDA (driver, context, lazy "
                                                              "module loading): a one-time cost per process"))
-        base = before if before["cuda"] else {key: 0 for key in self.MEMORY}
+        base = before if before["cuda"] else dict.fromkeys(after, 0)
         new_allocs = after["num_device_alloc"] - base["num_device_alloc"]
         if new_allocs > 0:
             grown = after["reserved_bytes.all.current"] - base["reserved_bytes.all.current"]
@@ -165,10 +161,6 @@ class TorchProbe(Probe[dict[str, Any]]):
         return found
 
 
-def _on(allowed: bool) -> str:
-    return "on" if allowed else "off"
-
-
 def _tf32(precision_owner: Any, legacy: Callable[[], bool]) -> bool:
     """Whether TF32 is allowed: ``precision_owner.fp32_precision`` where it exists and was set
     ("tf32", "ieee"; torch resolves "none" from the parent setting, and answers "none" only when
@@ -192,7 +184,8 @@ def precision_words(torch: Any) -> str:
     """The precision settings in force, as the report names them: the ``fp32_precision`` values
     where torch has that API, else the float32 matmul precision."""
     tf32 = tf32_allowed(torch)
-    switches = f"TF32 for matmul {_on(tf32['matmul'])}, for cuDNN {_on(tf32['conv'])}"
+    on = {True: "on", False: "off"}
+    switches = f"TF32 for matmul {on[tf32['matmul']]}, for cuDNN {on[tf32['conv']]}"
     matmul = getattr(torch.backends.cuda.matmul, "fp32_precision", None)
     if matmul is not None:
         return f"fp32_precision for matmul '{matmul}': {switches}"

@@ -7,43 +7,16 @@ worked out once per result for all of them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ...command.options import Values
 from ...measure.runner import Watch
 from ...render.report import sentence_html
-from ...results.result import CudaTimeResult, Finding, frozen_from
+from ...results.result import CudaTimeResult, Finding
 from ..feature import Call, Feature
 from .context import CPU_CONTEXT, CpuContext, CpuWatch, joined, pools_text
 from .noise import Noise, context_rows, judged
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
 LOAD_GAP = 1.0  # load averages this far apart (in cores' worth of work) are a difference worth naming
-
-
-def _loads(first: CpuContext, second: CpuContext) -> list[str]:
-    """``load 0.30 vs 6.70 on 2 cores``, where both loads were read and are ``LOAD_GAP`` apart or more."""
-    if first.load_before is None or second.load_before is None:
-        return []
-    if abs(first.load_before - second.load_before) < LOAD_GAP:
-        return []
-    cores = f"{first.cores} cores" if first.cores == second.cores else f"{first.cores} and {second.cores} cores"
-    return [f"load {first.load_before:.2f} vs {second.load_before:.2f} on {cores}"]
-
-
-def noise_lines(rows: Sequence[tuple[str, CudaTimeResult, Noise | None]], what: str) -> list[str]:
-    """Under a table: each cause found once, in full, with the rows it was found at ("all 8 points"
-    where it was found at every one of three or more rows with warm runs); the numbers in its
-    sentence are the first such row's ("numbers from n=256")."""
-    found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
-    timed = sum(result.runs > 0 for _, result, _ in rows)
-    for name, _, noise in rows:
-        if noise is not None and noise.cause is not None:
-            found.setdefault(noise.cause.group, (noise.cause.text, []))[1].append(name)
-    return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
-            f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
 
 
 class CpuFacts(Feature):
@@ -56,17 +29,9 @@ class CpuFacts(Feature):
     beside_verdict = True
     every_round = True  # an --interleave point's facts are all its rounds' (``merged``)
 
-    def settings(self, values: Values) -> bool:
-        return True
-
     def watch(self, settings: bool, call: Call) -> Watch | None:
         """The three readings, where the magics have a machine to read them from."""
         return CpuWatch(call.machine, call.clock) if call.machine is not None and call.clock is not None else None
-
-    def from_json(self, data: dict[str, Any] | None) -> CpuContext | None:
-        """Filled in one go where the keys are the fields in order, as ``to_dict`` wrote them
-        (``result.frozen_from``: 2 of a short line's 50 µs to load by keyword)."""
-        return None if data is None else frozen_from(CpuContext, data)
 
     def judge(self, result: CudaTimeResult, record: CpuContext | None) -> Noise:
         return judged(result, record)
@@ -103,8 +68,17 @@ class CpuFacts(Feature):
     def cells(self, record: Noise | None) -> tuple[str, ...]:
         return (record.cell if record is not None else "",)
 
-    def table_notes(self, rows: list[tuple[str, CudaTimeResult, Any]], what: str) -> list[str]:
-        return noise_lines(rows, what)
+    def table_notes(self, rows: list[tuple[str, CudaTimeResult, Noise | None]], what: str) -> list[str]:
+        """Each cause found once, in full, with the rows it was found at ("all 8 points" where it was found
+        at every one of three or more rows with warm runs); the numbers in its sentence are the first such
+        row's ("numbers from n=256")."""
+        found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
+        timed = sum(result.runs > 0 for _, result, _ in rows)
+        for name, _, noise in rows:
+            if noise is not None and noise.cause is not None:
+                found.setdefault(noise.cause.group, (noise.cause.text, []))[1].append(name)
+        return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
+                f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
 
     def table_fields(self, record: Noise | None) -> dict[str, Any]:
         """``noise``: the noise check's cause ("oversubscribed", "loaded", "varies", "unknown") where
@@ -113,12 +87,17 @@ class CpuFacts(Feature):
         return {"noise": cause.kind if cause is not None else None}
 
     def differences(self, first: CpuContext | None, second: CpuContext | None) -> list[str]:
-        """Different thread pools (what each saw during the warm runs), and loads ``LOAD_GAP`` apart."""
+        """Different thread pools (what each saw during the warm runs), and loads ``LOAD_GAP`` apart
+        where both were read: ``load 0.30 vs 6.70 on 2 cores``."""
         if first is None or second is None:
             return []
-        pools = ([f"thread pools {pools_text(first.threads)} vs {pools_text(second.threads)}"]
+        found = ([f"thread pools {pools_text(first.threads)} vs {pools_text(second.threads)}"]
                  if first.threads != second.threads else [])
-        return pools + _loads(first, second)
+        loads = first.load_before, second.load_before
+        if loads[0] is not None and loads[1] is not None and abs(loads[0] - loads[1]) >= LOAD_GAP:
+            cores = f"{first.cores} cores" if first.cores == second.cores else f"{first.cores} and {second.cores} cores"
+            found.append(f"load {loads[0]:.2f} vs {loads[1]:.2f} on {cores}")
+        return found
 
     def merged(self, records: list[CpuContext | None]) -> CpuContext | None:
         return joined(records)

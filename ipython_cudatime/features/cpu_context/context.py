@@ -81,8 +81,7 @@ def joined(contexts: list[CpuContext | None]) -> CpuContext | None:
     if not known:
         return None
 
-    waited = [c.waited for c in known]
-    preempted = [c.preempted for c in known]
+    waited, preempted = [c.waited for c in known], [c.preempted for c in known]
     return dataclasses.replace(
         known[0], load_after=known[-1].load_after, cpu=sum(c.cpu for c in known), wall=sum(c.wall for c in known),
         waited=None if None in waited else sum(w for w in waited if w is not None),
@@ -157,9 +156,6 @@ class CpuContext:
         threads (the first recorded, torch's, on a tie), or (None, 0)."""
         known = [(pool, threads) for pool, threads in self.cell_pools.items() if threads is not None]
         return max(known, key=lambda item: item[1]) if known else (None, 0)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 CPU_CONTEXT = record({

@@ -11,9 +11,8 @@ report, every sweep point and every compared result.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -100,11 +99,6 @@ def _iqr(ordered: list[float]) -> float:
     return ordered[(3 * len(ordered)) // 4] - ordered[len(ordered) // 4]
 
 
-def _wider_than_jitter(result: CudaTimeResult) -> bool:
-    interval = result.median_ci or (min(result.samples), max(result.samples))
-    return interval[1] - interval[0] > clock_jitter(result) or (result.iqr or 0.0) > clock_jitter(result)
-
-
 def split(result: CudaTimeResult) -> tuple[list[float], list[float]] | None:
     """The two groups (``modes``) where they move the answer: the runs' mean then lies further than
     ``NOISY_CI`` from the median, which describes one group only (70 runs of 1 ms and 30 of 2 ms: a
@@ -119,7 +113,10 @@ def is_noisy(result: CudaTimeResult) -> bool:
     """An answer in doubt: the median's interval reaches further than ``NOISY_CI`` from it, or the
     runs fall into groups that move it (``split``); and the spread is wider than the clocks' own jitter."""
     share = uncertainty(result)
-    if result.runs < 3 or share is None or not _wider_than_jitter(result):
+    if result.runs < 3 or share is None:
+        return False
+    low, high = result.median_ci or (min(result.samples), max(result.samples))
+    if high - low <= clock_jitter(result) and (result.iqr or 0.0) <= clock_jitter(result):
         return False
     return share > NOISY_CI or split(result) is not None
 
@@ -156,10 +153,6 @@ def _load_words(context: CpuContext) -> str:
     return f"{load} and {_plural(context.ready_before, 'other thread')} ready to run"
 
 
-def _cores_words(context: CpuContext) -> str:
-    return _plural(context.cores, "usable core")
-
-
 def _waited_words(context: CpuContext) -> str:
     share = context.waited_share
     if share is None:
@@ -178,76 +171,51 @@ def _thread_fix(threads: Iterable[str]) -> str:
     return " and ".join(dict.fromkeys(fixes))
 
 
-def _cpu_words(context: CpuContext) -> str:
-    """``; CPU time 1.02× the wall time``, or nothing where the CPU time was not measured."""
-    share = context.cpu_share
-    return "" if share is None else f"; CPU time {share:.2f}× the wall time"
-
-
-def _oversubscribed(context: CpuContext, pool: str | None, threads: int) -> NoiseCause:
-    fix = _thread_fix(context.cell_pools)
-    return NoiseCause(
-        "", "oversubscribed",
-        f"Likely cause: oversubscription. {pool} runs {threads} threads on {_cores_words(context)} (pools: "
-        f"{pools_text(context.threads)}; the cell's work used {pool}'s), but the machine's load "
-        f"({_load_words(context)}) left {_free_words(context.free_cores)}{_waited_words(context)}: the threads wait "
-        f"for each other at every barrier while one of them is descheduled. Fix: {fix}, or time with --threads 1 "
-        "(as torch's Timer does); or a quieter machine.",
-        f"oversubscribed, {pool} runs {threads} threads with {_free_words(context.free_cores)}",
-        "--threads 1 or a quieter machine", pool)
-
-
-def _loaded(context: CpuContext) -> NoiseCause:
-    load = "" if context.load_before is None else f", load {context.load_before:.2f}"
-    return NoiseCause(
-        "", "loaded",
-        f"Likely cause: a loaded machine: {_load_words(context)} on {_cores_words(context)}"
-        f"{_waited_words(context)}: other work wanted the cores this measurement ran on. Fix: a quieter machine "
-        "(close other work), or more runs (-n/-b) for a steadier median.",
-        f"machine loaded{load} on {_cores_words(context)}", "a quieter machine, or more runs (-n/-b)")
-
-
-def _varies(context: CpuContext) -> NoiseCause:
-    """What a quiet machine and a busy process allow: the spread is the runs' own, or comes from
-    what no reading here shows (a neighbour on the same host, clock changes). Both are named."""
-    return NoiseCause(
-        "", "varies",
-        f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free "
-        f"({_load_words(context)} on {_cores_words(context)}{_waited_words(context)}) and the process "
-        f"was busy all along (CPU time {context.cpu_share or 0:.2f}× the wall time): "  # measured: _cause read it
-        "the runs differ in the work they do (data-dependent work, garbage collection, memory allocation), or "
-        "something this process cannot see slowed the CPU (another virtual machine on the same host, frequency "
-        "changes). Time "
-        "more runs, or read the spread with the median.",
-        "the runs themselves vary on a quiet machine", "more runs (-n/-b)")
-
-
-def _unknown(context: CpuContext | None) -> NoiseCause:
+def _cause(result: CudaTimeResult, context: CpuContext | None, symptom: str) -> NoiseCause:
+    """The cause for a result with ``symptom``. A pool is blamed only where the cell's work ran in it;
+    a load above the usable cores is a loaded machine even where the timing thread never waited (the
+    work may run in other threads: JAX's, a BLAS pool's). A quiet machine and a busy process leave
+    two causes, both named: the spread is the runs' own, or comes from what no reading here shows (a
+    neighbour on the same host, clock changes)."""
+    more_runs = " Time more runs (-n/-b) for a steadier median."
     if context is None:
-        text = "Cause unknown: no CPU facts were recorded with this result."
-    else:
-        text = (f"Cause unknown: the CPU facts do not explain it ({_load_words(context)} on "
-                f"{_cores_words(context)}{_waited_words(context)}{_cpu_words(context)}).")
-    return NoiseCause("", "unknown", text + " Time more runs (-n/-b) for a steadier median.", "cause unknown",
-                      "more runs (-n/-b)")
-
-
-def _cause(result: CudaTimeResult, context: CpuContext | None) -> NoiseCause:
-    """The cause for a result with a symptom (set by the caller). A pool is blamed only where the
-    cell's work ran in it; a load above the usable cores is a loaded machine even where the timing
-    thread never waited (the work may run in other threads: JAX's, a BLAS pool's)."""
-    if context is None:
-        return _unknown(None)
+        return NoiseCause(symptom, "unknown", "Cause unknown: no CPU facts were recorded with this result." + more_runs,
+                          "cause unknown", "more runs (-n/-b)")
+    cores, load, waited = _plural(context.cores, "usable core"), _load_words(context), _waited_words(context)
     hit = is_starved(context)  # the CPU was taken from the timing thread: True, False or not known
     pool, threads = context.widest_pool
     if hit is not False and threads >= 2 and threads > context.free_cores:
-        return _oversubscribed(context, pool, threads)
+        free = _free_words(context.free_cores)
+        return NoiseCause(
+            symptom, "oversubscribed",
+            f"Likely cause: oversubscription. {pool} runs {threads} threads on {cores} (pools: "
+            f"{pools_text(context.threads)}; the cell's work used {pool}'s), but the machine's load ({load}) left "
+            f"{free}{waited}: the threads wait for each other at every barrier while one of them is descheduled. "
+            f"Fix: {_thread_fix(context.cell_pools)}, or time with --threads 1 (as torch's Timer does); or a "
+            "quieter machine.",
+            f"oversubscribed, {pool} runs {threads} threads with {free}", "--threads 1 or a quieter machine", pool)
     if hit or context.others > context.cores or (hit is None and context.free_cores < 1):
-        return _loaded(context)
+        average = "" if context.load_before is None else f", load {context.load_before:.2f}"
+        return NoiseCause(
+            symptom, "loaded",
+            f"Likely cause: a loaded machine: {load} on {cores}{waited}: other work wanted the cores this "
+            "measurement ran on. Fix: a quieter machine (close other work), or more runs (-n/-b) for a steadier "
+            "median.",
+            f"machine loaded{average} on {cores}", "a quieter machine, or more runs (-n/-b)")
     quiet = context.waited_share is not None and context.waited_share < QUIET_WAIT
-    if quiet and not result.on_gpu and (context.cpu_share or 0) >= BUSY:
-        return _varies(context)
-    return _unknown(context)
+    share = context.cpu_share
+    if quiet and not result.on_gpu and (share or 0) >= BUSY:
+        return NoiseCause(
+            symptom, "varies",
+            f"Likely cause: not this machine's load, so the runs themselves vary. The CPU was free ({load} on "
+            f"{cores}{waited}) and the process was busy all along (CPU time {share or 0:.2f}× the wall time): "
+            "the runs differ in the work they do (data-dependent work, garbage collection, memory allocation), or "
+            "something this process cannot see slowed the CPU (another virtual machine on the same host, frequency "
+            "changes). Time more runs, or read the spread with the median.",
+            "the runs themselves vary on a quiet machine", "more runs (-n/-b)")
+    cpu = "" if share is None else f"; CPU time {share:.2f}× the wall time"
+    return NoiseCause(symptom, "unknown", f"Cause unknown: the CPU facts do not explain it ({load} on {cores}{waited}"
+                      f"{cpu})." + more_runs, "cause unknown", "more runs (-n/-b)")
 
 
 def _symptom(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, str] | None:
@@ -276,7 +244,7 @@ def noise(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, Nois
     if found is None:
         return None, None
     symptom, words = found
-    cause = dataclasses.replace(_cause(result, context), symptom=symptom)
+    cause = _cause(result, context, symptom)
     return f"Warning: {words}: {cause.short} · fix: {cause.fix}", cause
 
 
@@ -308,19 +276,15 @@ def judged(result: CudaTimeResult, context: CpuContext | None) -> Noise:
     return Noise(context, warning, cause, quiet_note(result))
 
 
-def _pair(before: float | None, after: float | None, show: Callable[[float | None], str]) -> str:
-    return "unknown" if before is None and after is None else f"{show(before)} before, {show(after)} after"
-
-
 def context_rows(context: CpuContext | None) -> list[tuple[str, str]]:
     """(label, value) rows of the CPU facts, for the report's details."""
     if context is None:
         return [("CPU", "not recorded")]
     share = context.cpu_share
+    loads = ["?" if load is None else f"{load:.2f}" for load in (context.load_before, context.load_after)]
     return [
         ("CPU: usable cores", str(context.cores)),
-        ("CPU: load average", _pair(context.load_before, context.load_after,
-                                    lambda v: "?" if v is None else f"{v:.2f}")),
+        ("CPU: load average", "unknown" if loads == ["?", "?"] else f"{loads[0]} before, {loads[1]} after"),
         ("CPU: other threads ready", "unknown" if context.ready_before is None
          else f"{context.ready_before} before the cold run"),
         ("CPU: thread pools", pools_text(context.threads)),

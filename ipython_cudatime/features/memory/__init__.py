@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...backends.torch_cuda import TorchCudaBackend
 from ...measure.runner import Outcome, Watch
 from ...results.result import CudaTimeResult
 from ..feature import Call, Feature
 from .record import MEMORY, DeviceMemory, device_memory, memory_sentence
-
-if TYPE_CHECKING:
-    from ...command.options import Values
 
 NOT_READY = {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
 
@@ -48,8 +45,8 @@ class MemoryWatch(Watch):
     def record(self, outcome: Outcome) -> DeviceMemory | None:
         """The cell's peak device memory, or None when it never used CUDA."""
         before, after_cold = self._states.get("before"), self._states.get("after_cold")
-        if before is None or after_cold is None:
-            return None
+        if before is None or after_cold is None or not after_cold["cuda"]:
+            return None  # torch is looked up only where the cold run used CUDA: the cell may never import it
         return device_memory(self._modules["torch"].cuda, before, after_cold, self._states.get("after_warm"))
 
 
@@ -58,14 +55,8 @@ class Memory(Feature):
     schema = staticmethod(MEMORY)
     record_checks = ((DeviceMemory, MEMORY),)
 
-    def settings(self, values: Values) -> bool:
-        return True
-
     def watch(self, settings: bool, call: Call) -> Watch:
         return MemoryWatch()
-
-    def from_json(self, data: dict[str, Any] | None) -> DeviceMemory | None:
-        return None if data is None else DeviceMemory(**data)
 
     def text_lines(self, result: CudaTimeResult, record: DeviceMemory | None) -> list[str]:
         """A cell on the CPU has no device memory to speak of: no line unless it ran on a GPU."""

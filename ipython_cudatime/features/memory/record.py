@@ -33,9 +33,6 @@ class DeviceMemory:
     total: int | None = None
     before: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 # What a saved DeviceMemory may hold (``schema``): its feature's part of a saved line.
 MEMORY = record({

@@ -17,7 +17,7 @@ from ...render.report import percent, stacked_bar, table_html
 from ...results.result import CudaTimeResult, Finding
 from ...units import count_text
 from ...units import format_seconds as fmt
-from ..feature import Call, Feature, Unavailable, plain_record
+from ..feature import Call, Feature, Unavailable
 from .record import PROFILE, Profile, profile_lines
 from .summary import TorchProfiler
 
@@ -49,17 +49,15 @@ class ProfileWatch(Watch):
         return self._profiler.summary(outcome.extra) if outcome.extra is not None else None
 
 
-def _one_trace(values: Values) -> None:
+def _profiled_run(values: Values) -> None:
+    """One trace, one run: no --sweep; and a warm run to profile, unless --profile-cold."""
     if values.trace is not None and values.sweeps:
         raise OptionError("--trace keeps one run's trace: it cannot be combined with --sweep")
-
-
-def _warm_needs_runs(values: Values) -> None:
     if values.runs == 0 and (values.profile or ("warm" if values.trace else None)) == "warm":
         raise OptionError("-n 0 runs the cell once in all: use --profile-cold to profile that run")
 
 
-RULES = (_one_trace, _warm_needs_runs)
+RULES = (_profiled_run,)
 
 
 class Profiling(Feature):
@@ -77,6 +75,7 @@ class Profiling(Feature):
     )
     schema = staticmethod(PROFILE)
     record_checks = ((Profile, PROFILE),)
+    record_rows = ("top",)
     section_title = "Profile"
     section_class = "cudatime-section-profile"
 
@@ -90,9 +89,6 @@ class Profiling(Feature):
         if torch is None:
             raise Unavailable("--profile uses torch.profiler: import torch first")
         return ProfileWatch(TorchProfiler(torch, settings.trace), settings.cold)
-
-    def from_json(self, data: dict[str, Any] | None) -> Profile | None:
-        return plain_record(Profile, data, rows=("top",))
 
     def text_lines(self, result: CudaTimeResult, record: Profile | None) -> list[str]:
         return profile_lines(record) if record is not None else []

@@ -47,7 +47,8 @@ class Profile:
         return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
 
     def __str__(self) -> str:
-        return profile_text(self)
+        """A profile on its own (what ``profile_trace`` returns): the block and its verdict."""
+        return plain("\n".join(profile_lines(self) + [f"verdict  : {self.verdict}"]))
 
     def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
         printer.text(str(self))
@@ -104,8 +105,3 @@ def profile_lines(profile: Profile) -> list[str]:
     if profile.trace_file and profile.wall is not None:
         lines.append(f"trace    : {profile.trace_file} (open it in Perfetto or chrome://tracing)")
     return lines
-
-
-def profile_text(profile: Profile) -> str:
-    """A ``Profile`` on its own (what ``profile_trace`` returns): the block and its verdict."""
-    return plain("\n".join(profile_lines(profile) + [f"verdict  : {profile.verdict}"]))

@@ -7,6 +7,7 @@ device (CPU-only PyTorch) the outermost operator calls stand in for kernels.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import tempfile
@@ -27,13 +28,10 @@ TOP = 5
 
 def union(intervals: Iterable[tuple[float, float]]) -> float:
     """Total length covered by (start, end) intervals, overlaps counted once."""
-    total, end = 0.0, None
+    total, end = 0.0, -math.inf
     for start, stop in sorted(intervals):
-        if end is None or start > end:
-            total += stop - start
-            end = stop
-        elif stop > end:
-            total += stop - end
+        if stop > end:
+            total += stop - max(start, end)
             end = stop
     return total
 

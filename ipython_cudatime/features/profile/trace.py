@@ -97,14 +97,6 @@ def _read(path: str | os.PathLike[str]) -> Any:
         raise TraceError(f"{path} is not a Chrome trace (JSON, optionally gzipped): {exc}") from None
 
 
-def _events(data: Any, path: str) -> list[Event]:
-    """The event list: ``{"traceEvents": [...]}`` (what Kineto writes) or a bare list."""
-    events = data.get("traceEvents") if isinstance(data, dict) else data
-    if not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
-        raise TraceError(f"{path} is not a Chrome trace: it has no list of trace events (\"traceEvents\")")
-    return events
-
-
 def _span(event: Event, operators: Mapping[Any, str | None] | None = None) -> Span:
     args = event.get("args") or {}
     operator = operators.get(args.get("External id")) if operators is not None else None
@@ -127,9 +119,14 @@ def outermost(events: Iterable[Event]) -> list[Event]:
     return kept
 
 
-def activity_from_trace(data: Any, path: str = "the trace") -> DeviceActivity:
-    """The ``DeviceActivity`` of a parsed Chrome trace (``path`` names it in errors)."""
-    events = [e for e in _events(data, path) if e.get("ph") == "X" and "ts" in e]
+def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
+    """Read a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) into a ``DeviceActivity``: its
+    events are ``{"traceEvents": [...]}`` (what Kineto writes) or a bare list."""
+    data = _read(path)
+    listed = data.get("traceEvents") if isinstance(data, dict) else data
+    if not isinstance(listed, list) or not all(isinstance(event, dict) for event in listed):
+        raise TraceError(f"{path} is not a Chrome trace: it has no list of trace events (\"traceEvents\")")
+    events = [e for e in listed if e.get("ph") == "X" and "ts" in e]
     by_category: defaultdict[Any, list[Event]] = defaultdict(list)
     for event in events:
         by_category[event.get("cat")].append(event)
@@ -158,8 +155,3 @@ def _marked(annotations: Iterable[Event], mark: str) -> tuple[float, float] | No
     """(start, end) over the ``record_function`` ranges named ``mark``, or None without one."""
     spans = [_span(e) for e in annotations if e.get("name") == mark]
     return (min(s.start for s in spans), max(s.end for s in spans)) if spans else None
-
-
-def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
-    """Read a Kineto / Chrome-trace file (``.json`` or ``.json.gz``) into a ``DeviceActivity``."""
-    return activity_from_trace(_read(path), str(path))

@@ -18,7 +18,7 @@ from ...render.chart import COLOURS, MUTED, PANEL, img_tag
 from ...results.result import CudaTimeResult, Finding
 from ...units import format_seconds as fmt
 from ...units import format_si
-from ..feature import Call, Feature, Unavailable, plain_record
+from ..feature import Call, Feature, Unavailable
 from .model import BYTES_NOTE, ROOFLINE, PeakOverride, Roofline, sentences
 
 if TYPE_CHECKING:
@@ -54,29 +54,6 @@ def _rates(r: Roofline) -> str:
     against = f" (peak {', '.join(peaks)})" if peaks else ""
     return (f"{format_si(r.flop_rate, 'FLOP/s')}, {format_si(r.byte_rate, 'B/s')} over the warm median"
             f"{intensity}{against}")
-
-
-def roofline_lines(r: Roofline) -> list[str]:
-    """The text report's roofline lines (the verdict itself is a finding)."""
-    lines = [f"roofline : one extra counting run ({fmt(r.wall)}, not in the statistics): {_counted(r)}",
-             f"rates    : {_rates(r)}",
-             f"           {BYTES_NOTE}"]
-    if r.uncounted:
-        lines.append(f"FLOPs not counted for: {_uncounted(r)}")
-    return lines
-
-
-RATE_HEADER = ("FLOP/s", "B/s", "of peak")
-
-
-def rate_cells(r: Roofline | None) -> tuple[str, str, str]:
-    """A roofline's achieved rates for a sweep or comparison table: FLOP/s, B/s, fraction of peak."""
-    if r is None or r.flop_rate is None:
-        return ("", "", "")
-    if not (r.flops or r.bytes):
-        return ("not counted", "", "")
-    fraction = f"{100 * r.fraction_of_peak:.0f}% ({r.bound or 'peak'})" if r.fraction_of_peak is not None else ""
-    return (format_si(r.flop_rate, "FLOP/s"), format_si(r.byte_rate, "B/s"), fraction)
 
 
 def _scale(value: float, low: float, high: float, size: float, flip: bool = False) -> float:
@@ -124,39 +101,27 @@ def roofline_svg(r: Roofline) -> str:
             f"FLOP/byte, ridge {ridge:.3g}</text></svg>")
 
 
-def roofline_html(r: Roofline | None) -> str:
-    """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
-    if r is None:
-        return ""
-    uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(r))}</li>" if r.uncounted else ""
-    svg = roofline_svg(r)
-    chart = img_tag(svg.encode(), "roofline: this cell against the device peaks", SVG_SIZE[0]) if svg else ""
-    return (f"<div class='cudatime-roofline'><b>{escape(r.verdict)}</b><br>{chart}"
-            f"<ul><li>one extra counting run ({fmt(r.wall)}, not in the statistics): {escape(_counted(r))}</li>"
-            f"<li>{escape(_rates(r))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")
-
-
 _SI = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
-def _rate(name: str, text: str) -> float:
-    """``989e12``, ``989T`` or ``4.8T``: a positive number, with an optional decimal prefix."""
-    scale = _SI.get(text[-1:], 1.0)
-    try:
-        value = float(text[:-1] if scale != 1.0 else text) * scale
-    except ValueError:
-        value = math.nan
-    if not (value > 0 and math.isfinite(value)):
-        raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S] as positive numbers (989e12,4.8e12 or 989T,4.8T), "
-                          f"got {text!r}")
-    return value
-
-
 def _peak(name: str, text: str) -> PeakOverride:
-    parts = text.split(",")
+    """``989e12,4.8e12``, ``989T,4.8T`` or ``989T``: one or two positive numbers, each with an optional
+    decimal prefix."""
+    parts = [part.strip() for part in text.split(",")]
     if len(parts) > 2:
         raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S], got {text!r}")
-    return PeakOverride(*(_rate(name, part.strip()) for part in parts))
+    rates = []
+    for part in parts:
+        scale = _SI.get(part[-1:], 1.0)
+        try:
+            value = float(part[:-1] if scale != 1.0 else part) * scale
+        except ValueError:
+            value = math.nan
+        if not (value > 0 and math.isfinite(value)):
+            raise OptionError(f"{name} expects FLOPS[,BYTES_PER_S] as positive numbers (989e12,4.8e12 or "
+                              f"989T,4.8T), got {part!r}")
+        rates.append(value)
+    return PeakOverride(*rates)
 
 
 @dataclass(frozen=True)
@@ -196,9 +161,10 @@ class RooflineFeature(Feature):
     )
     schema = staticmethod(ROOFLINE)
     record_checks = ((Roofline, ROOFLINE),)
+    record_rows = ("uncounted",)
     section_title = "Roofline"
     section_class = "cudatime-section-roofline"
-    columns = RATE_HEADER
+    columns = ("FLOP/s", "B/s", "of peak")
 
     def settings(self, values: Values) -> RooflineSettings | None:
         if not values.roofline and values.peak is None:
@@ -214,20 +180,37 @@ class RooflineFeature(Feature):
 
         return CountingWatch(OpCounter(settings.peak))
 
-    def from_json(self, data: dict[str, Any] | None) -> Roofline | None:
-        return plain_record(Roofline, data, rows=("uncounted",))
-
     def text_lines(self, result: CudaTimeResult, record: Roofline | None) -> list[str]:
-        return roofline_lines(record) if record is not None else []
+        """The counted numbers and the rates (the verdict itself is a finding)."""
+        if record is None:
+            return []
+        lines = [f"roofline : one extra counting run ({fmt(record.wall)}, not in the statistics): {_counted(record)}",
+                 f"rates    : {_rates(record)}", f"           {BYTES_NOTE}"]
+        return lines + ([f"FLOPs not counted for: {_uncounted(record)}"] if record.uncounted else [])
 
     def findings(self, result: CudaTimeResult, record: Roofline | None) -> list[Finding]:
         return [Finding(kind, text) for kind, text in sentences(record)] if record is not None else []
 
     def section_html(self, result: CudaTimeResult, record: Roofline | None) -> str:
-        return roofline_html(record)
+        """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
+        if record is None:
+            return ""
+        uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(record))}</li>" if record.uncounted else ""
+        svg = roofline_svg(record)
+        chart = img_tag(svg.encode(), "roofline: this cell against the device peaks", SVG_SIZE[0]) if svg else ""
+        return (f"<div class='cudatime-roofline'><b>{escape(record.verdict)}</b><br>{chart}<ul><li>one extra "
+                f"counting run ({fmt(record.wall)}, not in the statistics): {escape(_counted(record))}</li>"
+                f"<li>{escape(_rates(record))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")
 
     def cells(self, record: Roofline | None) -> tuple[str, ...]:
-        return rate_cells(record)
+        """The achieved rates: FLOP/s, B/s, fraction of peak."""
+        if record is None or record.flop_rate is None:
+            return ("", "", "")
+        if not (record.flops or record.bytes):
+            return ("not counted", "", "")
+        fraction = record.fraction_of_peak
+        return (format_si(record.flop_rate, "FLOP/s"), format_si(record.byte_rate, "B/s"),
+                f"{100 * fraction:.0f}% ({record.bound or 'peak'})" if fraction is not None else "")
 
     def table_fields(self, record: Roofline | None) -> dict[str, Any]:
         if record is None:

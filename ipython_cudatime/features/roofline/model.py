@@ -104,11 +104,6 @@ class PeakOverride:
     bandwidth: float | None = None
 
 
-def _dominant(stats: Sequence[OpStat]) -> OpStat | None:
-    """The op record (device, dtype, name) doing most FLOPs; by bytes when nothing computed."""
-    return max(stats, key=lambda s: (s.flops, s.bytes)) if stats else None
-
-
 def _number(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
@@ -197,7 +192,7 @@ def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: 
     flops = sum(s.flops for s in stats)
     nbytes = sum(s.bytes for s in stats)
     op_seconds = sum(s.seconds for s in stats)
-    top = _dominant(stats)
+    top = max(stats, key=lambda s: (s.flops, s.bytes)) if stats else None  # most FLOPs; by bytes if none computed
     device = top.device if top else "cpu"
     dtype = top.dtype if top else None
     name = device_name(device) if top else "cpu"
@@ -236,12 +231,6 @@ def _reached(r: Roofline) -> list[str]:
             f"({format_si(reached, unit)}, {found.source})"]
 
 
-def _memory_hint(pointwise_share: float) -> str:
-    if pointwise_share >= FUSION_HINT_SHARE:
-        return "fusing this elementwise chain (torch.compile) saves traffic"
-    return "moving fewer bytes (fusion, a smaller dtype) is what would speed it up"
-
-
 def verdict(r: Roofline, pointwise_share: float = 0.0) -> str:
     """The roofline in one sentence with its numbers."""
     if not r.flops and not r.bytes:
@@ -257,9 +246,11 @@ def verdict(r: Roofline, pointwise_share: float = 0.0) -> str:
                 f"({format_si(r.peak_flops, 'FLOP/s')}); compute-bound ({intensity}{ridge})")
     if r.bound == "memory":
         assert r.fraction_of_peak is not None  # as for "compute"
+        hint = ("fusing this elementwise chain (torch.compile) saves traffic" if pointwise_share >= FUSION_HINT_SHARE
+                else "moving fewer bytes (fusion, a smaller dtype) is what would speed it up")
         return (f"{format_si(r.byte_rate, 'B/s')}: {100 * r.fraction_of_peak:.0f}% of "
                 f"the {format_si(r.peak_bandwidth, 'B/s')} memory bandwidth; memory-bound ({intensity}{ridge}): "
-                f"{_memory_hint(pointwise_share)}")
+                f"{hint}")
     achieved = f"{format_si(r.flop_rate, 'FLOP/s')} and {format_si(r.byte_rate, 'B/s')} achieved ({intensity})"
     if r.fraction_of_peak is not None and r.peak_flops:
         return f"{achieved}: {100 * r.fraction_of_peak:.0f}% of {r.peak_source} ({format_si(r.peak_flops, 'FLOP/s')})"

@@ -153,8 +153,8 @@ class _Recorder(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped he
 
 
 class OpCounter:
-    """A context manager around the counting run; ``stats`` lists an ``OpStat`` per op, dtype and device,
-    and ``summary`` turns them into a ``roofline.Roofline``. ``peak`` is ``--peak`` (a PeakOverride)."""
+    """A context manager around the counting run, which keeps an ``OpStat`` per op, dtype and device;
+    ``summary`` turns them into a ``roofline.Roofline``. ``peak`` is ``--peak`` (a PeakOverride)."""
 
     def __init__(self, peak: PeakOverride | None = None) -> None:
         self.peak = peak
@@ -179,15 +179,11 @@ class OpCounter:
         self._flop_counter.__exit__(*exc)
         return False
 
-    @property
-    def stats(self) -> list[OpStat]:
-        return list(self._stats.values())
-
     def summary(self, run: Run, median: float | None, harness: float = 0.0) -> Roofline:
         """The Roofline of the counted ``run``, with rates over the warm ``median``; ``harness`` is
         the harness's own cost per run, kept out of the share spent outside the ops."""
-        return build(self.stats, run, median, self.device_name, self.tf32, self.peak, self._recorder.bookkeeping,
-                     harness)
+        return build(list(self._stats.values()), run, median, self.device_name, self.tf32, self.peak,
+                     self._recorder.bookkeeping, harness)
 
     @staticmethod
     def device_name(device: str) -> str:
