@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import functools
 import itertools
 import statistics
 import sys
@@ -43,34 +44,20 @@ if TYPE_CHECKING:
 
 
 DEFAULT_BUDGET = 1.0  # seconds of warm-up + warm runs after the cold run
-
-
 MIN_RUNS = 3  # warm runs (samples), whenever they fit
-
-
 MAX_RUNS = 1000  # warm runs (samples), at most, without -n
-
 
 # Null runs per call to measure the harness's own cost: enough for a median and quartiles,
 # and cheap (25 synchronizes: about 0.5 ms on a GPU, 15 µs on the CPU).
 NULL_RUNS = 25
 
-
 # A run shorter than this many times the harness's cost per sample is timed in batches of k
 # runs per sample, k chosen so that a sample lasts this long: the harness then adds at most 1%.
 BATCH_TARGET = 100
-
-
 MAX_BATCH = 10**7  # runs per sample, at most (a 5 ns `pass` needs 10**4 for a 50 µs sample)
-
-
 SIZED = "sized"  # ``Plan.batch``: the runs per sample sized from the warm-up, even with a fixed count
 
-
 Outputs = Callable[[Any], list[Any]]  # ``Cell.outputs``: a run's value -> what the run produced
-
-
-Mark = Callable[[Callable[[], Any]], Callable[[], Any]]  # the cell -> the cell as a watched run calls it
 
 
 @dataclass(frozen=True)
@@ -245,26 +232,20 @@ class Sampler:
         self.outputs, self.batch = outputs, batch
         self._each = [watch for watch in watches if watch.hears_each_run()]
 
-    def _timed(self, fn: Callable[[], Any], **kwargs: Any) -> tuple[Run, Any]:
-        return timed_run(fn, self.devices, self.clock, outputs=self.outputs, **kwargs)
-
-    def _cell(self, mark: Mark | None) -> Callable[[], Any]:
-        """The cell, inside ``mark(fn)`` when a watch marks the run (``Watch.mark``)."""
-        return self.fn if mark is None else mark(self.fn)
-
-    def run(self, before: str | None = "settle", mark: Mark | None = None, runs: int = 1) -> Run:
-        """One later run, or a sample of ``runs`` runs in one batch (clocks per run); before it the
-        cell's names are put back, then the watches that hear each run hear it."""
+    def run(self, before: str | None = "settle", fn: Callable[[], Any] | None = None, runs: int = 1) -> Run:
+        """One later run (of ``fn``: the cell as a watch marked it), or a sample of ``runs`` runs in one
+        batch (clocks per run); before it the cell's names are put back, then the watches that hear
+        each run hear it."""
         self.repeats.reset()
         for watch in self._each:
             watch.before_run()
-        if runs == 1:
-            run = self._timed(self._cell(mark), before=before)[0]
-        else:
-            batch = self.batch
-            assert batch is not None  # more than one run per sample comes from batch_size: a cell that can be batched
-            run = self._timed(lambda: batch(runs), before="settle")[0]
-            device = None if run.device is None else run.device / runs  # the sample's clocks, per run
+        call = fn or self.fn
+        if runs > 1:
+            assert self.batch is not None  # more than one run per sample: batch_size saw a cell that can be batched
+            call = functools.partial(self.batch, runs)
+        run = timed_run(call, self.devices, self.clock, outputs=self.outputs, before=before)[0]
+        if runs > 1:  # the sample's clocks, per run
+            device = None if run.device is None else run.device / runs
             run = Run(run.host / runs, run.wall / runs, device, batch=runs)
         for watch in self._each:
             watch.after_run(run)
@@ -473,17 +454,6 @@ def _is_out_of_memory(exc: BaseException) -> bool:
         return False
 
 
-def _repeat_note(runs: int | None, total: int, reasons: Sequence[str]) -> str | None:
-    """The report's sentence when the cell changes state that restoring names cannot undo."""
-    if not reasons or runs == 0:
-        return None
-    why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
-    if runs is None:
-        ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
-        return f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them)."
-    return f"The state reflects all {total} runs, not one (-n {runs} forced them): {why}."
-
-
 @dataclass
 class Cell:
     """What ``measure`` runs: the cell as a no-argument callable, and what it knows of it.
@@ -550,13 +520,17 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
 
 
 def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> list[str]:
-    """The result's notes: the devices', why the cell ran once (or what -n forced: ``asked`` is the
-    plan before the cut), and an OOM hint."""
-    notes = devices.notes()
-    total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra) + (later.stopped is not None)
-    note = _repeat_note(asked.runs, total, repeats.why_once())
-    if note:
-        notes.append(note)
+    """The result's notes: the devices', why the cell ran once when it changes state that restoring
+    names cannot undo (or what -n forced: ``asked`` is the plan before the cut), and an OOM hint."""
+    notes, reasons, runs = devices.notes(), repeats.why_once(), asked.runs
+    if reasons and runs != 0:
+        total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra) + (later.stopped is not None)
+        why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+        if runs is None:
+            ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
+            notes.append(f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them).")
+        else:
+            notes.append(f"The state reflects all {total} runs, not one (-n {runs} forced them): {why}.")
     notes += repeats.notes()
     if later.error is not None and _is_out_of_memory(later.error):
         notes.append(OOM_HINT)
@@ -573,7 +547,8 @@ def _cold_run(sampler: Sampler, watches: Sequence[Watch]) -> tuple[Run, Any]:
     try:
         with contextlib.ExitStack() as stack:
             # with the process's CPU times, as ``%time`` prints them
-            ran = sampler._timed(sampler._cell(_entered(stack, watches, "cold")), cpu_times=True)
+            ran = timed_run(_entered(stack, watches, "cold", sampler.fn), sampler.devices, sampler.clock,
+                            cpu_times=True, outputs=sampler.outputs)
     except BaseException:
         _drain(sampler.devices)
         raise
@@ -583,24 +558,16 @@ def _cold_run(sampler: Sampler, watches: Sequence[Watch]) -> tuple[Run, Any]:
     return ran
 
 
-def _entered(stack: contextlib.ExitStack, watches: Sequence[Watch], run: str) -> Mark | None:
-    """Enter each watch's context around ``run`` on ``stack``; return the mark that wraps the cell
-    in every watch's ``mark``, or None when no watch marks it."""
-    marking = []
+def _entered(stack: contextlib.ExitStack, watches: Sequence[Watch], run: str,
+             fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Enter each watch's context around ``run`` on ``stack``; return ``fn`` in the mark of each
+    watch that has one."""
     for watch in watches:
         around = watch.around(run)
         if around is not None:
             stack.enter_context(around)
-            marking.append(watch)
-    if not marking:
-        return None
-
-    def mark(fn: Callable[[], Any]) -> Callable[[], Any]:
-        for watch in marking:
             fn = watch.mark(run, fn)
-        return fn
-
-    return mark
+    return fn
 
 
 @dataclass
@@ -639,9 +606,9 @@ def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: 
             for watch in extras:
                 later.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
                 with contextlib.ExitStack() as stack:
-                    mark = _entered(stack, [watch], "extra")
+                    fn = _entered(stack, [watch], "extra", sampler.fn)
                     if watch.failure is None:  # a watch that failed (or failed to enter) gets no run
-                        later.extra[watch] = sampler.run(before="synchronize", mark=mark)
+                        later.extra[watch] = sampler.run(before="synchronize", fn=fn)
     except Unrepeatable:
         pass  # not an early stop: the repeat note says why the runs ended
     except StopRepeats as stop:
@@ -694,13 +661,13 @@ def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], 
                           extra_runs=extra_runs(features, records))
 
 
-# The loop's own names start with _cudatime_: the cell's ``_`` (IPython's last output) stays the user's.
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
 _SCOPES = (*_DEFS, ast.Lambda)
+_NOT_IN_A_LOOP_FUNCTION = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
+# statements that bind their names whenever they run (a loop or a branch may not run at all)
+_ALWAYS_BINDS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, *_DEFS)
 
-
+# The loop's own names start with _cudatime_: the cell's ``_`` (IPython's last output) stays the user's.
 _TEMPLATE = """
 def _cudatime_batch(_cudatime_k, _cudatime_repeat):
     _cudatime_value = None
@@ -708,14 +675,6 @@ def _cudatime_batch(_cudatime_k, _cudatime_repeat):
         pass
     return _cudatime_value
 """
-
-
-_NOT_IN_A_LOOP_FUNCTION = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
-
-
-# statements that bind their names whenever they run (a loop or a branch may not run at all)
-_ALWAYS_BINDS = (ast.Assign, ast.AnnAssign, ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
-                 ast.ClassDef)
 
 
 def top_level_names(tree: ast.AST) -> list[str]:
@@ -735,16 +694,6 @@ def top_level_names(tree: ast.AST) -> list[str]:
 
     visit(tree)
     return sorted(names)
-
-
-def _executed(tree: ast.Module) -> Iterator[ast.AST]:
-    """The nodes of a cell that run with it: not defs, lambdas or classes, nor anything in them."""
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if not isinstance(node, _SCOPES):
-            yield node
-            pending.extend(ast.iter_child_nodes(node))
 
 
 def _reads(statement: ast.stmt) -> set[str]:
@@ -773,11 +722,19 @@ def independent(tree: ast.Module) -> bool:
 
 
 def _batchable(tree: ast.Module) -> bool:
-    if not tree.body or not independent(tree):
+    """Whether the cell can be the body of the loop function: runs that do not depend on each other,
+    no ``:=`` anywhere, and none of ``_NOT_IN_A_LOOP_FUNCTION`` in what runs with the cell (defs,
+    lambdas and classes are scopes of their own)."""
+    if not tree.body or not independent(tree) or any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):
         return False
-    if any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):
-        return False
-    return not any(isinstance(node, _NOT_IN_A_LOOP_FUNCTION) for node in _executed(tree))
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _NOT_IN_A_LOOP_FUNCTION):
+            return False
+        if not isinstance(node, _SCOPES):
+            pending.extend(ast.iter_child_nodes(node))
+    return True
 
 
 def _loop_module(tree: ast.Module) -> ast.Module:

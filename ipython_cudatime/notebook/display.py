@@ -159,20 +159,10 @@ class Display:
 
 
 SHOW_AFTER = 0.5  # seconds before a view appears: fast cells never flash one
-
-
 MIN_INTERVAL = 0.2  # seconds between two refreshes, at least
-
-
 TICK = 0.25  # seconds between two looks of the ticker at a run under way
-
-
 COST_SHARE = 0.01  # refreshing costs at most this share of the time measured
-
-
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
-
-
 FINISHED_SHOWN = 8  # finished sweep points listed under the bar, the latest ones
 
 

@@ -322,32 +322,31 @@ class CudaTimeMagics(Magics):
                 measurement = self._measure(spec, compiled, where, live, hold=hold)
             except BaseException as exc:  # setup or the cold run failed: nothing to report
                 return None, exc
-            result, show, error = measurement.result, spec.show, measurement.error
-            if show.var:
-                self.shell.user_ns[show.var] = result
+            result, error = measurement.result, measurement.error
             assert result.task is not None  # measure() gives its result the task it timed
             point = Point(result.task, result)
-            self._record(spec, [point])
-            self._save(spec, [point])
-            if not show.quiet:
-                self.display.show(result, show.text, live)
-        value = result if show.output else measurement.value
+            self._keep(spec, [point], point)
+            self._show(spec, result, live)
+        value = result if spec.show.output else measurement.value
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
-    def _record(self, spec: Spec[Feature], points: list[Point]) -> None:
-        """-l records the points of this call (those timed so far) for %cudatime_compare, in place
-        of what was recorded under the label before."""
+    def _keep(self, spec: Spec[Feature], points: list[Point], point: Point) -> None:
+        """-l records the ``points`` of this call (those timed so far) for %cudatime_compare, in place
+        of what was recorded under the label before; --save appends the ``point`` just timed to its file."""
         if spec.label:
-            self.history.record([point for point in points if point.result is not None])
-
-    @staticmethod
-    def _save(spec: Spec[Feature], points: list[Point]) -> None:
-        """--save appends ``points`` to its file."""
+            self.history.record([done for done in points if done.result is not None])
         if spec.save:
             try:
-                store.save(points, spec.save)
+                store.save([point], spec.save)
             except OSError as exc:  # the timing is done: say so, and still show the report
                 print(f"cudatime: --save {spec.save}: not saved ({exc})", file=sys.stderr)
+
+    def _show(self, spec: Spec[Feature], obj: CudaTimeResult | Results, live: LiveProgress) -> None:
+        """-o VAR binds what was timed; unless -q, its report replaces the progress view."""
+        if spec.show.var:
+            self.shell.user_ns[spec.show.var] = obj
+        if not spec.show.quiet:
+            self.display.show(obj, spec.show.text, live)
 
     def _sweep(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
                run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Results | None, BaseException | None]:
@@ -379,8 +378,7 @@ class CudaTimeMagics(Magics):
             live.point_done(format_params(point.params), point.result.median if point.result else None,
                             point.result is None)
             done.append(point)
-            self._record(spec, done)
-            self._save(spec, [point])
+            self._keep(spec, done, point)
 
         failed = Task(compiled.source, spec.label, env=Env.here("not timed"), threads=spec.threads)  # a failed point
         with InterruptHold() as hold:
@@ -398,13 +396,9 @@ class CudaTimeMagics(Magics):
             hold.start()  # from here a Ctrl-C waits for the report of the points done
             if spec.check:
                 check_values(sweep, values)
-            show = spec.show
-            if show.var:
-                self.shell.user_ns[show.var] = sweep
-            if not show.quiet:
-                self.display.show(sweep, show.text, live)
+            self._show(spec, sweep, live)
         error = KeyboardInterrupt() if hold.caught and sweep.error is None else sweep.error
-        return (sweep if show.output else None), error
+        return (sweep if spec.show.output else None), error
 
     cudatime.__doc__ = cli.usage(FEATURES)
 

@@ -38,10 +38,8 @@ class NvmlProbe(Probe[dict[str, int] | None]):
             nvml.nvmlInit()
             cuda = self._torch.cuda
             uuid = getattr(cuda.get_device_properties(cuda.current_device()), "uuid", None)
-            if uuid is not None:
-                self._handle = nvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}")
-            else:
-                self._handle = nvml.nvmlDeviceGetHandleByIndex(cuda.current_device())
+            self._handle = (nvml.nvmlDeviceGetHandleByUUID(f"GPU-{uuid}") if uuid is not None
+                            else nvml.nvmlDeviceGetHandleByIndex(cuda.current_device()))
         return self._handle
 
     def state(self, moment: str) -> dict[str, int] | None:

@@ -1,6 +1,6 @@
 """Why the cold run was slow: the probes of frameworks already imported, read around it, turned into
 causes. A probe that raises (made, read or asked for its causes) is one cause saying what was not read
-and why (``Unread``): the measurement stands.
+and why (``not_read``, in place of its state: no state is a ``Cause``): the measurement stands.
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ...measure.runner import Outcome, Watch
@@ -19,7 +18,7 @@ from .page_fault_probe import PageFaultProbe
 from .probe import Cause, Probe
 from .torch_probe import TorchProbe
 
-__all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "Unread", "remainder"]
+__all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "remainder"]
 
 # (module the user must have imported, probe class whose detect(module) returns a probe or None).
 Entry = tuple[str, type[Probe[Any]]]
@@ -31,13 +30,6 @@ PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch",
 def not_read(probe: Probe[Any] | type[Probe[Any]], error: Exception) -> Cause:
     """The one line for a probe that raised: "PyTorch state not read: ..." (``Probe.label``, ``failure_text``)."""
     return Cause(f"{probe.label} not read", None, failure_text(error), explains=False)
-
-
-@dataclass(frozen=True)
-class Unread:
-    """A probe's reading that raised, in place of its state: ``cause`` says which and why (``not_read``)."""
-
-    cause: Cause
 
 
 class Unmade(Probe[None]):
@@ -61,18 +53,18 @@ def _made(probe_class: type[Probe[Any]], framework: Any) -> Probe[Any] | None:
 
 
 def _reading(probe: Probe[Any], read: Callable[[], Any]) -> Any:
-    """What ``read`` (``probe``'s ``state`` or ``initial``) returns, or an ``Unread`` where it raised."""
+    """What ``read`` (``probe``'s ``state`` or ``initial``) returns, or the ``Cause`` saying why not where it raised."""
     try:
         return read()
     except Exception as error:
-        return Unread(not_read(probe, error))
+        return not_read(probe, error)
 
 
 def _probe_causes(probe: Probe[Any], source: str | None, before: Any, after_cold: Any, after_warm: Any) -> list[Cause]:
     """The probe's causes; where a reading or the causes themselves raised, one cause saying so."""
-    unread = [state for state in (before, after_cold, after_warm) if isinstance(state, Unread)]
+    unread = [state for state in (before, after_cold, after_warm) if isinstance(state, Cause)]
     if unread:
-        return [unread[0].cause]
+        return unread[:1]
     try:
         return probe.causes(before, after_cold, after_warm, source)
     except Exception as error:
@@ -90,18 +82,12 @@ class ProbeSet:
 
     def active(self, modules: Mapping[str, Any] | None = None) -> list[Probe[Any]]:
         modules = sys.modules if modules is None else modules
-        found = []
         for entry in self._registry:
-            module_name, probe_class = entry
-            framework = modules.get(module_name)
-            if framework is None:
-                continue
-            if self._made.get(entry) is None:
-                self._made[entry] = _made(probe_class, framework)
-            probe = self._made[entry]
-            if probe is not None:
-                found.append(probe)
-        return found
+            framework = modules.get(entry[0])
+            if framework is not None and self._made.get(entry) is None:
+                self._made[entry] = _made(entry[1], framework)
+        return [probe for entry in self._registry if modules.get(entry[0]) is not None
+                and (probe := self._made.get(entry)) is not None]
 
 
 class ColdWatch(Watch):

@@ -145,25 +145,6 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _load_words(context: CpuContext) -> str:
-    """``load average 3.50 and 4 other threads ready to run``."""
-    load = "load average unknown" if context.load_before is None else f"load average {context.load_before:.2f}"
-    if context.ready_before is None:
-        return load
-    return f"{load} and {_plural(context.ready_before, 'other thread')} ready to run"
-
-
-def _waited_words(context: CpuContext) -> str:
-    share = context.waited_share
-    if share is None:
-        return ""
-    return f", and the timing thread waited for a core during {100 * share:.0f}% of the warm runs"
-
-
-def _free_words(free: float) -> str:
-    return "no core free" if free < 0.05 else f"{free:.1f} cores free"
-
-
 def _thread_fix(threads: Iterable[str]) -> str:
     """How to set each recorded pool to one thread: torch's call, threadpoolctl's for BLAS pools."""
     fixes = ["torch.set_num_threads(1)" if pool == "torch" else "threadpoolctl.threadpool_limits(1)"
@@ -181,11 +162,17 @@ def _cause(result: CudaTimeResult, context: CpuContext | None, symptom: str) -> 
     if context is None:
         return NoiseCause(symptom, "unknown", "Cause unknown: no CPU facts were recorded with this result." + more_runs,
                           "cause unknown", "more runs (-n/-b)")
-    cores, load, waited = _plural(context.cores, "usable core"), _load_words(context), _waited_words(context)
+    # ``load average 3.50 and 4 other threads ready to run``
+    load = "load average unknown" if context.load_before is None else f"load average {context.load_before:.2f}"
+    if context.ready_before is not None:
+        load += f" and {_plural(context.ready_before, 'other thread')} ready to run"
+    cores, waited = _plural(context.cores, "usable core"), ""
+    if context.waited_share is not None:
+        waited = f", and the timing thread waited for a core during {100 * context.waited_share:.0f}% of the warm runs"
     hit = is_starved(context)  # the CPU was taken from the timing thread: True, False or not known
     pool, threads = context.widest_pool
     if hit is not False and threads >= 2 and threads > context.free_cores:
-        free = _free_words(context.free_cores)
+        free = "no core free" if context.free_cores < 0.05 else f"{context.free_cores:.1f} cores free"
         return NoiseCause(
             symptom, "oversubscribed",
             f"Likely cause: oversubscription. {pool} runs {threads} threads on {cores} (pools: "

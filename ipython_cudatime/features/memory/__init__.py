@@ -25,11 +25,9 @@ class MemoryWatch(Watch):
         self._states: dict[str, dict[str, Any]] = {}
 
     def _read(self) -> dict[str, Any]:
-        torch = self._modules.get("torch")
-        if torch is None or not hasattr(torch, "cuda"):
-            return NOT_READY
-        backend = TorchCudaBackend(torch)
-        if not backend.current_device_ready():
+        torch = self._modules.get("torch")  # None, or a torch without CUDA, has no "cuda"
+        backend = TorchCudaBackend(torch) if hasattr(torch, "cuda") else None
+        if backend is None or not backend.current_device_ready():
             return NOT_READY
         return {"cuda": True, **backend.memory_stats()}
 

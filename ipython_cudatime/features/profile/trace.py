@@ -20,7 +20,7 @@ from typing import Any
 
 Event = dict[str, Any]  # one trace event, as the JSON holds it
 
-DEVICE_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory"}
+COPY_CATEGORIES = ("gpu_memcpy", "gpu_memset")  # device work beside the kernels ("kernel")
 RUNTIME_CATEGORIES = ("cuda_runtime", "cuda_driver")
 # cudaLaunchKernel(ExC), cuLaunchKernel(Ex), cudaLaunchCooperativeKernel, hip(Ext)(Module)LaunchKernel,
 # and graph launches (one call, many kernels)
@@ -126,27 +126,24 @@ def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
     listed = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(listed, list) or not all(isinstance(event, dict) for event in listed):
         raise TraceError(f"{path} is not a Chrome trace: it has no list of trace events (\"traceEvents\")")
-    events = [e for e in listed if e.get("ph") == "X" and "ts" in e]
     by_category: defaultdict[Any, list[Event]] = defaultdict(list)
-    for event in events:
+    for event in (e for e in listed if e.get("ph") == "X" and "ts" in e):  # complete events, with a start
         by_category[event.get("cat")].append(event)
     cpu_ops = by_category["cpu_op"]
     operators = {(e.get("args") or {}).get("External id"): e.get("name") for e in cpu_ops}
     operators.pop(None, None)
-    device: dict[str, list[Span]] = {kind: [] for kind in ("kernel", "memory")}
-    for category, kind in DEVICE_CATEGORIES.items():
-        device[kind] += [_span(e, operators) for e in by_category[category]]
+    kernels = tuple(_span(e, operators) for e in by_category["kernel"])
+    copies = tuple(_span(e, operators) for category in COPY_CATEGORIES for e in by_category[category])
     runtime = [e for category in RUNTIME_CATEGORIES for e in by_category[category]]
     properties = data.get("deviceProperties") if isinstance(data, dict) else None
     annotations = by_category["user_annotation"]
     return DeviceActivity(
-        kernels=tuple(device["kernel"]),
-        copies=tuple(device["memory"]),
+        kernels=kernels, copies=copies,
         launches=tuple(_span(e) for e in runtime if LAUNCH.search(str(e.get("name", "")))),
         syncs=tuple(_span(e) for e in runtime if SYNC.search(str(e.get("name", "")))),
         operators=tuple(_span(e) for e in outermost(cpu_ops)),
         window=_marked(annotations, RUN_MARK),
-        device_traced=bool(properties or runtime or device["kernel"] or device["memory"]),
+        device_traced=bool(properties or runtime or kernels or copies),
         cell=_marked(annotations, CELL_MARK),
     )
 

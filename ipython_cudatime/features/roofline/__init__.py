@@ -31,6 +31,12 @@ FONT_PX = 15
 MARGIN = (104, 12, 14, 46)  # left ("100 TFLOP/s"), right, top, bottom (a row of ticks and the axis's name)
 
 
+def _items(r: Roofline) -> list[str]:
+    """The counting run's numbers, its rates and what was not counted: the text block's lines, the section's list."""
+    items = [f"one extra counting run ({fmt(r.wall)}, not in the statistics): {_counted(r)}", _rates(r), BYTES_NOTE]
+    return items + ([f"FLOPs not counted for: {_uncounted(r)}"] if r.uncounted else [])
+
+
 def _counted(r: Roofline) -> str:
     pointwise = (f", {format_si(r.pointwise_flops, 'FLOP')} of them pointwise (one per output element)"
                  if r.pointwise_flops else "")
@@ -182,11 +188,8 @@ class RooflineFeature(Feature):
 
     def text_lines(self, result: CudaTimeResult, record: Roofline | None) -> list[str]:
         """The counted numbers and the rates (the verdict itself is a finding)."""
-        if record is None:
-            return []
-        lines = [f"roofline : one extra counting run ({fmt(record.wall)}, not in the statistics): {_counted(record)}",
-                 f"rates    : {_rates(record)}", f"           {BYTES_NOTE}"]
-        return lines + ([f"FLOPs not counted for: {_uncounted(record)}"] if record.uncounted else [])
+        heads = ("roofline : ", "rates    : ", " " * 11, "")
+        return [head + item for head, item in zip(heads, _items(record))] if record is not None else []
 
     def findings(self, result: CudaTimeResult, record: Roofline | None) -> list[Finding]:
         return [Finding(kind, text) for kind, text in sentences(record)] if record is not None else []
@@ -195,12 +198,10 @@ class RooflineFeature(Feature):
         """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
         if record is None:
             return ""
-        uncounted = f"<li>FLOPs not counted for: {escape(_uncounted(record))}</li>" if record.uncounted else ""
         svg = roofline_svg(record)
         chart = img_tag(svg.encode(), "roofline: this cell against the device peaks", SVG_SIZE[0]) if svg else ""
-        return (f"<div class='cudatime-roofline'><b>{escape(record.verdict)}</b><br>{chart}<ul><li>one extra "
-                f"counting run ({fmt(record.wall)}, not in the statistics): {escape(_counted(record))}</li>"
-                f"<li>{escape(_rates(record))}</li><li>{escape(BYTES_NOTE)}</li>{uncounted}</ul></div>")
+        items = "".join(f"<li>{escape(item)}</li>" for item in _items(record))
+        return f"<div class='cudatime-roofline'><b>{escape(record.verdict)}</b><br>{chart}<ul>{items}</ul></div>"
 
     def cells(self, record: Roofline | None) -> tuple[str, ...]:
         """The achieved rates: FLOP/s, B/s, fraction of peak."""

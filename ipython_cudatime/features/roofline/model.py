@@ -152,10 +152,8 @@ def _roof(line: tuple[float | None, float | None], intensity: float | None, flop
     nothing (a copy, a fill: intensity 0) is memory-bound on any device, FLOP peak or none: a
     uint8 or bool copy has no FLOP peak to look up, and needs none."""
     peak_flops, peak_bandwidth = line
-    if peak_bandwidth and intensity == 0:
-        return "memory", byte_rate / peak_bandwidth if byte_rate is not None else None
-    if peak_flops and peak_bandwidth and intensity is not None:
-        if intensity >= peak_flops / peak_bandwidth:
+    if peak_bandwidth and intensity is not None and (peak_flops or intensity == 0):
+        if peak_flops and intensity >= peak_flops / peak_bandwidth:
             return "compute", flop_rate / peak_flops if flop_rate is not None else None
         return "memory", byte_rate / peak_bandwidth if byte_rate is not None else None
     if peak_flops and flop_rate is not None:

@@ -54,13 +54,6 @@ def _tensors(tree: Any, found: list[torch.Tensor] | None = None) -> list[torch.T
     return found
 
 
-def _read_tensors(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
-    """The tensors an op reads: not the destination of a copy or fill, nor an ``out=`` tensor,
-    which would count bytes the op only writes (they are counted once, as outputs)."""
-    args = args[1:] if name in WRITE_ONLY_FIRST else args
-    return _tensors((args, {key: value for key, value in kwargs.items() if key != "out"}))
-
-
 def _unique_bytes(tensor: torch.Tensor) -> int:
     """Bytes of the distinct elements a tensor addresses: dimensions of stride 0 (broadcasts) count once."""
     try:
@@ -126,7 +119,10 @@ class _Recorder(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped he
         start = time.perf_counter()
         out = func(*args, **kwargs)
         outputs = _tensors(out)
-        inputs = _read_tensors(func._schema.name, args, kwargs)
+        # the tensors it reads: not the destination of a copy or fill, nor an ``out=`` tensor, which
+        # would count bytes the op only writes (they are counted once, as outputs)
+        read = args[1:] if func._schema.name in WRITE_ONLY_FIRST else args
+        inputs = _tensors((read, {key: value for key, value in kwargs.items() if key != "out"}))
         cuda = [t.device for t in outputs + inputs if t.is_cuda]
         if cuda:  # per-op time on the GPU needs the op to finish; this run is reported apart
             torch.cuda.synchronize(cuda[0])

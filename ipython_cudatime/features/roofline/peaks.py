@@ -32,15 +32,11 @@ class DevicePeaks:
     note: str = ""
 
 
-def _ampere_geforce(fp32: float, bandwidth: float) -> Figures:
-    """GA10x GeForce: TF32 tensor = FP32 rate, fp16/bf16 with FP32 accumulate = 2× (Ampere GA102 whitepaper)."""
-    return {"fp32": fp32, "tf32": fp32, "fp16": 2 * fp32, "bf16": 2 * fp32}, bandwidth
-
-
-def _ada_blackwell_geforce(fp32: float, bandwidth: float) -> Figures:
-    """AD10x / GB20x GeForce: TF32 = FP32 rate, fp16/bf16 with FP32 accumulate = 2×, fp8 with FP32
-    accumulate = 4× (Ada and Blackwell GeForce whitepapers' spec tables)."""
-    return {"fp32": fp32, "tf32": fp32, "fp16": 2 * fp32, "bf16": 2 * fp32, "fp8": 4 * fp32}, bandwidth
+def _geforce(fp32: float, bandwidth: float, fp8: bool = True) -> Figures:
+    """GeForce: TF32 = FP32 rate, fp16/bf16 with FP32 accumulate = 2× (Ampere GA102 whitepaper), and on
+    AD10x / GB20x fp8 with FP32 accumulate = 4× (Ada and Blackwell GeForce whitepapers' spec tables)."""
+    flops = {"fp32": fp32, "tf32": fp32, "fp16": 2 * fp32, "bf16": 2 * fp32}
+    return (flops | {"fp8": 4 * fp32} if fp8 else flops), bandwidth
 
 
 def _sparse_halved(fp64: float, fp32: float, tf32: float, bf16: float, fp8: float, bandwidth: float) -> Figures:
@@ -102,18 +98,18 @@ TABLE = (
     # NVIDIA Ampere GA102 whitepaper: RTX 3090 FP32 35.6 TFLOPS, 936 GB/s; RTX 3080 29.8, 760 GB/s.
     # RTX 3070, 3060 (12 GB): 2 x CUDA cores x boost clock from NVIDIA's product pages
     # (5,888 x 1.73 GHz; 3,584 x 1.78 GHz) and their 448 and 360 GB/s.
-    _entry("RTX 3060", ["rtx 3060"], _ampere_geforce(12.7 * T, 360 * GB)),
-    _entry("RTX 3070", ["rtx 3070"], _ampere_geforce(20.3 * T, 448 * GB)),
-    _entry("RTX 3080", ["rtx 3080"], _ampere_geforce(29.8 * T, 760 * GB)),
-    _entry("RTX 3090", ["rtx 3090"], _ampere_geforce(35.6 * T, 936 * GB)),
+    _entry("RTX 3060", ["rtx 3060"], _geforce(12.7 * T, 360 * GB, fp8=False)),
+    _entry("RTX 3070", ["rtx 3070"], _geforce(20.3 * T, 448 * GB, fp8=False)),
+    _entry("RTX 3080", ["rtx 3080"], _geforce(29.8 * T, 760 * GB, fp8=False)),
+    _entry("RTX 3090", ["rtx 3090"], _geforce(35.6 * T, 936 * GB, fp8=False)),
     # NVIDIA Ada GPU architecture whitepaper: RTX 4090 FP32 82.6, 1,008 GB/s; RTX 4080 48.7, 716.8 GB/s;
     # RTX 4070: 2 x 5,888 CUDA cores x 2.475 GHz boost (product page), 504 GB/s.
-    _entry("RTX 4070", ["rtx 4070"], _ada_blackwell_geforce(29.1 * T, 504 * GB)),
-    _entry("RTX 4080", ["rtx 4080"], _ada_blackwell_geforce(48.7 * T, 716.8 * GB)),
-    _entry("RTX 4090", ["rtx 4090"], _ada_blackwell_geforce(82.6 * T, 1008 * GB)),
+    _entry("RTX 4070", ["rtx 4070"], _geforce(29.1 * T, 504 * GB)),
+    _entry("RTX 4080", ["rtx 4080"], _geforce(48.7 * T, 716.8 * GB)),
+    _entry("RTX 4090", ["rtx 4090"], _geforce(82.6 * T, 1008 * GB)),
     # NVIDIA RTX Blackwell GPU architecture whitepaper: RTX 5090 FP32 104.8, 1,792 GB/s; RTX 5080 56.3, 960 GB/s.
-    _entry("RTX 5080", ["rtx 5080"], _ada_blackwell_geforce(56.3 * T, 960 * GB)),
-    _entry("RTX 5090", ["rtx 5090"], _ada_blackwell_geforce(104.8 * T, 1792 * GB)),
+    _entry("RTX 5080", ["rtx 5080"], _geforce(56.3 * T, 960 * GB)),
+    _entry("RTX 5090", ["rtx 5090"], _geforce(104.8 * T, 1792 * GB)),
 )
 
 _VENDOR_WORDS = re.compile(r"\b(nvidia|geforce|tesla)\b")
@@ -128,10 +124,7 @@ def normalize(device_name: str) -> str:
 def lookup(device_name: str) -> DevicePeaks | None:
     """The table entry for a device name as torch reports it (``torch.cuda.get_device_name``), or None."""
     key = normalize(device_name)
-    for entry in TABLE:
-        if key in entry.names:
-            return entry
-    return None
+    return next((entry for entry in TABLE if key in entry.names), None)
 
 
 @dataclass(frozen=True)
