@@ -11,19 +11,21 @@ line saying what was not shown and why (``Feature.__init_subclass__``): a featur
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ..results.result import RecordKeeper, frozen_from
+from ..measure.runner import Outcome, Watch
+from ..results.result import RecordKeeper, Run, frozen_from
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
     from ..command.options import Flag, Values
     from ..measure.machine import Clock, Machine
-    from ..measure.runner import Watch
     from .cold_causes.probes import ProbeSet
 
 Record = TypeVar("Record", bound="DataclassInstance")  # a feature's record class (a dataclass)
@@ -71,6 +73,27 @@ class Feature(RecordKeeper):
     def from_json(self, data: Any) -> Any:
         """Its record, of the first class in ``record_checks``, from what ``record_json`` wrote (``plain_record``)."""
         return plain_record(self.record_checks[0][0], data, self.record_rows) if self.record_checks else None
+
+
+class OneRunWatch(Watch):
+    """``tool`` (a context manager: a profiler, an op counter) around the cold run, or, with an ``extra``
+    name, around one more run after the warm runs; its record is ``summary(that run, outcome)``, None
+    where that run was never made. ``cell`` wraps the cell as that run calls it (``Watch.mark``)."""
+
+    def __init__(self, tool: contextlib.AbstractContextManager[Any], extra: str | None,
+                 summary: Callable[[Run, Outcome], Any],
+                 cell: Callable[[Callable[[], Any]], Callable[[], Any]] | None = None) -> None:
+        self._tool, self.extra, self._summary, self._cell = tool, extra, summary, cell
+
+    def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
+        return self._tool if run == ("extra" if self.extra else "cold") else None
+
+    def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+        return fn if self._cell is None else self._cell(fn)
+
+    def record(self, outcome: Outcome) -> Any:
+        run = outcome.extra if self.extra else outcome.cold
+        return None if run is None else self._summary(run, outcome)
 
 
 def plain_record(kind: type[Record], data: dict[str, Any] | None, rows: tuple[str, ...] = ()) -> Record | None:

@@ -68,7 +68,6 @@ def many_runs(result: CudaTimeResult) -> bool:
 
 
 def _draw_runs(axes: Axes, bars: list[Bar], floor: float) -> None:
-    """A bar per run, in order: host time in full colour, the device still working lighter."""
     from matplotlib.collections import PolyCollection
     from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
@@ -88,8 +87,8 @@ def _draw_runs(axes: Axes, bars: list[Bar], floor: float) -> None:
 
 
 def _draw_distribution(axes: Axes, result: CudaTimeResult, bars: list[Bar], log: bool) -> None:
-    """The cold run as its own marker at x=0, the warm-up runs' at ``WARMUP_X``, the warm runs as a histogram
-    from ``HISTOGRAM_X`` sideways (``BINS`` bins, log-spaced on a log axis), which the median line crosses."""
+    """The cold run and the warm-up runs as markers, the warm runs as a histogram drawn sideways (log-spaced
+    bins on a log axis), which the median line crosses."""
     import numpy
 
     totals = {kind: [total for k, _, total in bars if k == kind] for kind in ("cold", "warm-up")}
@@ -127,8 +126,7 @@ def _scale(result: CudaTimeResult, bars: list[Bar]) -> tuple[bool, float, float]
 
 
 def device_part_shown(result: CudaTimeResult) -> bool:
-    """Whether some bar's lighter part (the device still working after Python returned) is at least a
-    pixel tall: the legend names only what the chart draws (a chart of many runs draws no bars)."""
+    """Whether some bar's device part is at least a pixel tall: the legend names only what the chart draws."""
     if many_runs(result):
         return False
     bars = list(_bars(result))
@@ -141,8 +139,6 @@ def device_part_shown(result: CudaTimeResult) -> bool:
 
 def chart_svg(result: CudaTimeResult) -> bytes:
     """SVG bytes of the run chart: a bar per run, or past ``MANY_RUNS`` runs their distribution."""
-    from matplotlib.ticker import NullLocator
-
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
     fig, axes = _chart()
@@ -153,19 +149,17 @@ def chart_svg(result: CudaTimeResult) -> bytes:
     else:
         _draw_runs(axes, bars, floor)
     axes.set_yscale("log" if log else "linear")
-    axes.set_ylim(floor if log else 0.0, top)
+    axes.set_ylim(floor, top)  # 0 on a linear axis
     if result.median is not None:
         axes.axhline(result.median, color=MEDIAN, linestyle="--", linewidth=1.4, zorder=3, gid="warm-median")
-    axes.xaxis.set_minor_locator(NullLocator())
     time_axis(axes, log)
     axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=FONT_PT)
     return svg_bytes(fig)
 
 
 def chart_html(result: CudaTimeResult) -> str:
-    """The run chart and its legend: colours per kind of run, the median line (as drawn, on the chart's
-    own background), and the host and device parts of a bar where some bar shows a device part. For a
-    cell that ran once, a line: one bar would say what the header says."""
+    """The run chart and its legend (the median line as drawn, on the chart's own background); for a cell
+    that ran once, a line: one bar would say what the header says."""
     if not result.warmup and not result.warm:
         return "<div class='cudatime-chart-note'>no chart: the cell ran once (its time is above)</div>"
     kinds = [("cold", [result.cold]), ("warm-up", result.warmup), ("warm", result.warm)]
@@ -236,10 +230,12 @@ def place(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX
 def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
     """Label the ``which`` axis of ``axes`` (its data drawn) in the report's units: a few round
     values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
-    Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+    Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``);
+    the other axis (runs, swept values, rows) has none."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
-    axis = axes.yaxis if which == "y" else axes.xaxis
+    axis, other = (axes.yaxis, axes.xaxis) if which == "y" else (axes.xaxis, axes.yaxis)
+    other.set_minor_locator(NullLocator())
     most = 5 if which == "y" else 3  # side by side, "100 ms" labels need about 60 px each
     if log:
         low, high = sorted(axes.get_ylim() if which == "y" else axes.get_xlim())
@@ -259,9 +255,7 @@ VALUE_MARGIN = 0.1  # of the swept values' span, beyond them on either side of t
 
 def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
     """The swept values as the x ticks, thinned so that no two labels touch and none passes the
-    chart's right edge (where "1e+06" was cut in half); no minor ticks."""
-    from matplotlib.ticker import NullLocator
-
+    chart's right edge (where "1e+06" was cut in half)."""
     values = sorted(set(values))
     where = [math.log(v) if log else v for v in values]
     span = (where[-1] - where[0]) or 1.0
@@ -278,19 +272,15 @@ def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
             kept.append(value)
             last = (position, label)
     axes.set_xticks(kept, [f"{v:g}" for v in kept])
-    axes.xaxis.set_minor_locator(NullLocator())
 
 
 CATEGORY_LINES = 3  # wrapped category labels of more lines than this become numbers, keyed below the chart
 
 
 def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
-    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (a word
-    is never cut: "contiguo / us"). Returns the lines the tallest takes, and the key (``1: label``)
-    when they would need more than CATEGORY_LINES lines, or a word is too wide for its room, and
-    the ticks are numbers instead."""
-    from matplotlib.ticker import NullLocator
-
+    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (never "contiguo /
+    us"); numbers instead, keyed below (``1: label``), past CATEGORY_LINES lines or where a word is too wide.
+    Returns the lines the tallest takes, and the key."""
     room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
     chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: a word 2 characters longer still fits
     wrapped = [textwrap.wrap(label, chars, break_long_words=False) or [""] for label in labels]
@@ -300,7 +290,6 @@ def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
         key = [f"{number}: {label}" for number, label in enumerate(labels, 1)]
         wrapped = [[str(number)] for number in range(1, len(labels) + 1)]
     axes.set_xticks(range(len(labels)), ["\n".join(lines) for lines in wrapped], **USER_TEXT)
-    axes.xaxis.set_minor_locator(NullLocator())
     return max(len(lines) for lines in wrapped), key
 
 
@@ -326,8 +315,7 @@ def legend_item(content: str) -> str:
 
 
 def legend_html(items: Collection[str], key: Iterable[str] = ()) -> str:
-    """A chart's legend below it: ``items`` (HTML entries) on wrapping lines, then the ``key`` of
-    numbered categories (text), one a line."""
+    """A chart's legend below it: ``items`` (HTML) on wrapping lines, then the ``key`` (text), one a line."""
     lines = "".join(f"<div>{escape(line)}</div>" for line in key)
     return (f"<div class='cudatime-legend' style='font-size:90%;line-height:1.6;overflow-wrap:anywhere'>"
             f"{' '.join(items)}{lines}</div>") if items or lines else ""

@@ -44,7 +44,7 @@ from .report import capped, report_html, section_html, sentence_html, table_html
 
 if TYPE_CHECKING:
     from ..results.compare import Check, Point, Results
-    from ..results.result import CudaTimeResult, RecordKeeper
+    from ..results.result import CudaTimeResult
 
 Row = tuple[str, ...]  # a table row's cells
 Series = dict[str, list[tuple[Any, "CudaTimeResult"]]]  # a sweep chart's series: name -> [(x, result)]
@@ -58,8 +58,7 @@ X_LOG_SPAN = 10  # and swept values spanning a decade
 
 
 def spread_text(result: CudaTimeResult) -> str:
-    """A table's spread cell: the IQR from ``IQR_MIN_RUNS`` warm runs on, min–max below (quartiles of a few
-    samples mean little)."""
+    """A table's spread cell: the IQR, min–max below ``IQR_MIN_RUNS`` (quartiles of a few samples mean little)."""
     if result.runs < 2:
         return "one run" if result.runs else ""
     if result.has_iqr:
@@ -77,25 +76,22 @@ def _settled(results: Results, verdicts: Verdicts) -> frozenset[int]:
     """The rows whose every contrast in the table holds (the ratio's 95% interval excludes 1): however their
     runs varied, the verdict stands, so what judges a row's numbers (``beside_verdict``: the noise) is left out."""
     points, held = results.points, dict[int, bool]()
-    for i, j in _sweep_pairs(results) if is_sweep(results) else _compare_pairs(results):
+    timed = [k for k, point in enumerate(points) if point.result is not None and point.result.median]
+    # a comparison states each row with warm runs against the first (its "vs first")
+    for i, j in _sweep_pairs(results) if is_sweep(results) else [(timed[0], k) for k in timed[1:]]:
         conclusive = verdicts.contrast(points[i], points[j]).conclusive
         for k in (i, j):
             held[k] = held.get(k, True) and conclusive
     return frozenset(k for k, holds in held.items() if holds)
 
 
-def _shown(keeper: RecordKeeper, r: CudaTimeResult | None, settled: bool) -> bool:
-    """Whether a table shows ``keeper``'s judgement of a row: not without a result, nor a ``settled`` row's noise."""
-    return r is not None and not (settled and keeper.beside_verdict)
-
-
-def keeper_notes(rows: Sequence[tuple[str, CudaTimeResult | None]], verdicts: Verdicts,
-                 what: str = "rows", settled: frozenset[int] = frozenset()) -> list[str]:
-    """Under a table: each keeper's lines (``RecordKeeper.table_notes``: the noise causes, each once with
-    the rows it was found at), from the (name, result) of the rows that have one."""
+def keeper_notes(results: Results, names: Sequence[str], verdicts: Verdicts, what: str) -> list[str]:
+    """Under a table: each keeper's lines (``RecordKeeper.table_notes``: each noise cause once, with its rows)."""
+    settled = _settled(results, verdicts)
+    rows = [(i, name, point.result) for i, (name, point) in enumerate(zip(names, results.points))]
     return [line for keeper in verdicts.keepers for line in keeper.table_notes(
-        [(name, r, verdicts.judged(keeper, r) if _shown(keeper, r, i in settled) else None)
-         for i, (name, r) in enumerate(rows) if r is not None], what)]
+        [(name, r, None if i in settled and keeper.beside_verdict else verdicts.judged(keeper, r))
+         for i, name, r in rows if r is not None], what)]
 
 
 def _ratio_cell(reference: Point, point: Point, verdicts: Verdicts, inverse: bool = False) -> str:
@@ -129,12 +125,11 @@ def _references(sweep: Results) -> dict[int, int]:
 
 
 def _sweep_pairs(sweep: Results) -> list[tuple[int, int]]:
-    """The contrasts a sweep's tables state, as (index, index): each point against its reference device
-    (the speed-up), and in a grid's row the fastest against the next (its mark)."""
+    """The contrasts a sweep's tables state: each point against its reference device (the speed-up), and in a
+    grid's row the fastest against the next (its mark)."""
     index = {id(point): k for k, point in enumerate(sweep.points)}
     pairs = [(reference, i) for i, reference in _references(sweep).items() if reference != i]
-    names = _grid_names(sweep)
-    for row in _grid_rows(sweep, *names).values() if names else ():
+    for row in grid[2].values() if (grid := _grid(sweep)) else ():
         timed = _by_speed(row.values())
         pairs += [(index[id(timed[0])], index[id(timed[1])])] if len(timed) > 1 else []
     return pairs
@@ -145,16 +140,15 @@ VERDICT = ("speed-up", "vs first")  # each table's own verdict on a row: a keepe
 
 
 def _table(collection: Results, verdicts: Verdicts) -> tuple[Row, list[Row]]:
-    """A sweep's or a comparison's table, with each feature's columns where it judged something of any row:
-    beside the table's verdict (``VERDICT``) for a keeper whose columns judge the row (the CPU facts' noise),
-    else before the last (--roofline's rates); empty for a row without a result, or ``_settled`` for a judge.
-    The features are the ``verdicts``' keepers: those the view was handed, else the collection's own."""
+    """A sweep's or a comparison's table, with the columns of each of the ``verdicts``' keepers that judged any
+    row: beside the table's verdict (``VERDICT``) for a keeper that judges the row (the CPU facts' noise), else
+    before the last (--roofline's rates); empty for a row without a result, or ``_settled`` for a judge."""
     header, rows = ((HEADER, list(_sweep_rows(collection, verdicts))) if is_sweep(collection)
                     else (COMPARE_HEADER, list(compare_rows(collection, verdicts))))
     results, settled = [point.result for point in collection.points], _settled(collection, verdicts)
     beside = next(i for i, name in enumerate(header) if name in VERDICT) + 1  # where the next verdict column goes
     for feature in (keeper for keeper in verdicts.keepers if keeper.columns):
-        shown = [_shown(feature, r, i in settled) for i, r in enumerate(results)]
+        shown = [r is not None and not (i in settled and feature.beside_verdict) for i, r in enumerate(results)]
         judged = [verdicts.judged(feature, r) if show and r is not None else None for r, show in zip(results, shown)]
         if all(value is None for value in judged):
             continue
@@ -172,15 +166,18 @@ GRID_MAX = 100  # a grid's unit is at least that of its largest time / this: 5 d
 GRID_KEY = "* the fastest in its row, where the 95% interval of its ratio to the next one's excludes 1"
 
 
-def _grid_names(sweep: Results) -> tuple[str, str] | None:
-    """(down, across) for a sweep of two names every point has, the first numeric one down the rows
-    (sizes, as torch's ``Compare`` puts them); else None."""
+def _grid(sweep: Results) -> tuple[str, str, dict[str, dict[str, Point]]] | None:
+    """(down, across, {value down: {value across: point}}) for a sweep of two names every point has, the first
+    numeric one down the rows (sizes, as torch's ``Compare`` puts them); else None."""
     names = sweep.names
     if len(names) != 2 or not all(len(point.params) == 2 for point in sweep.points):
         return None
-    done = [point.params for point in sweep.points if point.result is not None]
-    down = next((name for name in names if done and all(_is_number(params[name]) for params in done)), names[0])
-    return down, next(name for name in names if name != down)
+    down = (_numeric_names(sweep) or names)[0]
+    across = next(name for name in names if name != down)
+    rows: dict[str, dict[str, Point]] = {}
+    for point in sweep.points:
+        rows.setdefault(_value_text(point.params[down]), {})[_value_text(point.params[across])] = point
+    return down, across, rows
 
 
 def _by_speed(points: Iterable[Point]) -> list[Point]:
@@ -190,8 +187,7 @@ def _by_speed(points: Iterable[Point]) -> list[Point]:
 
 
 def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
-    """(low, high) of a result's warm runs as a chart draws them: the quartiles, min and max below
-    ``IQR_MIN_RUNS``, None without two."""
+    """(low, high) of the warm runs as a chart draws them, as ``spread_text`` words them; None without two."""
     if result is None or result.runs < 2:
         return None
     if result.has_iqr:
@@ -211,29 +207,20 @@ def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
 
 
 def _grid_table(sweep: Results, verdicts: Verdicts) -> tuple[str, Row, list[Row]] | None:
-    """A two-name sweep as (title, header, rows), a grid of warm medians in one unit (the smallest's, or
-    a larger where the largest would need more than 5 digits, see GRID_MAX); None for any other sweep."""
-    names = _grid_names(sweep)
+    """A two-name sweep as (title, header, rows), a grid of warm medians in one unit (see GRID_MAX); else None."""
+    grid = _grid(sweep)
     medians = [p.result.median for p in sweep.points if p.result is not None and p.result.median]
-    if names is None or not medians:
+    if grid is None or not medians:
         return None
-    down, across = names
+    down, across, grid_rows = grid
     unit, factor = time_unit(max(min(medians), max(medians) / GRID_MAX))
     columns = list(dict.fromkeys(_value_text(p.params[across]) for p in sweep.points))
     rows = []
-    for value, row in _grid_rows(sweep, down, across).items():
+    for value, row in grid_rows.items():
         timed = _by_speed(row.values())  # marked where the 95% interval of its ratio to the next excludes 1
         fastest = timed[0] if len(timed) > 1 and verdicts.contrast(timed[0], timed[1]).conclusive else None
         rows.append((value, *(_grid_cell(row.get(column), fastest, factor) for column in columns)))
     return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
-
-
-def _grid_rows(sweep: Results, down: str, across: str) -> dict[str, dict[str, Point]]:
-    """A grid's rows in the sweep's order: {value down: {value across: its point}}."""
-    rows: dict[str, dict[str, Point]] = {}
-    for point in sweep.points:
-        rows.setdefault(_value_text(point.params[down]), {})[_value_text(point.params[across])] = point
-    return rows
 
 
 def _check_line(check: Check | None) -> str | None:
@@ -261,11 +248,9 @@ SPREAD_OUT = 60.0  # seconds: a sequential sweep this long may have drifted betw
 
 
 def _sweep_notes(sweep: Results, verdicts: Verdicts) -> list[str]:
-    """The lines under a sweep's table: the features' (the noise causes); where its points were timed
-    one after the other over a minute or more, that a drift then reads as a difference between points,
-    and the flag that spreads it over all of them; the value check; what stopped it."""
-    notes = keeper_notes([(point.name, point.result) for point in sweep.points], verdicts, "points",
-                         _settled(sweep, verdicts))
+    """The lines under a sweep's table: the features' (the noise causes), the drift a long sequential sweep
+    may have had, the value check, what stopped it."""
+    notes = keeper_notes(sweep, [point.name for point in sweep.points], verdicts, "points")
     span = sweep.span if sweep.span is not None and len(sweep.points) >= 2 else 0.0
     drift = (f"the points were timed one after the other over {fmt(span)}: a drift in that time (a neighbour "
              "that starts, a clock that ramps) reads as a difference between them; --interleave -n N spreads it "
@@ -279,8 +264,11 @@ def _spans_decades(values: Iterable[float | None], factor: float = LOG_SPAN) -> 
     return bool(known) and min(known) > 0 and max(known) / min(known) >= factor
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _numeric_names(sweep: Results) -> list[str]:
+    """The swept names whose every value is a number, at every point with a result."""
+    done = [point.params for point in sweep.points if point.result is not None]
+    return [name for name in sweep.names if all(
+        isinstance(params[name], (int, float)) and not isinstance(params[name], bool) for params in done)]
 
 
 def _value_text(value: object) -> str:
@@ -289,9 +277,9 @@ def _value_text(value: object) -> str:
 
 
 def _sweep_series(sweep: Results, done: Sequence[Point]) -> tuple[str, bool, list[str], Series]:
-    """(x name, whether numeric, categories, {series name: [(x, result)]}): the x axis is the first numeric
-    swept name, else the first; each combination of the others is one series."""
-    numeric = [n for n in sweep.names if all(_is_number(p.params[n]) for p in done)]
+    """(x name, whether numeric, categories, series): x the first numeric swept name, else the first; a series
+    for each combination of the others."""
+    numeric = _numeric_names(sweep)
     x_name = (numeric or list(sweep.names))[0]
     categories = list(dict.fromkeys(_value_text(p.params[x_name]) for p in done))
     series: Series = {}
@@ -311,8 +299,8 @@ def crowded(count: int, limit: int, what: str) -> str:
 
 
 def sweep_chart(sweep: Results) -> str:
-    """Warm median (filled dots) and cold run (open dots) against the x axis's swept value, a colour per
-    combination of the others, joined by solid and dashed lines where the values are numbers."""
+    """Warm median (filled dots) and cold run (open dots) against the swept value, a colour per series, joined
+    by solid and dashed lines where the values are numbers."""
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
@@ -320,8 +308,7 @@ def sweep_chart(sweep: Results) -> str:
     if note := crowded(len(series), CHART_SERIES, "lines") if numeric else crowded(len(done), CHART_ROWS, "points"):
         return note
     fig, axes = figure(CHART_HEIGHT_PX)
-    key: list[str]
-    lines, key = 1, []
+    lines, key = 1, list[str]()
     for colour, points in zip(itertools.cycle(SERIES), series.values()):
         xs = [x for x, _ in points]
         medians = [r.median for _, r in points]  # None where a point has no warm runs: matplotlib leaves a gap
@@ -352,24 +339,15 @@ def sweep_chart(sweep: Results) -> str:
     spread_mark = "shaded band" if numeric else "bar through it"
     items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}, its spread a {spread_mark}"),
              legend_item(f"<span style='color:{MUTED}'>○</span> cold run{dashed}")]
-    if len(series) > 1 or any(series):
+    if any(series):  # a series is unnamed ("") only where it is the one
         items += [legend_item(swatch(colour) + escape(name or "the rest"))
                   for colour, name in zip(itertools.cycle(SERIES), series)]
     return img_tag(svg_bytes(fig), "cudatime: warm median and cold run per sweep point") + legend_html(items, key)
 
 
 def sweep_html(sweep: Results, verdicts: Verdicts | None = None) -> str:
-    """The chart, the table, the notes; a two-name sweep's grid before the table, which then opens on
-    demand ("every point": spreads, cold runs, noise, errors). ``verdicts`` as for ``results_text``."""
-    verdicts = verdicts or Verdicts(sweep.keepers)
-    extras = [f"<div>{sentence_html(line)}</div>" for line in _sweep_notes(sweep, verdicts)]
-    table, grid = table_html(*_table(sweep, verdicts)), _grid_table(sweep, verdicts)
-    if grid is not None:
-        title, header, rows = grid
-        table = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
-                 + capped(f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>")
-                 + section_html("Every point", table, "cudatime-section-points"))
-    return report_html([capped(sweep_chart(sweep)), table, capped("".join(extras))], "cudatime-sweep", wide=True)
+    """``results_html`` of a sweep, whatever ``is_sweep`` would say of it."""
+    return _html(sweep, verdicts, sweep=True)
 
 
 def _names(points: Sequence[Point]) -> list[str]:
@@ -397,8 +375,7 @@ def compare_rows(results: Results, verdicts: Verdicts) -> Iterator[Row]:
 
 
 def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
-    """The lines under a comparison: each row against the first, in words ("fused 5.00× faster
-    (4.81–5.20×)", "inconclusive: ..."), then the features' (the noise causes)."""
+    """Each row against the first, in words ("fused 5.00× faster (4.81–5.20×)"), then the features' lines."""
     first, names = _first(results), _names(results.points)
     name_of = {id(point): name for name, point in zip(names, results.points)}
     others = [point for point in results.points
@@ -408,17 +385,10 @@ def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
              for point in others[:CONTRAST_LINES]]
     if len(others) > CONTRAST_LINES:
         lines.append(f"... and {len(others) - CONTRAST_LINES:,} more rows: their 'vs first' column says the same")
-    return lines + keeper_notes(list(zip(names, (point.result for point in results.points))), verdicts, "rows",
-                                _settled(results, verdicts))
+    return lines + keeper_notes(results, names, verdicts, "rows")
 
 
 COMPARE_HEADER: Row = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
-
-
-def _compare_pairs(results: Results) -> list[tuple[int, int]]:
-    """The contrasts a comparison states: each row with warm runs against the first (its "vs first")."""
-    timed = [k for k, point in enumerate(results.points) if point.result is not None and point.result.median]
-    return [(timed[0], k) for k in timed[1:]]
 
 
 NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's dots (102 px of a 270 px chart)
@@ -435,11 +405,8 @@ def _row_name(name: str) -> str:
 
 
 def compare_chart(results: Results) -> str:
-    """A dot plot, a row per result, named on the left: the warm median (a filled dot), its spread a whisker,
-    the cold run an open dot. Dots, not bars: a bar on a log axis starts at an arbitrary floor, its length
-    meaningless."""
-    from matplotlib.ticker import NullLocator
-
+    """A dot plot, a row per result, named on the left: warm median, its spread a whisker, the cold run open.
+    Dots, not bars: a bar on a log axis starts at an arbitrary floor, its length meaningless."""
     done = [(name, point.result) for name, point in zip(_names(results.points), results.points)
             if point.result is not None]
     if not done:
@@ -458,7 +425,6 @@ def compare_chart(results: Results) -> str:
         axes.plot([r.cold_time], [y], "o", markerfacecolor="none", color=COLOURS["cold"], markersize=7)
     axes.set_yticks(range(len(done)), names, **USER_TEXT)
     axes.set_ylim(len(done) - 0.5, -0.5)  # the first row on top, as in the table
-    axes.yaxis.set_minor_locator(NullLocator())
     log = _spans_decades([v for _, r in done for v in (r.median, r.cold_time)])
     axes.set_xscale("log" if log else "linear")
     time_axis(axes, log, "x")
@@ -489,9 +455,19 @@ def results_text(results: Results, verdicts: Verdicts | None = None) -> str:
 
 
 def results_html(results: Results, verdicts: Verdicts | None = None) -> str:
-    if is_sweep(results):
-        return sweep_html(results, verdicts)
+    """The chart, the table, the notes; a two-name sweep's grid first, its table then opening on demand."""
+    return _html(results, verdicts, is_sweep(results))
+
+
+def _html(results: Results, verdicts: Verdicts | None, sweep: bool) -> str:
     verdicts = verdicts or Verdicts(results.keepers)
-    notes = [f"<div>{sentence_html(line)}</div>" for line in compare_notes(results, verdicts)]
-    table = table_html(*_table(results, verdicts))
-    return report_html([capped(compare_chart(results)), table, capped("".join(notes))], "cudatime-compare", wide=True)
+    html, grid = table_html(*_table(results, verdicts)), _grid_table(results, verdicts) if sweep else None
+    if grid is not None:
+        title, header, rows = grid
+        html = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
+                + capped(f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>")
+                + section_html("Every point", html, "cudatime-section-points"))
+    chart = sweep_chart(results) if sweep else compare_chart(results)
+    notes = _sweep_notes(results, verdicts) if sweep else compare_notes(results, verdicts)
+    extras = capped("".join(f"<div>{sentence_html(line)}</div>" for line in notes))
+    return report_html([capped(chart), html, extras], "cudatime-sweep" if sweep else "cudatime-compare", wide=True)

@@ -26,14 +26,8 @@ if TYPE_CHECKING:
     from ..results.result import CudaTimeResult, RecordKeeper, Run
 
 
-def _clocks(run: Run) -> str:
-    device = "" if run.device is None else f", device {fmt(run.device)}"
-    return f"host {fmt(run.host)}, wall {fmt(run.wall)}{device}"
-
-
 def _warm_line(result: CudaTimeResult) -> str:
-    """Median with its 95% interval, and spread: the IQR as "IQR 1.2 ms" (a width, not a ±
-    half-width), or with fewer than ``IQR_MIN_RUNS`` warm runs only min and max."""
+    """The spread as "IQR 1.2 ms" (a width, not a ± half-width); below ``IQR_MIN_RUNS`` runs min and max only."""
     runs = (f"{result.runs} samples of {result.batch:,} runs" if result.batch > 1
             else f"{result.runs} run{'s' if result.runs != 1 else ''}")
     extremes = f"min {fmt(result.min)}, max {fmt(result.max)}"
@@ -49,10 +43,11 @@ def render_text(reading: Reading) -> str:
     result = reading.result
     cold = result.cold
     total = (cold.cpu_user or 0.0) + (cold.cpu_sys or 0.0)
+    device = "" if cold.device is None else f", device {fmt(cold.device)}"
     lines = [
         f"CPU times: user {fmt(cold.cpu_user or 0.0)}, sys: {fmt(cold.cpu_sys or 0.0)}, total: {fmt(total)}",
         f"Wall time: {fmt(cold.wall)}",
-        f"cold run : {fmt(result.cold_time)}  ({_clocks(cold)})",
+        f"cold run : {fmt(result.cold_time)}  (host {fmt(cold.host)}, wall {fmt(cold.wall)}{device})",
     ]
     if result.median is None:
         lines.append("warm     : no warm runs")
@@ -60,7 +55,7 @@ def render_text(reading: Reading) -> str:
         lines += [_warm_line(result), *([f"samples  : {result.batch_text()}"] if result.batch > 1 else []),
                   f"cold/warm: {ratio_text(result.ratio)}"]
     lines.append(f"runs     : {result.counts_text()}")
-    lines += [line for keeper, record in reading.pairs() for line in keeper.text_lines(result, record)]
+    lines += [line for keeper, record in reading.pairs for line in keeper.text_lines(result, record)]
     synced = ", ".join(result.synchronized) if result.synchronized else "nothing (no device framework active)"
     lines.append(inert(f"device   : {result.device}; synchronized: {synced}", newlines=False))  # a loaded field's
     lines.extend(finding.text for finding in reading.findings)
@@ -111,9 +106,8 @@ def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Fi
 
 
 def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
-    """The async trap, each feature's sentences in the features' order (why the cold run was slow, the
-    profile, ..., why the warm runs vary), where the device clock saw less than the synchronized time (what
-    it missed, and why the statistics then use the wall clock), then what a result notes of itself."""
+    """The async trap, the features' sentences in their order, what a device clock that saw too little of
+    the synchronized time missed (and why the statistics then use the wall clock), what the result notes."""
     found = _async_findings(result) + [each for keeper, judged in pairs for each in keeper.findings(result, judged)]
     if (coverage := result.coverage) is not None and coverage < COVERED:
         found.append(Finding("coverage", f"The device clock (events on the current stream) saw {coverage:.0%} of "
@@ -130,24 +124,18 @@ def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]])
 
 @dataclass(frozen=True)
 class Reading:
-    """One result as its views read it (as pyinstrument's renderers read a ``Session``): the result, the
-    keepers that word its records (the features), what each judged of its record and its findings, worked
-    out once, so that neither the text nor the HTML report asks the noise check or a feature a second time."""
+    """One result as its views read it (as pyinstrument's renderers read a ``Session``): (keeper, what it
+    judged of its record) in the keepers' order, and the findings, worked out once, so that neither the text
+    nor the HTML report asks the noise check or a feature a second time."""
 
     result: CudaTimeResult
-    keepers: tuple[RecordKeeper, ...]
-    judged: tuple[Any, ...]
+    pairs: tuple[tuple[RecordKeeper, Any], ...]
     findings: tuple[Finding, ...]
 
     @classmethod
     def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
-        keepers = tuple(keepers)
-        judged = tuple(judgement(keeper, result) for keeper in keepers)
-        return cls(result, keepers, judged, tuple(_findings(result, zip(keepers, judged))))
-
-    def pairs(self) -> list[tuple[RecordKeeper, Any]]:
-        """(keeper, what it judged of its record on the result), in the keepers' order."""
-        return list(zip(self.keepers, self.judged))
+        pairs = tuple((keeper, judgement(keeper, result)) for keeper in keepers)
+        return cls(result, pairs, tuple(_findings(result, pairs)))
 
 
 # one table style for every report
@@ -196,8 +184,7 @@ def section_html(title: str, body: str, cls: str) -> str:
 
 
 def details_html(reading: Reading) -> str:
-    """A table of the warm statistics, the cold run's clocks, the device, each feature's rows (the CPU
-    facts among them), then every run's numbers (``runs_html``)."""
+    """A table of the warm statistics, the cold run, the device and the features' rows; then every run."""
     result = reading.result
     cold = result.cold
     rows: list[tuple[str, str]] = []
@@ -220,7 +207,7 @@ def details_html(reading: Reading) -> str:
         ("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
         ("device", result.device),
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
-        *(row for keeper, record in reading.pairs() for row in keeper.detail_rows(result, record)),
+        *(row for keeper, record in reading.pairs for row in keeper.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
     ]
     stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th>"
@@ -247,8 +234,7 @@ def spread_html(kind: str, times: Sequence[float]) -> str:
 
 
 def runs_html(result: CudaTimeResult) -> str:
-    """Every run's numbers: the cold and warm-up runs with their clocks, then the warm runs on the
-    statistics clock; past ``MANY_RUNS`` runs of a kind, their percentiles instead."""
+    """The cold and warm-up runs' clocks, the warm runs on the statistics clock; past ``MANY_RUNS``, percentiles."""
     warmup = ([_clock_row("warm-up", i, r) for i, r in enumerate(result.warmup, 1)]
               if len(result.warmup) <= MANY_RUNS else [])
     html = table_html(("run", "#", "host", "wall", "device"), [_clock_row("cold", 1, result.cold)] + warmup,
@@ -258,15 +244,12 @@ def runs_html(result: CudaTimeResult) -> str:
     samples = result.samples
     if len(samples) > MANY_RUNS:
         return html + spread_html(f"warm ({result.clock})", samples)
-    return html + (warm_runs_html(result.clock, samples) if samples else "")
-
-
-def warm_runs_html(clock: str, samples: Sequence[float]) -> str:
-    """The warm runs' times in order, numbered, as many to a line as fit (a table of ten to a row was
-    wider than a phone's output), each entry of a fixed minimum width, so that the lines align."""
+    # numbered, as many to a line as fit (a table of ten to a row was wider than a phone's output), each
+    # entry of a fixed minimum width, so that the lines align
     entries = "".join(f"<span style='display:inline-block;min-width:7.5em;white-space:nowrap'>{number}: {fmt(time)}"
                       "</span> " for number, time in enumerate(samples, 1))
-    return f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({clock} clock)</b><br>{entries}</div>"
+    return html + (f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({result.clock} clock)</b>"
+                   f"<br>{entries}</div>" if samples else "")
 
 
 def percent(fraction: float) -> str:
@@ -299,9 +282,8 @@ def capped(html: str) -> str:
 
 
 def render_html(reading: Reading, chart: str = "") -> str:
-    """The whole report: the answer in one line (warm median and its interval, cold run, their ratio, the
-    device), the run chart (``chart.chart_html``, if drawn), the findings (a finding's full reasoning,
-    ``Finding.reason``, is its keeper's section's), one line of the runs, then the sections."""
+    """The answer in one line, the run chart (``chart.chart_html``, if drawn), the findings (one with a
+    ``Finding.reason`` is its keeper's section's), one line of the runs, then the sections."""
     result = reading.result
     if result.median is None:
         answer = f"<b>{fmt(result.cold_time)}</b> (cold run only)"
@@ -312,7 +294,7 @@ def render_html(reading: Reading, chart: str = "") -> str:
     stopped = f" · stopped: {escape(result.stopped)}" if result.stopped else ""
     synced = ", ".join(result.synchronized) or "nothing (no device framework active)"
     sections = [section_html(keeper.section_title, keeper.section_html(result, record), keeper.section_class)
-                for keeper, record in reading.pairs()]
+                for keeper, record in reading.pairs]
     listed = f"<ul class='cudatime-findings' style='margin:4px 0;padding-left:20px'>{items}</ul>" if items else ""
     runs = (f"<div class='cudatime-runs'>{escape(result.counts_text())} ({result.clock} clock) · "
             f"synchronized: {escape(synced)}{stopped}</div>")

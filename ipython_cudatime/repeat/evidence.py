@@ -15,17 +15,15 @@ The cold run happens anyway; it is the evidence. A fingerprint of everything the
 After the later runs the objects are read once more: a change the probe did not show (a cell that
 acts only on its fifth run) is put back where it can be and said where it cannot.
 
-Effects that leave no trace in Python's objects (a file opened for writing, a process started, a
-connection opened) are heard through audit events (PEP 578): while a ``Watch`` listens, an event
-raised by the cell's own code is written down and, in a run that must not repeat it, refused before
-it happens (``Refused`` ends the later runs: the file is not written twice). An audit hook cannot be
-removed, so one hook serves the process and calls the watches listening at the time.
+Effects that leave no trace in Python's objects (a file written, a process started) are heard
+through audit events (PEP 578): a ``Watch`` writes down those of the cell's own code and, in a run
+that must not repeat them, refuses them before they happen (the file is not written twice).
 
 No list of calls can tell what a function does inside, but code made only of operators, a
 framework's own functions (``np.matmul(a, b)``) and builtins that make new values (``sorted``),
 with no ``out=`` or ``inplace=``, binding plain names, is ``proven_pure``: it skips the costly parts
-of the evidence (checksums of arrays, deep walks), never the cheap ones (a tensor's version counter
-sees ``inplace=True`` behind a pure-looking call).
+of the evidence (checksums, deep walks), never the cheap ones (a tensor's version counter sees
+``inplace=True`` behind a pure-looking call).
 """
 
 from __future__ import annotations
@@ -41,7 +39,7 @@ from typing import Any, Literal, TypeVar
 
 from ..backends.objects import Kind
 from ..measure.runner import Unrepeatable, top_level_names
-from .fingerprint import MISSING, Budget, Entry, Fingerprint, nbytes
+from .fingerprint import MISSING, Budget, Entry, Fingerprint, clip, nbytes
 
 Entered = TypeVar("Entered", bound="Around")
 SHOWN = 4  # changed objects named in one sentence, at most
@@ -58,20 +56,10 @@ def _listed(phrases: list[str]) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)
 
 
-def _grad_hint(paths: Iterable[str]) -> str:
-    """How to time a backward pass repeatedly, when a gradient is among what changed."""
-    if any(".grad" in path for path in paths):
-        return ("; to time backward() repeatedly, zero the gradients in the cell (model.zero_grad() or "
-                "optimizer.zero_grad()) or force runs with -n")
-    return ""
-
-
 class Evidence:
-    """The fingerprints of one cell's reach around its runs (see the module's doc), from the (name,
-    value) pairs ``roots()`` gives; ``deep`` False when the cell's code is ``proven_pure``; ``skip``:
-    objects that are not the user's data. ``before()`` comes before the cold run; ``after_cold()``
-    says why the cell must run once (no sentence: it may repeat) and sets ``probing``;
-    ``probe(undo)`` after the first later run says what it changed again; ``settle(undo)`` after the last."""
+    """The fingerprints of one cell's reach (the (name, value) pairs of ``roots()``) around its runs; ``deep``
+    False for ``proven_pure`` code; ``skip``: objects not the user's data. ``after_cold()`` says why the
+    cell must run once (no sentence: it may repeat) and sets ``probing``."""
 
     def __init__(self, roots: Callable[[], list[tuple[str, Any]]], kinds: Iterable[Kind] = (), deep: bool = True,
                  budget: Budget | None = None, skip: Iterable[Any] = ()) -> None:
@@ -111,38 +99,31 @@ class Evidence:
         if lost:
             self._saved = {}  # copies that would only hold memory
             return [f"the first run changed {_listed([base.path(entry) for entry in lost])}, which cannot be put back"]
-        self._saved.update(base.copies(self._unversioned(base, fresh))[0])
-        self.probing = True
-        return []
-
-    def _unversioned(self, base: Fingerprint, fresh: list[Entry]) -> list[Entry]:
-        """The other objects whose token may miss a write (a tensor's version counter misses what a
-        kernel writes into its own arguments: BatchNorm's running mean), smallest first, up to
-        ``UNVERSIONED_BYTES``: copied too, so that such a change is still seen and undone."""
+        # The other objects whose token may miss a write (a tensor's version counter misses what a kernel
+        # writes into its own arguments: BatchNorm's running mean), smallest first, up to UNVERSIONED_BYTES:
+        # copied too, so that such a change is still seen and undone.
         seen = {id(entry.obj) for entry in fresh}
         others = sorted((entry for entry in base.entries.values()
                          if not (entry.kind.holds_state or entry.kind.costly or id(entry.obj) in seen)),
                         key=lambda entry: nbytes(entry.obj))
         sizes = itertools.accumulate(nbytes(entry.obj) for entry in others)  # smallest first: they only grow
-        return [entry for entry, size in zip(others, sizes) if size <= UNVERSIONED_BYTES]
+        self._saved.update(base.copies([entry for entry, size in zip(others, sizes) if size <= UNVERSIONED_BYTES])[0])
+        self.probing = True
+        return []
 
     def _state(self, entry: Entry) -> Any:
         """What puts ``entry`` back as the cold run left it, or None."""
         saved = self._saved.get(id(entry.obj))
         return entry.token if saved is None and entry.kind.holds_state else saved
 
-    def _differing(self) -> list[Entry]:
-        """The baseline's entries whose object holds other values now than after the cold run."""
+    def _again(self, undo: bool) -> tuple[list[str], list[Entry]]:
+        """What holds other values than after the cold run, as the report names it, and the entries
+        left so (all of them, or when ``undo`` those that could not be put back)."""
         base = self.baseline
         suspects = {id(entry.obj): entry for entry in base.changed()}
         suspects.update((key, base.entries[key]) for key in self._saved if key in base.entries)
-        return [entry for entry in suspects.values()
-                if (state := self._state(entry)) is None or not base.matches(entry, state)]
-
-    def _again(self, undo: bool) -> tuple[list[str], list[Entry]]:
-        """What differs since the cold run, as the report names it, and the entries left so (all
-        of them, or when ``undo`` those that could not be put back as the cold run left them)."""
-        base, entries = self.baseline, self._differing()
+        entries = [entry for entry in suspects.values()
+                   if (state := self._state(entry)) is None or not base.matches(entry, state)]
         paths = [phrase for entry in entries for phrase in base.what_changed(entry, entry.token)]
         if not undo:
             return paths, entries
@@ -160,8 +141,10 @@ class Evidence:
         if undo:
             but = f", except {_listed([self.baseline.path(entry) for entry in kept])}" if kept else ""
             put_back = f" (put back as the first run left it{but})"
+        hint = ("; to time backward() repeatedly, zero the gradients in the cell (model.zero_grad() or "
+                "optimizer.zero_grad()) or force runs with -n") if any(".grad" in path for path in paths) else ""
         return [f"the first run changed {_listed(self.cold)}, and a second run changed {_listed(paths)} again"
-                f"{put_back}{_grad_hint(paths)}"]
+                f"{put_back}{hint}"]
 
     def settle(self, undo: bool) -> list[str]:
         """After the later runs: what they changed that the cold run did not leave so, put back
@@ -191,18 +174,14 @@ def _opened(args: tuple[Any, ...]) -> str | None:
     return f"{how} {os.fsdecode(path)!r}"
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _command(args: tuple[Any, ...]) -> str:
     """The command line of ``subprocess.Popen(executable, args, ...)``, short."""
     line = args[1] if len(args) > 1 and args[1] is not None else args[:1]
-    return f"`{_short(' '.join(map(os.fsdecode, line)) if isinstance(line, (list, tuple)) else os.fsdecode(line))}`"
+    return f"`{clip(' '.join(map(os.fsdecode, line)) if isinstance(line, (list, tuple)) else os.fsdecode(line), 60)}`"
 
 
 def _first(args: tuple[Any, ...]) -> str:
-    return _short(repr(args[0]) if args else "")
+    return clip(repr(args[0]) if args else "", 60)
 
 
 # event -> the phrase for it: made from the event's arguments (None: not an effect after all), or
@@ -249,10 +228,9 @@ class Around:
 
 
 class Watch(Around):
-    """What the cell whose code is compiled under ``filename`` does that leaves no object trace: in
-    ``with listening()``, each effect of the cell's is added to ``seen`` (a phrase with a verb in its
-    base form: "write 'log.txt'"; in order, once); with ``refuse`` it is refused instead (``Refused``,
-    whose text is the phrase) and added to ``refused``."""
+    """What the cell compiled under ``filename`` does that leaves no object trace: in ``with listening()``,
+    each effect of its code is added to ``seen`` ("write 'log.txt'", once), or with ``refuse`` refused
+    (``Refused``, whose text is the phrase) and added to ``refused``."""
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
@@ -299,7 +277,8 @@ class Watch(Around):
 
 
 class _Hook:
-    """The process's one audit hook (see the module's doc), added on first use."""
+    """The process's one audit hook, added on first use (one cannot be removed): it calls the watches
+    listening at the time."""
 
     listeners: list[Watch] = []
     added = False
@@ -348,13 +327,6 @@ def _chain_root(node: ast.expr) -> ast.expr:
     return node
 
 
-def _framework_function(value: Any) -> bool:
-    """A function or class itself (``np.matmul``, a NumPy ufunc), not an object that is called (a
-    module such as ``bn``, whose call may change its own state)."""
-    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)) or (
-        type(value).__name__ == "ufunc")
-
-
 class Purity:
     """Whether a cell's code is proven pure (see the module's doc), from what its names held (``lookup``)."""
 
@@ -375,8 +347,9 @@ class Purity:
             return isinstance(node.ctx, ast.Load)
         if isinstance(node, ast.Name):
             return isinstance(node.ctx, ast.Store) or self._known_name(node.id)
-        if isinstance(node, ast.Attribute):
-            return isinstance(node.ctx, ast.Load) and self._module_path(node.value)
+        if isinstance(node, ast.Attribute):  # ``torch.nn.functional``, ``x.T``: a chain from a known name
+            root = _chain_root(node.value)
+            return isinstance(node.ctx, ast.Load) and isinstance(root, ast.Name) and self._known_name(root.id)
         if isinstance(node, ast.Subscript):
             return isinstance(node.ctx, ast.Load)
         if isinstance(node, ast.Call):
@@ -400,16 +373,9 @@ class Purity:
             return True
         return isinstance(value, VALUES) or _root(type(value).__module__) in self.modules
 
-    def _module_path(self, node: ast.expr) -> bool:
-        """``np``, ``torch.nn.functional``: an attribute chain whose root names a framework's module,
-        or an attribute of an array (``x.T``, ``x.shape``)."""
-        node = _chain_root(node)
-        return isinstance(node, ast.Name) and self._known_name(node.id)
-
     def _pure_call(self, call: ast.Call) -> bool:
-        """A pure builtin, or a framework's function (not a method of an object, which may write into
-        it) where the cell reads no value a checksum alone can see; with no ``out=``/``inplace=``
-        and no function passed on (``map(f, xs)`` runs ``f``)."""
+        """A pure builtin, or a framework's function (not a method, which may write into its object) where
+        the cell reads no value only a checksum sees; no ``out=``/``inplace=``, no function passed on."""
         arguments = [*call.args, *(keyword.value for keyword in call.keywords)]
         if any(keyword.arg in WRITES for keyword in call.keywords) or any(map(self._passes_code, arguments)):
             return False
@@ -420,8 +386,11 @@ class Purity:
                 return False
             if value is getattr(builtins, func.id, None):
                 return func.id in PURE_BUILTINS
-            framework = _framework_function(value) and _root(getattr(value, "__module__", None)) in self.modules
-            return framework and not self.holds_costly
+            # A function or class itself (``np.matmul``, a NumPy ufunc), not an object that is called (a
+            # module such as ``bn``, whose call may change its own state).
+            function = isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)) or (
+                type(value).__name__ == "ufunc")
+            return function and _root(getattr(value, "__module__", None)) in self.modules and not self.holds_costly
         owner = _chain_root(func.value) if isinstance(func, ast.Attribute) else None
         return isinstance(owner, ast.Name) and isinstance(module := self._value(owner.id), types.ModuleType) and (
             _root(module.__name__) in self.modules) and owner.id not in self.bound and not self.holds_costly

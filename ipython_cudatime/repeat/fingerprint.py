@@ -1,18 +1,14 @@
 """What a cell can reach, and the state of each object it reaches: the evidence the repeat decision reads.
 
-A ``Fingerprint`` follows references from a cell's roots (the values of the names it uses): the
-items of containers, the attributes and slots of objects, and for a function of the user's, the
-globals its code names, its closure, its defaults and, for a method, its ``self``. For each object
-it keeps a token of that object's own state, cheap to take again: a container's items (by identity,
-so a token is also a shallow copy that puts the container back), an object's attributes, a
-closure cell's value, a file's position, an iterator's place; a framework's objects are read
-through its backend's kinds (``backends.objects``): a tensor's version counter, an array's checksum.
+A ``Fingerprint`` follows references from a cell's roots (the values of the names it uses) and
+keeps, for each object met, a token of its own state, cheap to take again (one ``Kind`` per type;
+a framework's through its backend's kinds: a tensor's version counter, an array's checksum). A
+container's token holds its items by identity, so it is also the shallow copy that puts it back.
 
 Taking the tokens again after a run says which objects it changed (``changed``); a copy of what it
-changed (``copies``) tells an idempotent overwrite (the same values written again) from a change a
-second run would repeat, and is what ``restore`` puts back. Libraries' functions, classes and
-modules are code, not the user's data: they are not walked. What cannot be read (an opaque object,
-device memory, past the budget) is listed in ``unseen``: unknown is never safe.
+changed (``copies``) tells an idempotent overwrite from a change a second run would repeat, and is
+what ``restore`` puts back. Libraries' code is not the user's data: it is not walked. What cannot be
+read (an opaque object, device memory, past the budget) is listed in ``unseen``: unknown is never safe.
 """
 
 from __future__ import annotations
@@ -54,20 +50,19 @@ IMMUTABLE = (types.BuiltinFunctionType, types.MethodDescriptorType, types.Wrappe
 
 @dataclass(frozen=True)
 class Budget:
-    """How much one fingerprint may read before the rest is ``unseen``: objects, seconds, and bytes
-    of array memory to checksum (about 5 GB/s: 4 GiB is under a second); and how much array and
-    tensor memory may be copied to put a change back (a copy on a GPU takes its memory)."""
+    """How much one fingerprint may read before the rest is ``unseen`` (checksums run at about 5 GB/s:
+    4 GiB is under a second), and copy to put a change back (a copy on a GPU takes its memory)."""
 
     objects: int = 1_000_000
     seconds: float = 1.0
     checksum_bytes: int = 4 << 30
-    copy_bytes: int = 1 << 30  # arrays and tensors copied to be put back (device memory too), at most
+    copy_bytes: int = 1 << 30
 
 
 @dataclass(slots=True)
 class Entry:
-    """One object met: how it is read, its token then, and where it was met (the entry holding it, None
-    for a root, and the suffix naming it there: ".total"); ``Fingerprint.path`` names it when needed."""
+    """One object met: how it is read, its token then, and where (the entry holding it, None for a
+    root, and the suffix naming it there: ".total"), for ``Fingerprint.path`` to name it when needed."""
 
     obj: Any
     parent: Entry | None
@@ -87,20 +82,6 @@ def _library_roots() -> tuple[str, ...]:
 def _library_file(filename: str) -> bool:
     """Whether code from ``filename`` belongs to Python or an installed package, not to the user."""
     return filename.startswith("<frozen") or filename.startswith(_library_roots())
-
-
-def _library_function(obj: Any, kind: type) -> bool:
-    """A library's callable that is a function (its own ``__qualname__``, as NumPy's dispatchers and
-    jitted functions have), not an object with state that happens to be callable (a connection)."""
-    filename = getattr(sys.modules.get(kind.__module__), "__file__", None) or "<frozen"
-    return callable(obj) and hasattr(obj, "__qualname__") and _library_file(filename)
-
-
-def _users_module(module: Any) -> bool:
-    """Whether ``module`` is the notebook's or a file of the user's (None: a module not imported)."""
-    filename = getattr(module, "__file__", None)
-    notebook = getattr(module, "__name__", None) == "__main__"
-    return notebook or (isinstance(filename, str) and not _library_file(filename))
 
 
 def nbytes(obj: Any) -> int:
@@ -139,11 +120,8 @@ class Items(Kind):
     children = Frozen.children
 
     def restore(self, sequence: Any, saved: Any) -> None:
-        if isinstance(sequence, collections.deque):
-            sequence.clear()
-            sequence.extend(saved)
-        else:
-            sequence[:] = saved
+        sequence.clear()
+        sequence.extend(saved)
 
 
 class Bytes(Kind):
@@ -187,10 +165,14 @@ class Mapping(_Keyed):
             mapping[key] = value
 
 
+def clip(text: str, width: int) -> str:
+    """``text``, cut to ``width`` characters with "..." where longer."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _key(key: Any) -> str:
     """A key as a path writes it: a plain value's repr, else its type ("<Parameter>")."""
-    text = repr(key) if type(key) in SCALARS else f"<{type(key).__name__}>"
-    return text if len(text) <= 40 else text[:37] + "..."
+    return clip(repr(key) if type(key) in SCALARS else f"<{type(key).__name__}>", 40)
 
 
 class Unordered(Kind):
@@ -234,9 +216,8 @@ OPEN_BASES = (int, float, complex, str, bytes, tuple, frozenset, BaseException) 
 
 @functools.lru_cache(maxsize=1024)
 def _hides_state(kind: Any) -> bool:
-    """Whether instances of ``kind`` keep state in C fields that no ``__dict__`` or slot shows (a
-    class built on an extension type, as pandas' ``BlockManager`` is): they are larger than a
-    Python class with the same slots would be. Such an object is ``Opaque``: unknown, never safe."""
+    """Whether instances of ``kind`` keep state in C fields that no ``__dict__`` or slot shows (pandas'
+    ``BlockManager``): they are larger than a Python class with the same slots. Read as ``Opaque``."""
     open_sizes = [base.__basicsize__ + _Plain.__basicsize__ - object.__basicsize__
                   for base in kind.__mro__ if base in OPEN_BASES]
     return bool(kind.__basicsize__ > max([_Plain.__basicsize__, *open_sizes]) + 8 * len(_slots(kind)))
@@ -320,9 +301,8 @@ class Names(_Keyed):
 
 @dataclass(eq=False)
 class NamesView:
-    """``names`` of ``namespace`` (None: all but ``exclude``), read by ``reader`` (a function's name,
-    or "" for the cell itself); ``walk`` False: only what the names are bound to counts, not what
-    their values hold (the notebook's names that the cell does not use)."""
+    """``names`` of ``namespace`` (None: all but ``exclude``), read by ``reader`` (a function's name, or
+    "" for the cell); ``walk`` False: only what they are bound to counts (names the cell does not use)."""
 
     namespace: MutableMapping[str, Any]
     names: tuple[str, ...] | None
@@ -332,8 +312,8 @@ class NamesView:
     prefix: str = ""  # "sys." for a module's names
 
     def bound(self) -> tuple[str, ...]:
-        """The names read: ``names``, or all but ``exclude`` and the interpreter's and frameworks' own, with
-        two leading underscores (``__builtins__``, ``torch.compile``'s ``__builtins_dict___0``)."""
+        """``names``, or all but ``exclude`` and those with two leading underscores: the interpreter's and
+        frameworks' own (``__builtins__``, ``torch.compile``'s ``__builtins_dict___0``)."""
         if self.names is not None:
             return self.names
         return tuple(name for name in self.namespace if name not in self.exclude and not name.startswith("__"))
@@ -344,8 +324,8 @@ class NamesView:
 
 
 def module_views(namespace: MutableMapping[str, Any], used: set[str]) -> Iterator[tuple[str, NamesView]]:
-    """For each module among ``used`` names of ``namespace``, a view of its names that ``used``
-    also holds (code names ``sys.path`` as "sys" and "path"): what ``sys.path.append`` reaches."""
+    """A view of each module among ``used`` names, of its names ``used`` also holds (code names
+    ``sys.path`` as "sys" and "path"): what ``sys.path.append`` reaches."""
     for name in sorted(used):
         module = namespace.get(name)
         if isinstance(module, types.ModuleType):
@@ -364,8 +344,7 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 
 class Function(Kind):
-    """A function of the user's: its code, defaults, closure cells and the globals its code names
-    (a view of its module's namespace); a library's function is code, read as immutable."""
+    """A function of the user's: its code, defaults, closure cells and the globals its code names."""
 
     holds_state = True
 
@@ -471,17 +450,13 @@ class Position(Kind):
                 state = obj.__reduce__()
             except Exception:
                 raise Unseen("an iterator whose position cannot be read") from None
-        return _atoms(tuple(_flat(state)))
+        parts = state if isinstance(state, tuple) else (state,)  # flattened one level down
+        return _atoms(tuple(value for part in parts for value in (part if isinstance(part, tuple) else (part,))))
 
 
 def _atoms(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """Plain values as they are, others by identity: a token that compares without running ``__eq__``."""
     return tuple(value if type(value) in SCALARS else id(value) for value in values)
-
-
-def _flat(state: Any) -> Iterator[Any]:
-    for part in state if isinstance(state, tuple) else (state,):
-        yield from (part if isinstance(part, tuple) else (part,))
 
 
 class Generator(Kind):
@@ -510,20 +485,10 @@ LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE = (
     Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque())
 
 
-def _not_the_users() -> set[int]:
-    """random's and NumPy's global generators (``state.RandomStates`` puts them back) and the standard
-    streams (what is written there is output, which later runs discard, not state)."""
-    mtrand = sys.modules.get("numpy.random.mtrand")
-    found = [getattr(random, "_inst", None), getattr(mtrand, "_rand", None)]
-    found += [sys.stdout, sys.stderr, sys.stdin, sys.__stdout__, sys.__stderr__, sys.__stdin__]
-    return {id(obj) for obj in found if obj is not None}
-
-
 class Fingerprint:
     """The objects reachable from some roots, with their tokens (see the module's doc). ``kinds``: the
-    frameworks' (``backends.object_kinds``); ``deep`` False reads the roots alone, and none of the
-    costly kinds (a cell whose code is proven pure); ``budget`` bounds the walk; ``skip``: objects
-    that are not the user's data (the shell that runs the cell)."""
+    frameworks' (``backends.object_kinds``); ``deep`` False (proven pure code) reads the roots alone,
+    and no costly kind; ``skip``: objects that are not the user's data (the shell that runs the cell)."""
 
     def __init__(self, kinds: Iterable[Kind] = (), deep: bool = True, budget: Budget | None = None,
                  skip: Iterable[Any] = ()) -> None:
@@ -531,7 +496,12 @@ class Fingerprint:
         self.deep, self.budget = deep, budget or Budget()
         self.entries: dict[int, Entry] = {}
         self.unseen: list[str] = []
-        self._skip = _not_the_users() | {id(obj) for obj in skip}
+        # Not the user's data either: the global generators (``state.RandomStates`` puts them back) and
+        # the standard streams (output, which later runs discard, not state).
+        mtrand = sys.modules.get("numpy.random.mtrand")
+        found = [getattr(random, "_inst", None), getattr(mtrand, "_rand", None), *skip]
+        found += [sys.stdout, sys.stderr, sys.stdin, sys.__stdout__, sys.__stderr__, sys.__stdin__]
+        self._skip = {id(obj) for obj in found if obj is not None}
         self._bytes = 0
         self._cache: dict[type, Kind] = {}
 
@@ -556,22 +526,28 @@ class Fingerprint:
             return WRAPPER
         if isinstance(obj, IMMUTABLE) or kind in SCALARS:
             return LEAF
-        if isinstance(obj, type):
-            return CLASS if _users_module(sys.modules.get(obj.__module__)) else LEAF
+        if isinstance(obj, type):  # a class of the notebook's or of a file of the user's is state
+            module = sys.modules.get(obj.__module__)  # None: a module not imported
+            filename = getattr(module, "__file__", None)
+            users = getattr(module, "__name__", None) == "__main__" or (
+                isinstance(filename, str) and not _library_file(filename))
+            return CLASS if users else LEAF
         if isinstance(obj, types.FunctionType):
             return FUNCTION if not _library_file(obj.__code__.co_filename) else LEAF
         if isinstance(obj, (io.IOBase, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
             return POSITION
         if (_attributes(obj) is not None or _slots(kind)) and not _hides_state(kind):
             return ATTRIBUTES
-        if _library_function(obj, kind):
-            return LEAF  # a library's function object (NumPy's dispatchers, a jitted function): code
+        # A library's callable that is a function (its own ``__qualname__``, as NumPy's dispatchers and
+        # jitted functions have) is code, not an object with state that happens to be callable (a connection).
+        filename = getattr(sys.modules.get(kind.__module__), "__file__", None) or "<frozen"
+        if callable(obj) and hasattr(obj, "__qualname__") and _library_file(filename):
+            return LEAF
         return POSITION if hasattr(kind, "__next__") else OPAQUE
 
     def take(self, roots: Iterable[tuple[str, Any]]) -> Fingerprint:
         """Walk from ``roots`` ((path, object) pairs), breadth first: each object once, under its shortest
-        path. The garbage collector waits, as under ``timeit``: a collection would scan, again and again,
-        all the small objects a walk keeps."""
+        path. The garbage collector waits, as under ``timeit``: it would scan all the walk keeps again and again."""
         pending: collections.deque[tuple[Entry | None, str, Any]] = collections.deque(
             (None, path, obj) for path, obj in roots)
         entries, skip, deep, budget = self.entries, self._skip, self.deep, self.budget
@@ -588,8 +564,21 @@ class Fingerprint:
                         self.unseen.append(f"{_name(self._joined(parent, suffix))} and the rest (the cell reaches "
                                            f"more than {len(entries):,} objects)")
                         return self
-                entry = self._read(parent, suffix, obj)
-                if entry is not None and deep:
+                try:
+                    kind = self.kind(obj)
+                    if kind.costly and not deep:
+                        continue
+                    if kind.costly:  # its memory, against the checksum budget
+                        self._bytes += nbytes(obj)
+                        if self._bytes > budget.checksum_bytes:
+                            raise Unseen(f"more than {budget.checksum_bytes >> 30} GiB of arrays to check")
+                    entry = entries[id(obj)] = Entry(obj, parent, suffix, kind, kind.token(obj))
+                except Exception as exc:  # an object whose state raises when read: not evidence of anything
+                    why = exc if isinstance(exc, Unseen) else (
+                        f"{type(obj).__name__} could not be read: {type(exc).__name__}")
+                    self.unseen.append(f"{_name(self._joined(parent, suffix))} ({why})")
+                    continue
+                if deep:
                     try:
                         pending.extend([(entry, label, child) for label, child in entry.kind.children(obj)])
                     except Exception as exc:
@@ -600,29 +589,9 @@ class Fingerprint:
                 gc.enable()
         return self
 
-    def _read(self, parent: Entry | None, suffix: str, obj: Any) -> Entry | None:
-        try:
-            kind = self.kind(obj)
-            if kind.costly and not self.deep:
-                return None
-            if kind.costly:  # its memory, against the checksum budget
-                self._bytes += nbytes(obj)
-                if self._bytes > self.budget.checksum_bytes:
-                    raise Unseen(f"more than {self.budget.checksum_bytes >> 30} GiB of arrays to check")
-            entry = Entry(obj, parent, suffix, kind, kind.token(obj))
-        except Unseen as why:
-            self.unseen.append(f"{_name(self._joined(parent, suffix))} ({why})")
-            return None
-        except Exception as exc:  # an object whose state raises when read: not evidence of anything
-            self.unseen.append(f"{_name(self._joined(parent, suffix))} ({type(obj).__name__} could not be read: "
-                               f"{type(exc).__name__})")
-            return None
-        self.entries[id(obj)] = entry
-        return entry
-
     def _joined(self, parent: Entry | None, suffix: str) -> str:
-        """The path of an object met under ``parent`` as ``suffix``: its own label when it has one (a
-        global, a closure variable), else the parent's path and the suffix (``acc`` + ``.total``)."""
+        """Its own label when it has one (a global, a closure variable), else the parent's path and the
+        suffix (``acc`` + ``.total``)."""
         if parent is None or suffix.startswith("\x00"):
             return suffix
         return self._joined(parent.parent, parent.suffix) + suffix
@@ -640,8 +609,8 @@ class Fingerprint:
         return found
 
     def copies(self, entries: Iterable[Entry]) -> tuple[dict[int, Any], list[Entry]]:
-        """What puts each entry's object back as it is now ({id: state}), and the entries that
-        nothing can put back (a generator, a file's position, a tensor too large to copy)."""
+        """What puts each entry's object back as it is now ({id: state}), and the entries nothing can
+        (a generator, a file's position, a tensor too large to copy)."""
         saved, lost, size = {}, [], 0
         for entry in entries:
             if entry.token is None and not entry.kind.holds_state:
@@ -659,13 +628,11 @@ class Fingerprint:
         return saved, lost
 
     def matches(self, entry: Entry, state: Any) -> bool:
-        """Whether ``entry``'s object holds the same values as ``state`` (from ``copies``): written
-        again to the same values, an idempotent overwrite."""
+        """Whether ``entry``'s object holds the values of ``state`` (from ``copies``): an idempotent overwrite."""
         kind = entry.kind
         try:
-            if kind.holds_state:
-                return self.equal_values(kind.token(entry.obj), state)
-            return bool(kind.equal(entry.obj, state))
+            return self.equal_values(kind.token(entry.obj), state) if kind.holds_state else bool(
+                kind.equal(entry.obj, state))
         except Exception:
             return False
 
@@ -679,8 +646,7 @@ class Fingerprint:
         return True
 
     def equal_values(self, a: Any, b: Any) -> bool:
-        """Whether two values are equal as data: scalars by value, containers item by item,
-        framework objects by their kind's ``equal``, anything else by identity."""
+        """Whether two values are equal as data (containers item by item), else by identity."""
         if a is b:
             return True
         if type(a) is not type(b):
@@ -701,8 +667,8 @@ class Fingerprint:
         return _name(self._joined(entry.parent, entry.suffix))
 
     def what_changed(self, entry: Entry, before: Any) -> list[str]:
-        """What differs between ``before`` (a token of ``entry``'s) and its object now: the names, keys or
-        attributes rebound, with plain values ("n (a global of bump()): 0 → 1"), or its path alone."""
+        """What differs since ``before`` (a token of ``entry``'s): the names, keys or attributes rebound,
+        with plain values ("n (a global of bump()): 0 → 1"), or its path alone."""
         kind = entry.kind
         try:
             now = kind.token(entry.obj)
@@ -721,13 +687,9 @@ class Fingerprint:
 
 
 def _change(path: str, old: Any, new: Any) -> str:
-    plain = all(type(value) in SCALARS or value is MISSING for value in (old, new))
-    return f"{path}: {_short(old)} → {_short(new)}" if plain else path
-
-
-def _short(value: Any) -> str:
-    text = "unbound" if value is MISSING else repr(value)
-    return text if len(text) <= 30 else text[:27] + "..."
+    if not all(type(value) in SCALARS or value is MISSING for value in (old, new)):
+        return path
+    return f"{path}: " + " → ".join(clip("unbound" if value is MISSING else repr(value), 30) for value in (old, new))
 
 
 def _name(path: str) -> str:

@@ -3,11 +3,8 @@
 ``%cudatime`` runs a cell many times; a notebook expects it to leave the state of *one* run.
 Names the cell binds or deletes at top level are put back before every later run
 (``NameSnapshot``), so ``x += 1`` on an int, ``arr = arr * 2`` and ``del x`` act once. Everything
-else the cell can reach is judged by what its first run actually did: ``evidence`` compares the
-objects it reaches before and after the cold run (and after a probe run), its ``Watch`` refuses in
-later runs the effects that leave no object trace (a file written, a process started), and
-``ProcessState`` adds what the cold run changed in the process (the working directory, the
-environment, pyplot's figures). ``CellRepeats`` is what the runner calls around the runs.
+else is judged by what its first run actually did (``evidence``, and ``ProcessState`` for the
+process's own state). ``CellRepeats`` is what the runner calls around the runs.
 """
 
 from __future__ import annotations
@@ -90,9 +87,8 @@ class ProcessState:
 
 
 class RandomStates:
-    """The global random generators' states (``random``'s, NumPy's, torch's CPU one, and CUDA's where
-    a context exists; frameworks already imported only), saved when made and put back by ``restore``:
-    after the later runs, the cell that follows draws the numbers it would draw after one run."""
+    """The global random generators' states (of the frameworks imported; CUDA's where a context exists),
+    put back by ``restore``: the next cell draws the numbers it would draw after one run."""
 
     def __init__(self) -> None:
         pairs: list[tuple[Callable[[], Any], Callable[[Any], object]]] = [(random.getstate, random.setstate)]
@@ -137,9 +133,8 @@ class _Sink(io.TextIOBase):
 
 
 class _DiscardOutput(Around):
-    """Drop what runs print (the running thread's writes only, see ``_Sink``; other threads' go around
-    the discarded fds, ``fds.stream``) and display. The publisher is made without the shell: IPython
-    9's ``DisplayPublisher(shell=...)`` registers pre/post_execute callbacks that nothing removes."""
+    """Drop what runs print (the running thread's writes, see ``_Sink``) and display. The publisher is
+    made without the shell: IPython 9's ``DisplayPublisher(shell=...)`` registers callbacks for good."""
 
     saved: tuple[TextIO, TextIO, Any]  # by enter(): the streams and the display publisher to put back
 
@@ -172,10 +167,9 @@ def _flush_streams() -> None:
 
 class _DiscardFileDescriptors(Around):
     """Point fds 1 and 2 at an unlinked temporary file, as pytest's ``capfd`` does: output from C code,
-    subprocesses (``!cmd``, ``os.system``) and handlers holding the process's own streams is dropped
-    too. Buffers are flushed before (the cold run's output is kept) and after (the later runs' is not
-    shown later). At this level the cell's writes and other threads' cannot be told apart:
-    ``dropped`` says how many bytes were dropped (the file's size), for the report to say so."""
+    subprocesses (``!cmd``) and handlers of the process's own streams is dropped too, after a flush
+    (the cold run's output is kept). At this level the cell's writes and other threads' cannot be
+    told apart: ``dropped`` (the file's size) is for the report to say so."""
 
     file: int  # by enter(): the temporary file's fd
 
@@ -292,10 +286,7 @@ class InterruptHold(Around):
 
     def start(self) -> None:
         if threading.current_thread() is threading.main_thread() and callable(signal.getsignal(signal.SIGINT)):
-            self._previous = signal.signal(signal.SIGINT, self._keep)
-
-    def _keep(self, signum: int, frame: FrameType | None) -> None:
-        self.caught = True
+            self._previous = signal.signal(signal.SIGINT, lambda signum, frame: setattr(self, "caught", True))
 
     def leave(self) -> None:
         if self._previous is not None:
@@ -304,9 +295,8 @@ class InterruptHold(Around):
 
 
 class _Quiet(Around):
-    """The later runs' quiet (see ``CellRepeats``): its parts entered in order and left in reverse, each
-    left even if one fails, ``more`` (the effects refused) last; ``note()`` says what was dropped at
-    the fd level, where the cell's output and other threads' cannot be told apart."""
+    """The later runs' quiet: its parts entered in order and left in reverse, each left even if one
+    fails, ``more`` (the effects refused) last; ``note()`` says what was dropped at the fd level."""
 
     def __init__(self, shell: Any, *more: Around) -> None:
         self.fds = _DiscardFileDescriptors()
@@ -354,17 +344,12 @@ class CellCode:
 class CellRepeats(Repeats):
     """The runner's hooks for a cell of the user's (see ``runner.Repeats``).
 
-    ``begin`` snapshots the names the cell binds and the process's state, and fingerprints what the
-    cell can reach (``Evidence``, through the frameworks' ``kinds``; shallow when ``proven_pure``);
-    ``cold`` hears the cold run's effects. ``after_cold`` reads what the cold run changed (the cell
-    repeats, repeats with a probe, or runs once) and snapshots the names and random generators again.
-    ``reset`` restores the first snapshot before each later run, and after the probe run reads what
-    it changed again (undone, and the repeats end: ``Unrepeatable``). ``quiet`` makes the later runs
-    quiet: their output (at the file-descriptor level too) and display are discarded as written, their
-    figures and widgets closed, ``input()`` ends the repeats instead of prompting, and the cell's
-    effects are refused. ``end`` checks what the later runs changed, restores the second
-    snapshots (the namespace holds the cold run's objects) and starts ``hold``, if given. ``forced``
-    (``-n N``): nothing is refused or undone, and ``why_once`` says what the runs did to the state."""
+    ``begin`` snapshots the names the cell binds and fingerprints what it can reach (``Evidence``);
+    ``after_cold`` reads what the cold run changed and snapshots the names and random generators
+    again; ``reset`` restores the first snapshot before each later run (after the probe run, what it
+    changed again ends the repeats: ``Unrepeatable``); ``end`` restores the second (the namespace holds
+    the cold run's objects) and starts ``hold``. ``forced`` (``-n N``): nothing is refused or undone,
+    and ``why_once`` says what the runs did to the state."""
 
     # by begin(): the names and the process before the cold run, the evidence, the effects watch
     _snapshot: NameSnapshot

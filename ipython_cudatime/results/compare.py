@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Point:
-    """One row of any collection: what was timed (its ``Task``, a live point's its result's) and its
-    result, or the error that stopped it."""
+    """One row of any collection: what was timed, and its result or the error that stopped it."""
 
     task: Task
     result: CudaTimeResult | None = None  # None when the point failed
@@ -54,13 +53,12 @@ class Point:
         return cls(result.task or Task(), result)
 
 
-def _params_rows(rows: Iterable[Sequence[Any]]) -> list[list[Any]]:
-    """Check rows (params first, then more params or a reason) in JSON form, and back."""
-    return [[params_to_json(item) if isinstance(item, dict) else item for item in row] for row in rows]
+def _converted(rows: Iterable[Sequence[Any]], convert: Callable[[Any], Any], kind: type = list) -> list[Any]:
+    """Check rows (params first, then more params or a reason), each params ``convert``ed: to JSON, or back."""
+    return [kind(convert(item) if isinstance(item, dict) else item for item in row) for row in rows]
 
 
-def _rows_params(rows: Iterable[Sequence[Any]]) -> list[tuple[Any, ...]]:
-    return [tuple(params_from_json(item) if isinstance(item, dict) else item for item in row) for row in rows]
+_ROWS = ("mismatches", "skipped")  # the check's fields of such rows
 
 
 @dataclass
@@ -75,11 +73,11 @@ class Check:
     compared: int = 0  # points compared against a reference
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__, mismatches=_params_rows(self.mismatches), skipped=_params_rows(self.skipped))
+        return dict(self.__dict__, **{name: _converted(getattr(self, name), params_to_json) for name in _ROWS})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Check:
-        return cls(**dict(data, mismatches=_rows_params(data["mismatches"]), skipped=_rows_params(data["skipped"])))
+        return cls(**dict(data, **{name: _converted(data[name], params_from_json, tuple) for name in _ROWS}))
 
 
 def _squeezed(text: str) -> str:
@@ -110,8 +108,7 @@ class Results:
         return list(dict.fromkeys(name for point in self.points for name in point.params))
 
     def references(self) -> dict[int, CudaTimeResult]:
-        """For a ``device`` sweep: {index: the result at the first device with the other params equal},
-        for each point whose speed-up can be computed."""
+        """For a ``device`` sweep: {index: the result at the first device, the other params equal}."""
         if "device" not in self.names:
             return {}
         first = self.points[0].params.get("device")
@@ -128,8 +125,7 @@ class Results:
         self.points = [point for point in self.points if point.label not in labels] + list(points)
 
     def select(self, words: Iterable[str]) -> tuple[Results, list[str]]:
-        """(the points each word names, in order; the words naming none): a label, or a point's name
-        (``label[n=2]``, spaces optional)."""
+        """(the points each word names: a label, or a name such as ``label[n=2]``; the words naming none)."""
         chosen: list[Point] = []
         unknown: list[str] = []
         for word in words:
@@ -151,8 +147,8 @@ class Results:
                    data["interrupted"], data.get("span"), keepers=tuple(features))
 
     def read_by(self, keepers: Iterable[RecordKeeper]) -> Results:
-        """These results with each point's records still the JSON a file held read by their keepers: its
-        own (``keepers``), else ``keepers``, which it then keeps, so that a view words and tabulates them."""
+        """These results with their records read by their own keepers, else by ``keepers`` (then kept), so
+        that a view words and tabulates them."""
         keepers = self.keepers or tuple(keepers)
         points = [point if point.result is None else dataclasses.replace(point, result=point.result.read_by(keepers))
                   for point in self.points]
@@ -191,21 +187,11 @@ def _others(point: Point) -> tuple[tuple[str, str], ...]:
     return tuple((k, repr(v)) for k, v in point.params.items() if k != "device")
 
 
-def error_text(error: BaseException) -> str:
-    """``"Name: message"`` for a failed point's row, or ``"<unprintable Name>"`` as traceback writes it."""
-    name = type(error).__name__
-    try:
-        return f"{name}: {error}"
-    except Exception:
-        return f"<unprintable {name}>"
-
-
 def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any]], tuple[CudaTimeResult, Any]],
               stop_on_error: bool = False, task: Task | None = None,
               finished: Callable[[Point], None] = lambda point: None) -> tuple[Results, list[Any]]:
-    """Time every point with ``time_point(params) -> (result, value)``; return (Results, values). An
-    Exception at a point is recorded there; the sweep goes on unless ``stop_on_error``. KeyboardInterrupt
-    and SystemExit stop it, keeping the points done; what stopped it is kept in ``Results.error``.
+    """Time every point with ``time_point(params) -> (result, value)``. An Exception is recorded at its point,
+    the sweep going on unless ``stop_on_error``; KeyboardInterrupt and SystemExit stop it (``Results.error``).
     ``finished(point)`` hears of each point as it is done (the caller saves it: a later point cannot lose it)."""
     task = task or Task()
     done: list[Point] = []
@@ -235,7 +221,11 @@ def _attempt(time_point: Callable[..., tuple[CudaTimeResult, Any]], args: tuple[
         return None, None, f"{type(exc).__name__} at {where}", exc
     except Exception as exc:
         stops = (f"--stop-on-error after the error at {where}", exc) if stop_on_error else (None, None)
-        return None, error_text(exc), *stops
+        try:  # the failed point's row: "Name: message", or "<unprintable Name>" as traceback writes it
+            text = f"{type(exc).__name__}: {exc}"
+        except Exception:
+            text = f"<unprintable {type(exc).__name__}>"
+        return None, text, *stops
 
 
 def _interrupted(error: BaseException | None) -> bool:
@@ -249,34 +239,28 @@ def rotation(count: int, rounds: int) -> list[list[int]]:
 
 
 def merge_rounds(results: Sequence[CudaTimeResult], keepers: Iterable[RecordKeeper] = ()) -> CudaTimeResult:
-    """One point's result from its rounds: the first round's cold run, warm-up and facts; each later
-    round's first run (after the other points ran) as a warm-up run; every round's warm sample as the
-    warm samples; each record as its keeper merges the rounds' (``RecordKeeper.merged``)."""
+    """One point's result from its rounds: the first's cold run, warm-up and facts; each later round's first
+    run (after the other points ran) a warm-up run; every round's warm samples; each record as its keeper merges."""
     first, later = results[0], results[1:]
+    records = dict(first.records)
+    records.update((keeper.name, keeper.merged([r.records.get(keeper.name) for r in results]))
+                   for keeper in keepers if keeper.name in records)
     warmup = [*first.warmup, *(run for r in later for run in (r.cold, *r.warmup))]
     sample = "run" if first.batch == 1 else f"sample of {first.batch:,} runs (the size its first round found)"
     note = (f"interleaved: {len(results)} rounds of one warm {sample} of each point, in a rotating order (each "
             "round's first run of a point, after the other points ran, is a warm-up run)")
     return dataclasses.replace(
         first, warmup=warmup, warm=[run for r in results for run in r.warm], notes=[*first.notes, note],
-        stopped=next((r.stopped for r in results if r.stopped), None), records=_merged_records(results, keepers))
-
-
-def _merged_records(results: Sequence[CudaTimeResult], keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
-    records = dict(results[0].records)
-    records.update((keeper.name, keeper.merged([r.records.get(keeper.name) for r in results]))
-                   for keeper in keepers if keeper.name in records)
-    return records
+        stopped=next((r.stopped for r in results if r.stopped), None), records=records)
 
 
 def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, Any], CudaTimeResult | None],
                     tuple[CudaTimeResult, Any]], rounds: int, stop_on_error: bool = False, task: Task | None = None,
                     finished: Callable[[Point], None] = lambda point: None,
                     keepers: Iterable[RecordKeeper] = ()) -> tuple[Results, list[Any]]:
-    """``run_sweep`` in rounds (``--interleave``): each times every point once (``time_point(params, first
-    round's result or None)``) in ``rotation``'s order, so that slow drift hits every point alike instead of
-    deciding a comparison. Its rounds merge (``merge_rounds``); ``finished`` hears of each once all is over."""
-    grid_points, task = list(points), task or Task()
+    """``run_sweep`` in rounds (``--interleave``), each timing every point once (``time_point(params, its first
+    round's result or None)``) in ``rotation``'s order, so that slow drift cannot decide a comparison."""
+    grid_points, task, keepers = list(points), task or Task(), tuple(keepers)
     timed: list[list[CudaTimeResult]] = [[] for _ in grid_points]
     values: list[Any] = [None] * len(grid_points)
     errors: dict[int, str] = {}
@@ -295,18 +279,14 @@ def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict
         if error is not None:
             break
     reached = [i for i in range(len(grid_points)) if timed[i] or i in errors]
-    done = [_round_point(grid_points[i], timed[i], errors.get(i), task, tuple(keepers)) for i in reached]
+    done = []
+    for i in reached:
+        result = merge_rounds(timed[i], keepers) if i not in errors else None
+        own = result.task if result is not None else None
+        done.append(Point(own or dataclasses.replace(task, params=grid_points[i]), result, errors.get(i)))
     for point in done:
         finished(point)
     return Results(done, stopped=stopped, interrupted=_interrupted(error), error=error), [values[i] for i in reached]
-
-
-def _round_point(params: dict[str, Any], rounds: list[CudaTimeResult], error: str | None, task: Task,
-                 keepers: tuple[RecordKeeper, ...]) -> Point:
-    if error is not None or not rounds:
-        return Point(dataclasses.replace(task, params=params), None, error)
-    result = merge_rounds(rounds, keepers)
-    return Point(result.task or dataclasses.replace(task, params=params), result)
 
 
 def to_numpy(value: Any) -> NDArray[Any]:
@@ -320,14 +300,6 @@ def to_numpy(value: Any) -> NDArray[Any]:
     if hasattr(value, "get") and type(value).__module__.startswith("cupy"):
         value = value.get()
     return numpy.asarray(value)
-
-
-def _as_floats(value: Any) -> tuple[NDArray[Any], None] | tuple[None, str]:
-    """The value as a float array, or the reason it cannot be compared."""
-    try:
-        return to_numpy(value).astype(float), None
-    except (TypeError, ValueError):
-        return None, f"not numeric ({type(value).__name__})"
 
 
 def _difference(array: NDArray[Any], reference: NDArray[Any]) -> float:
@@ -354,11 +326,11 @@ def check_values(sweep: Results, values: Sequence[Any], rtol: float = 1e-4, atol
     for point, value in zip(sweep.points, values):
         if point.result is None or value is None:
             continue
-        array, why = _as_floats(value)
-        if why is not None:
-            skipped.append((point.params, why))
+        try:
+            array = to_numpy(value).astype(float)
+        except (TypeError, ValueError):
+            skipped.append((point.params, f"not numeric ({type(value).__name__})"))
             continue
-        assert array is not None  # _as_floats gives an array, or None and the reason
         shapes.setdefault(array.shape, []).append(point.params)
         ref = references.setdefault(array.shape, (point.params, array))
         if ref[0] is point.params:

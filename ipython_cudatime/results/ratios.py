@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..units import percent_text
 from .compare import Point
-from .result import CI_MIN_RUNS, CudaTimeResult, Env, RecordKeeper, judgement
+from .result import CI_MIN_RUNS, CudaTimeResult, RecordKeeper, judgement
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -125,28 +125,19 @@ def _thread_note(a: CudaTimeResult, b: CudaTimeResult) -> str | None:
     return f"timed with different thread settings: {words[0]} and {words[1]}"
 
 
-def _versions(a: Env, b: Env) -> list[str]:
-    """``Python 3.11.7 vs 3.13.0``, ``torch 2.5.1 vs 2.13.0``: what both recorded, differing."""
-    found = [f"Python {a.python} vs {b.python}"] if a.python and b.python and a.python != b.python else []
-    return found + [f"{name} {a.frameworks[name]} vs {b.frameworks[name]}" for name in a.frameworks
-                    if name in b.frameworks and a.frameworks[name] != b.frameworks[name]]
-
-
 def _differences(a: CudaTimeResult, b: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> str | None:
-    """What else differs between two results beside the code: the device, the versions, then what each
-    keeper finds between their records (the pools, the load); None where nothing does."""
-    found: list[str] = []
-    if a.device != b.device:
-        found.append(f"device {a.device} vs {b.device}")
-    if a.env is not None and b.env is not None:
-        found += _versions(a.env, b.env)
+    """What else differs beside the code: the device, the versions both recorded (``torch 2.5.1 vs 2.13.0``),
+    what each keeper finds between their records (the pools, the load); None where nothing does."""
+    found = [f"device {a.device} vs {b.device}"] if a.device != b.device else []
+    one, two = a.env, b.env
+    if one is not None and two is not None:
+        if one.python and two.python and one.python != two.python:
+            found.append(f"Python {one.python} vs {two.python}")
+        found += [f"{name} {version} vs {two.frameworks[name]}" for name, version in one.frameworks.items()
+                  if name in two.frameworks and version != two.frameworks[name]]
     for keeper in keepers:
         found += keeper.differences(a.records.get(keeper.name), b.records.get(keeper.name))
     return "; ".join(found) or None
-
-
-def _runs_word(result: CudaTimeResult) -> str:
-    return "runs" if result.batch == 1 else "samples"
 
 
 def _undecided(ci: tuple[float, float], a: CudaTimeResult, b: CudaTimeResult) -> str:
@@ -156,14 +147,14 @@ def _undecided(ci: tuple[float, float], a: CudaTimeResult, b: CudaTimeResult) ->
     said = f"no difference larger than {percent_text(bound)} either way"
     if not bound:  # identical medians in every resample: nothing more runs would narrow
         return said
-    return f"{said}; about {4 * max(a.runs, b.runs):,} {_runs_word(a)} each would tell {percent_text(bound / 2)}"
+    runs = "runs" if a.batch == 1 else "samples"
+    return f"{said}; about {4 * max(a.runs, b.runs):,} {runs} each would tell {percent_text(bound / 2)}"
 
 
 def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
              names: Sequence[str] | None = None, keepers: Iterable[RecordKeeper] = ()) -> Contrast:
-    """Which of two results (or points) is faster, and can the runs tell: their medians' ratio with its 95%
-    bootstrap interval, a winner only where it excludes 1 (``CI_MIN_RUNS`` samples each: fewer cannot bound
-    a median); what else differs beside it. ``names`` defaults to their labels, else "a" and "b"."""
+    """Which of two results (or points) is faster, and can the runs tell: a winner only where the ratio's
+    95% interval excludes 1 (``CI_MIN_RUNS`` samples each: fewer cannot bound a median)."""
     names = tuple(names or (_name(a, "a"), _name(b, "b")))
     a, b = _result(a), _result(b)
     if a is None or b is None or not a.median or not b.median:
@@ -182,9 +173,8 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
 
 
 class Verdicts:
-    """What the views of one ``Results`` read of it, worked out once however many ask: each keeper's
-    judgement of a result and a pair's contrast (a bootstrap). The results are kept with their answers,
-    so that an id is never reused while this lives."""
+    """Each keeper's judgement and each pair's contrast (a bootstrap), worked out once however many views
+    ask; the results are kept with their answers, so that an id is never reused while this lives."""
 
     def __init__(self, keepers: Iterable[RecordKeeper] = ()) -> None:
         self.keepers = tuple(keepers)
@@ -193,15 +183,13 @@ class Verdicts:
 
     def judged(self, keeper: RecordKeeper, result: CudaTimeResult) -> Any:
         key = (keeper.name, id(result))
-        kept = self._judged.get(key)
-        if kept is None:
-            kept = self._judged[key] = (result, judgement(keeper, result))
-        return kept[1]
+        if key not in self._judged:
+            self._judged[key] = (result, judgement(keeper, result))
+        return self._judged[key][1]
 
     def contrast(self, a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
                  names: Sequence[str] | None = None) -> Contrast:
         key = (id(a), id(b), tuple(names) if names is not None else None)
-        kept = self._contrasts.get(key)
-        if kept is None:
-            kept = self._contrasts[key] = (a, b, contrast(a, b, names, self.keepers))
-        return kept[2]
+        if key not in self._contrasts:
+            self._contrasts[key] = (a, b, contrast(a, b, names, self.keepers))
+        return self._contrasts[key][2]

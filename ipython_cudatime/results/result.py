@@ -55,8 +55,7 @@ _VALUES = {kind: operator.itemgetter(*kind._fields) for kind in (Run, Harness)}
 
 
 def from_saved(kind: type[Saved], data: Mapping[str, Any]) -> Saved:
-    """``kind(**data)`` for a saved line's clocks, sooner where ``data`` holds every field: read by name
-    in one step, where a call by keyword compares each key with the names as text: 300 ns a run."""
+    """``kind(**data)``, sooner where ``data`` holds every field: a call by keyword costs 300 ns a run."""
     if len(data) == len(kind._fields):
         try:
             return tuple.__new__(kind, _VALUES[kind](data))
@@ -81,9 +80,8 @@ def _filling(cls: Any) -> tuple[tuple[str, ...], Callable[[Any], None] | None]:
 
 
 def frozen_from(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
-    """``cls(**values)`` for a frozen dataclass, its ``__dict__`` filled in one go where ``values`` holds
-    every field in order: the frozen ``__init__`` sets each through ``object.__setattr__`` (13,000 of a
-    short saved line's instructions to load)."""
+    """``cls(**values)`` for a frozen dataclass, filled in one go where ``values`` holds every field in order:
+    the frozen ``__init__`` sets each through ``object.__setattr__`` (13,000 instructions of a short line)."""
     fields, post_init = _filling(cls)
     if tuple(values) != fields:
         return cls(**values)
@@ -184,26 +182,15 @@ def median_rank(samples: int) -> int:
     return rank
 
 
-def median_interval(samples: Sequence[float]) -> tuple[float, float] | None:
-    """The distribution-free 95% interval of the median, or None below ``CI_MIN_RUNS`` samples."""
-    rank, ordered = median_rank(len(samples)), sorted(samples)
-    return (ordered[rank - 1], ordered[-rank]) if rank else None
-
-
-def harness_per_run(harness: Harness | None, runs: Sequence[Run]) -> float:
-    """The harness's wall time per run in samples like ``runs``: spread over a sample's runs."""
-    return harness.wall / runs[0].batch if harness is not None and runs else 0.0
-
-
 def coverage(runs: Sequence[Run], harness: Harness | None = None) -> float | None:
-    """The share of the synchronized time the device clock saw: median device time over median wall
-    time less the harness's cost (a synchronize can cost 20 µs: a 5 µs kernel still covers its run).
-    None where a run had no device clock. Events on the current stream miss work elsewhere; the wall does not."""
+    """The share of the synchronized time the device clock saw (None: a run had none; events on the current
+    stream miss work elsewhere), less the harness's cost (a 20 µs synchronize must not hide a 5 µs kernel)."""
     device_times = [run.device for run in runs if run.device is not None]
     if not runs or len(device_times) < len(runs):
         return None
     device = statistics.median(device_times)
-    wall = statistics.median(run.wall for run in runs) - harness_per_run(harness, runs)
+    per_run = harness.wall / runs[0].batch if harness is not None else 0.0  # spread over a sample's runs
+    wall = statistics.median(run.wall for run in runs) - per_run
     return device / wall if wall > 0 else 1.0
 
 
@@ -227,8 +214,7 @@ def _unread(record: Any) -> bool:
 
 
 def record_json(record: Any) -> Any:
-    """A record as JSON, written without asking its feature: a dataclass (its own ``to_dict`` where it
-    writes derived values too, as the roofline's ridge), a list of them, or JSON's own values."""
+    """A record as JSON, without asking its feature: a dataclass (by its ``to_dict`` where it has one)."""
     if hasattr(record, "to_dict"):
         return record.to_dict()
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
@@ -249,11 +235,10 @@ class Finding:
 
 
 class RecordKeeper:
-    """What keeps one record on a result: the seam the layers here are typed against, declared below
-    them so that they never know the features above (``features.Feature`` is one). Every method has a
-    default that adds nothing and accepts a None record (off, or from an older file). The word methods
-    get what ``judge`` made of it, and cannot sink a report: where one raises, the view gets what it
-    shows for no record and one line saying why (``__init_subclass__``)."""
+    """What keeps one record on a result, declared here so that the layers below never know the features
+    above (``features.Feature`` is one). Every default adds nothing and accepts a None record (off, or an
+    older file). A word method that raises cannot sink a report: the view gets its no-record answer and
+    one line saying why (``__init_subclass__``)."""
 
     name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its key in a saved line
     # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
@@ -279,8 +264,7 @@ class RecordKeeper:
         return None
 
     def judge(self, result: CudaTimeResult, record: Any) -> Any:
-        """What its words read of one result: its record, unless they also need the runs (the CPU facts'
-        noise check), worked out once per result for all the views."""
+        """What its words read of one result, once for all the views: its record, or more (the noise check)."""
         return record
 
     def text_lines(self, result: CudaTimeResult, record: Any) -> list[str]:
@@ -359,9 +343,7 @@ def _shown(words: Callable[..., Any], instead: Callable[[RecordKeeper, str], Any
 
 @dataclass(frozen=True)
 class CudaTimeResult:
-    """One cold run, the warm-up runs (out of the statistics), and the warm runs: built once, by
-    ``runner.measure`` or ``from_dict``, and never changed after.
-
+    """One cold run, the warm-up runs (out of the statistics), and the warm runs: built once, never changed.
     Plain data only, as torch's ``Measurement`` is: ``records`` holds each feature's record by name (None:
     off; ``r.profile`` reads it too); the features that word them are handed to the views, never kept here."""
 
@@ -384,8 +366,7 @@ class CudaTimeResult:
 
     @classmethod
     def check_keepers(cls, keepers: Iterable[RecordKeeper]) -> None:
-        """ValueError for a keeper whose name cannot be ``r.<name>``: no identifier, shared, or the
-        result's own (a feature named ``median`` would be shadowed)."""
+        """ValueError for a keeper whose name cannot be ``r.<name>`` (a feature named ``median`` would be shadowed)."""
         taken = {item.name for item in dataclasses.fields(cls)} | set(STATS)
         taken |= {name for name in dir(cls) if not name.startswith("_")}
         seen: set[str] = set()
@@ -404,7 +385,9 @@ class CudaTimeResult:
         share = coverage(self.warm or [self.cold], self.harness)
         clock = clock_for(share)
         samples = [getattr(run, clock) for run in self.warm]
-        self.__dict__.update(coverage=share, clock=clock, samples=samples, median_ci=median_interval(samples))
+        rank, ordered = median_rank(len(samples)), sorted(samples)  # the distribution-free interval
+        median_ci = (ordered[rank - 1], ordered[-rank]) if rank else None
+        self.__dict__.update(coverage=share, clock=clock, samples=samples, median_ci=median_ci)
 
     def __getattr__(self, name: str) -> Any:
         """A feature's record by its name (``r.roofline``): None where that feature was off."""
@@ -533,8 +516,8 @@ class CudaTimeResult:
         return self.cold_time / median if median else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, the records under their own key (no feature's name can take a field), and the
-        statistics for a reader of the file (``from_dict`` recomputes them)."""
+        """JSON-ready: the records under their own key (no feature's name can take a field), the statistics
+        for a reader of the file (``from_dict`` recomputes them)."""
         data = {name: getattr(self, name) for name in STATS}
         data.update(task=self.task.to_dict() if self.task is not None else None, cold=self.cold._asdict(),
                     warmup=[run._asdict() for run in self.warmup], warm=[run._asdict() for run in self.warm],
@@ -546,11 +529,9 @@ class CudaTimeResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] = ()) -> CudaTimeResult:
-        """The result ``to_dict`` wrote: ``from_dict(r.to_dict(), FEATURES) == r``; a saved result needs only
-        its data (``from_dict(r.to_dict()).to_dict() == r.to_dict()``). The runs and the device are required;
-        what a later version added may be missing. Each of ``features`` reads its own record back (and names
-        its extra runs where an older line does not say); any other stays the JSON it was (``read_by``).
-        Schema 1's records, beside the fields, still read."""
+        """The result ``to_dict`` wrote (``from_dict(r.to_dict(), FEATURES) == r``). Only the runs and the device
+        are required: what a later version added may be missing. Each of ``features`` reads its own record
+        back; any other stays the JSON it was (``read_by``). Schema 1's records, beside the fields, still read."""
         get = data.get
         harness, task = get("harness"), get("task")
         saved = get("records", data) or {}  # before schema 2 the records stood beside the fields; null: none
@@ -566,8 +547,8 @@ class CudaTimeResult:
             extra_runs=list(data["extra_runs"]) if "extra_runs" in data else extra_runs(features, records)))
 
     def read_by(self, keepers: Iterable[RecordKeeper]) -> CudaTimeResult:
-        """This result with each record still the JSON a file held (``from_dict`` without its keeper) read by
-        its keeper among ``keepers`` (``from_json``), so that a view can word it; itself where none is."""
+        """This result with each record still the JSON a file held read by its keeper among ``keepers``, so
+        that a view can word it; itself where none is."""
         read = {keeper.name: keeper.from_json(self.records[keeper.name]) for keeper in keepers
                 if _unread(self.records.get(keeper.name))}
         return dataclasses.replace(self, records={**self.records, **read}) if read else self

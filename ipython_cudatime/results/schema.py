@@ -2,14 +2,12 @@
 
 A line ``--load`` reads may come from another version, a hand edit or a hostile file. ``checked_line``
 keeps the declared fields only (a newer version's are dropped, so an older reader still loads it); any
-other value raises ``BadField``, naming the field by its path (``warm[3].wall``). So ``from_dict`` and
-the views only see values they can use: finite, non-negative times, whole numbers, text. A swept value
-nests at most ``MAX_DEPTH`` deep (every other field has a fixed depth), a literal ``MAX_LITERAL`` long.
+other value raises ``BadField``, naming the field by its path (``warm[3].wall``): ``from_dict`` and the
+views only see values they can use.
 
-Each check is also written out as code (``Check.emit``), a record's compiled into one function
-(``record.fast``): loading calls it first (``record.quick``), the checks themselves only where it is
-unsure, so that messages come from one place and a good line costs a few comparisons a field rather
-than a few calls (tests/test_store.py holds the two equal).
+Each check is also compiled (``Check.emit``, ``record.fast``) and loading runs that first (``record.quick``),
+the checks only where it is unsure: messages come from one place, and a good line costs a few comparisons
+a field rather than a few calls (tests/test_store.py holds the two equal).
 """
 
 from __future__ import annotations
@@ -77,8 +75,7 @@ class _Code:
         self.lines.append("    " * depth + line)
 
     def function(self) -> Callable[[Any], Any]:
-        """The function ``fast`` the code defines; for a schema nested deeper than Python compiles (some
-        20 lists in lists), one unsure of every value: the call checks them."""
+        """``fast``, as the code defines it; for a schema nested deeper than Python compiles, one unsure of all."""
         namespace = dict(self.names)
         try:
             exec("\n".join(self.lines), namespace)  # the source is ours: names, and repr()s of declared keys
@@ -114,14 +111,10 @@ class Check(abc.ABC):
         """Code that raises ``_Unsure`` unless ``self(var)`` would give back ``var`` itself."""
 
 
-def _shown(value: Any) -> str:
-    """A scalar's JSON spelling (never a raw control character), else its JSON type."""
-    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
-    return names.get(type(value)) or json.dumps(value)
-
-
 def _fail(what: str, value: Any) -> NoReturn:
-    raise BadField(f"must be {what}, got {_shown(value)}")
+    """BadField naming a scalar by its JSON spelling (never a raw control character), else by its JSON type."""
+    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    raise BadField(f"must be {what}, got {names.get(type(value)) or json.dumps(value)}")
 
 
 class number(Check):  # named, as every check is, for the value it accepts: a class only to carry ``emit``
@@ -326,10 +319,9 @@ class record(Check):
             code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
 
     def _emit_exact(self, code: _Code, var: str, depth: int) -> int:
-        """For a record of two or more plain fields, a first branch for an object of as many keys (every
-        run of a line): their values read in one C call (``operator.itemgetter``), where the general test
-        reads the keys twice (a third of a short line's check); a foreign key makes the read's KeyError
-        unsure. Gives the depth of the general test (in an ``else`` after the branch)."""
+        """For a record of two or more plain fields, a first branch for an object of as many keys (every run
+        of a line): read in one C call (``operator.itemgetter``), where the general test reads the keys twice
+        (a third of a short line's check). Gives the depth of the general test (in an ``else``)."""
         checks = self._checks.values()
         inner = [check.check if isinstance(check, optional) else check for check in checks]
         if self._others_kept or len(checks) < 2 or any(isinstance(check, record) for check in inner):
@@ -366,8 +358,7 @@ class record(Check):
 
 
 def _literal(text: str) -> dict[str, str]:
-    """A literal of at most ``MAX_LITERAL`` characters ``ast.literal_eval`` reads without a warning (an
-    invalid escape warns on one Python, fails on another)."""
+    """A literal ``ast.literal_eval`` reads without a warning (a bad escape warns on one Python, fails on another)."""
     if len(text) > MAX_LITERAL:
         raise BadField(f"is a literal of {len(text):,} characters (at most {MAX_LITERAL:,})")
     try:

@@ -46,26 +46,16 @@ _INTEGER = b" " + _DIGITS
 _DEEP = 2 * MAX_DEPTH  # levels: more than any line --save writes; json and orjson read a line no deeper alike
 
 
-def _line(point: Point) -> str:
-    return json.dumps({"format": FORMAT, "schema": SCHEMA, **point.to_dict()}, ensure_ascii=True) + "\n"
-
-
-def _cut_short(file: BinaryIO) -> bool:
-    """Whether the file ends inside a line: an earlier save was interrupted mid-line."""
-    end = file.seek(0, os.SEEK_END)
-    if end == 0:
-        return False
-    file.seek(end - 1)
-    return file.read(1) != b"\n"
-
-
 def save(points: Iterable[Point], path: str | os.PathLike[str]) -> None:
     """Append one line per point to ``path`` (created if missing), in one write, flushed."""
-    data = "".join(_line(point) for point in points).encode("ascii")
+    lines = (json.dumps({"format": FORMAT, "schema": SCHEMA, **point.to_dict()}, ensure_ascii=True) for point in points)
+    data = "".join(line + "\n" for line in lines).encode("ascii")
     with open(os.path.expanduser(path), "a+b", buffering=0) as file:
-        if _cut_short(file):
-            data = b"\n" + data
-        size = file.tell()
+        size = file.seek(0, os.SEEK_END)
+        if size:
+            file.seek(size - 1)
+            if file.read(1) != b"\n":  # an earlier save was interrupted mid-line: end that line first
+                data = b"\n" + data
         try:
             view = memoryview(data)
             while view:  # an unbuffered write may take less than all; the rest follows at once

@@ -28,7 +28,6 @@ def _named(cause: Cause) -> str:
 
 
 def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
-    """Name the causes found, with the part of the cold run they leave unexplained."""
     explaining = [cause for cause in causes if cause.explains]
     rest = remainder(explaining, result.cold_time, result.median)
     if not explaining:
@@ -57,14 +56,12 @@ class ColdCauses(Feature):
         return [f"why      : {_named(cause)}: {cause.detail}" for cause in record or []]
 
     def findings(self, result: CudaTimeResult, record: list[Cause] | None) -> list[Finding]:
-        """The cold run's verdict when it was much slower than a warm run."""
         ratio, median = result.ratio, result.median
         if ratio is None or median is None or ratio < COLD_RATIO or result.cold_time - median <= COLD_MIN_GAP:
             return []
         return [Finding("cold", _sentence(result, record or [], ratio))]
 
     def section_html(self, result: CudaTimeResult, record: list[Cause] | None) -> str:
-        """The causes as a list, and a bar splitting the cold run into warm work, causes and remainder."""
         if not record:
             return ""
         items = "".join(f"<li><b>{escape(c.name)}</b>{f' ({fmt(c.seconds)})' if c.seconds else ''}: "

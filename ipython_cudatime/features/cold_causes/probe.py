@@ -24,7 +24,6 @@ class Cause:
     explains: bool = True
 
 
-# What a saved Cause may hold (``schema``): its feature's part of a saved line.
 CAUSE = record({"name": TEXT, "seconds": optional(SECONDS), "detail": TEXT, "explains": FLAG}, required=("name",))
 
 

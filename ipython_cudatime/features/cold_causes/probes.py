@@ -101,7 +101,6 @@ class ColdWatch(Watch):
 
     @classmethod
     def detect(cls, probes: ProbeSet, source: str | None = None) -> ColdWatch:
-        """A watch over the active probes of ``probes`` (a ``ProbeSet``) for the cell ``source``."""
         return cls(probes.active(), source, probes)
 
     def redetect(self) -> None:
@@ -117,7 +116,6 @@ class ColdWatch(Watch):
                 self.states["before"].append(initial)
 
     def snapshot(self, moment: str) -> None:
-        """``moment`` is "before", "after_cold" or "after_warm"."""
         self.states[moment] = [_reading(probe, functools.partial(probe.state, moment)) for probe in self.probes]
 
     def before(self) -> None:
@@ -134,7 +132,6 @@ class ColdWatch(Watch):
         return self.causes()
 
     def causes(self) -> list[Cause]:
-        """Each probe's causes from its (before, after_cold, after_warm), or none before the cold run was read."""
         before, after_cold = self.states.get("before"), self.states.get("after_cold")
         if before is None or after_cold is None:
             return []

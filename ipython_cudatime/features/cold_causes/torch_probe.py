@@ -96,7 +96,6 @@ class TorchProbe(Probe[dict[str, Any]]):
         return state
 
     def initial(self) -> dict[str, Any]:
-        """Before torch was imported: nothing compiled, no CUDA context."""
         return {"compile": 0.0, "cuda": False}
 
     def _workspace_blocks(self) -> int | None:

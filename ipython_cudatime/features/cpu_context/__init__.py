@@ -7,13 +7,14 @@ worked out once per result for all of them.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ...measure.runner import Watch
 from ...render.report import sentence_html
 from ...results.result import CudaTimeResult, Finding
 from ..feature import Call, Feature
-from .context import CPU_CONTEXT, CpuContext, CpuWatch, joined, pools_text
+from .context import CPU_CONTEXT, CpuContext, CpuWatch, pools_text
 from .noise import Noise, context_rows, judged
 
 LOAD_GAP = 1.0  # load averages this far apart (in cores' worth of work) are a difference worth naming
@@ -30,7 +31,6 @@ class CpuFacts(Feature):
     every_round = True  # an --interleave point's facts are all its rounds' (``merged``)
 
     def watch(self, settings: bool, call: Call) -> Watch | None:
-        """The three readings, where the magics have a machine to read them from."""
         return CpuWatch(call.machine, call.clock) if call.machine is not None and call.clock is not None else None
 
     def judge(self, result: CudaTimeResult, record: CpuContext | None) -> Noise:
@@ -54,13 +54,11 @@ class CpuFacts(Feature):
         return [Finding(cause.symptom, record.warning), Finding(f"noise-{cause.kind}", cause.text, reason=True)]
 
     def section_html(self, result: CudaTimeResult, record: Noise | None) -> str:
-        """The cause's full reasoning, whose one-line form is the warning among the findings."""
         if record is None or record.cause is None:
             return ""
         return f"<div>{sentence_html(record.cause.text)}</div>"
 
     def detail_rows(self, result: CudaTimeResult, record: Noise | None) -> list[tuple[str, str]]:
-        """The quiet note on runs that vary around a median they pin down, then the CPU facts."""
         if record is None:
             return []
         return [*([("spread", record.quiet)] if record.quiet is not None else []), *context_rows(record.context)]
@@ -100,4 +98,14 @@ class CpuFacts(Feature):
         return found
 
     def merged(self, records: list[CpuContext | None]) -> CpuContext | None:
-        return joined(records)
+        """One context for warm runs read in several spans (an interleaved sweep's rounds): the first
+        span's load, pools and frameworks, the last one's load after, and the CPU time, wall time, waits
+        and switches of all of them added up (None where a span did not say)."""
+        known = [context for context in records if context is not None]
+        if not known:
+            return None
+        waited, preempted = [c.waited for c in known], [c.preempted for c in known]
+        return dataclasses.replace(
+            known[0], load_after=known[-1].load_after, cpu=sum(c.cpu for c in known), wall=sum(c.wall for c in known),
+            waited=None if None in waited else sum(w for w in waited if w is not None),
+            preempted=None if None in preempted else sum(p for p in preempted if p is not None))

@@ -5,7 +5,6 @@ per call (``CpuWatch``), never per run, from what ``machine.Machine`` reads in m
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -71,21 +70,6 @@ class CpuWatch(Watch):
             cpu=cpu1 - cpu0, wall=t1 - t0, waited=_delta(start.waited, end.waited),
             preempted=_delta(start.preempted, end.preempted),
             touched=self.machine.touched(seen) if seen is not None else None)
-
-
-def joined(contexts: list[CpuContext | None]) -> CpuContext | None:
-    """One context for warm runs read in several spans (an interleaved sweep's rounds): the first
-    span's load, pools and frameworks, the last one's load after, and the CPU time, wall time, waits
-    and switches of all of them added up (None where a span did not say)."""
-    known = [context for context in contexts if context is not None]
-    if not known:
-        return None
-
-    waited, preempted = [c.waited for c in known], [c.preempted for c in known]
-    return dataclasses.replace(
-        known[0], load_after=known[-1].load_after, cpu=sum(c.cpu for c in known), wall=sum(c.wall for c in known),
-        waited=None if None in waited else sum(w for w in waited if w is not None),
-        preempted=None if None in preempted else sum(p for p in preempted if p is not None))
 
 
 def _delta(first: Reading | None, last: Reading | None) -> Reading | None:

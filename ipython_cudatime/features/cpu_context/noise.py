@@ -135,8 +135,7 @@ def quiet_note(result: CudaTimeResult) -> str | None:
 
 
 def is_starved(context: CpuContext | None) -> bool | None:
-    """Whether the timing thread waited for a core during STARVED of the warm runs or more (None:
-    the system does not say)."""
+    """Whether the timing thread waited for a core during STARVED of the warm runs or more (None: not said)."""
     share = context.waited_share if context is not None else None
     return None if share is None else share >= STARVED
 
@@ -264,7 +263,6 @@ def judged(result: CudaTimeResult, context: CpuContext | None) -> Noise:
 
 
 def context_rows(context: CpuContext | None) -> list[tuple[str, str]]:
-    """(label, value) rows of the CPU facts, for the report's details."""
     if context is None:
         return [("CPU", "not recorded")]
     share = context.cpu_share

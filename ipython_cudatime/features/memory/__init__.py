@@ -41,7 +41,6 @@ class MemoryWatch(Watch):
         self._states["after_warm"] = self._read()
 
     def record(self, outcome: Outcome) -> DeviceMemory | None:
-        """The cell's peak device memory, or None when it never used CUDA."""
         before, after_cold = self._states.get("before"), self._states.get("after_cold")
         if before is None or after_cold is None or not after_cold["cuda"]:
             return None  # torch is looked up only where the cold run used CUDA: the cell may never import it

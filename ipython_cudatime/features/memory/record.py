@@ -34,7 +34,6 @@ class DeviceMemory:
     before: int = 0
 
 
-# What a saved DeviceMemory may hold (``schema``): its feature's part of a saved line.
 MEMORY = record({
     "cold_peak": optional(INTEGER), "cold_exact": FLAG, "warm_peak": optional(INTEGER), "warm_exact": FLAG,
     "reserved_growth": INTEGER, "total": optional(COUNT), "before": INTEGER,

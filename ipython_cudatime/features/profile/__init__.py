@@ -6,47 +6,17 @@ One more run after the warm runs by default, so that the timed runs are not affe
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from html import escape
-from typing import Any
 
 from ...command.options import Flag, OptionError, Values, writable_file
-from ...measure.runner import Outcome, Watch
+from ...measure.runner import Watch
 from ...render.report import percent, stacked_bar, table_html
 from ...results.result import CudaTimeResult, Finding
 from ...units import count_text
 from ...units import format_seconds as fmt
-from ..feature import Call, Feature, Unavailable
+from ..feature import Call, Feature, OneRunWatch, Unavailable
 from .record import PROFILE, Profile, profile_lines
 from .summary import TorchProfiler
-
-
-@dataclass(frozen=True)
-class ProfileSettings:
-    """Which run is profiled (the cold run, or one more after the warm runs), and where the trace is kept."""
-
-    cold: bool
-    trace: str | None = None
-
-
-class ProfileWatch(Watch):
-    """torch.profiler around the cold run, or around one extra run after the warm runs."""
-
-    def __init__(self, profiler: TorchProfiler, cold: bool) -> None:
-        self._profiler, self._cold = profiler, cold
-        self.extra = None if cold else "profiled"
-
-    def around(self, run: str) -> TorchProfiler | None:
-        return self._profiler if (run == "cold") == self._cold else None
-
-    def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
-        return self._profiler.cell(fn)
-
-    def record(self, outcome: Outcome) -> Profile | None:
-        if self._cold:
-            return self._profiler.summary(outcome.cold, cold=True)
-        return self._profiler.summary(outcome.extra) if outcome.extra is not None else None
 
 
 def _profiled_run(values: Values) -> None:
@@ -79,16 +49,20 @@ class Profiling(Feature):
     section_title = "Profile"
     section_class = "cudatime-section-profile"
 
-    def settings(self, values: Values) -> ProfileSettings | None:
-        """-p, --profile-cold, or --trace (which profiles the warm run unless --profile-cold chose)."""
+    def settings(self, values: Values) -> tuple[bool, str | None] | None:
+        """(whether the cold run is profiled, where the trace is kept): -p, --profile-cold, or --trace
+        (which profiles the warm run unless --profile-cold chose)."""
         mode = values.profile or ("warm" if values.trace is not None else None)
-        return None if mode is None else ProfileSettings(mode == "cold", values.trace)
+        return None if mode is None else (mode == "cold", values.trace)
 
-    def watch(self, settings: ProfileSettings, call: Call) -> Watch:
+    def watch(self, settings: tuple[bool, str | None], call: Call) -> Watch:
         torch = sys.modules.get("torch")
         if torch is None:
             raise Unavailable("--profile uses torch.profiler: import torch first")
-        return ProfileWatch(TorchProfiler(torch, settings.trace), settings.cold)
+        cold, trace = settings
+        profiler = TorchProfiler(torch, trace)
+        return OneRunWatch(profiler, None if cold else "profiled", lambda run, outcome: profiler.summary(run, cold),
+                           profiler.cell)
 
     def text_lines(self, result: CudaTimeResult, record: Profile | None) -> list[str]:
         return profile_lines(record) if record is not None else []
@@ -102,7 +76,6 @@ class Profiling(Feature):
         return found
 
     def section_html(self, result: CudaTimeResult, record: Profile | None) -> str:
-        """The verdict, the busy fraction as a bar, and the top kernels or operators."""
         if record is None:
             return ""
         busy = ""

@@ -47,14 +47,12 @@ class Profile:
         return dict(self.__dict__, top=[list(row) for row in self.top], breakdown=dict(self.breakdown))
 
     def __str__(self) -> str:
-        """A profile on its own (what ``profile_trace`` returns): the block and its verdict."""
         return plain("\n".join(profile_lines(self) + [f"verdict  : {self.verdict}"]))
 
     def _repr_pretty_(self, printer: RepresentationPrinter, cycle: bool) -> None:
         printer.text(str(self))
 
 
-# What a saved Profile may hold (``schema``): its feature's part of a saved line.
 PROFILE = record({
     "kernel_count": COUNT, "kernel_time": SECONDS, "busy_fraction": optional(AMOUNT),
     "top": list_of(row(TEXT, COUNT, SECONDS)), "verdict": TEXT, "counted": TEXT, "wall": optional(SECONDS),
@@ -62,25 +60,6 @@ PROFILE = record({
     "breakdown": dict_of(SECONDS), "launch_count": COUNT, "launch_mean": optional(SECONDS),
     "sync_time": SECONDS, "kind": TEXT, "trace_file": optional(TEXT),
 }, required=("kernel_count", "kernel_time", "busy_fraction"))
-
-
-def _profile_source(profile: Profile) -> str:
-    if profile.wall is None:
-        return f"trace {profile.trace_file}" if profile.trace_file else "trace"
-    return f"{'the cold run' if profile.cold else 'one extra run'} ({fmt(profile.wall)})"
-
-
-def _device_lines(profile: Profile) -> list[str]:
-    """Launches, synchronization and where device time went, for a profile with a traced device."""
-    lines = []
-    if profile.launch_count:
-        lines.append(f"           launches: {profile.launch_count:,}, {fmt(profile.launch_mean)} of host time each "
-                     "(mean, as profiled: the profiler's bookkeeping inflates each launch call); host blocked in "
-                     f"synchronize calls: {fmt(profile.sync_time)}")
-    if profile.kernel_count + profile.copy_count:
-        lines.append("           device time: " + ", ".join(f"{kind} {fmt(seconds)}"
-                                                        for kind, seconds in profile.breakdown.items()))
-    return lines
 
 
 def _cut(name: str, width: int = 100) -> str:
@@ -92,14 +71,23 @@ def profile_lines(profile: Profile) -> list[str]:
     """The ``profile  :`` block: counts, busy fraction, launches, breakdown, top names, the trace kept."""
     device = profile.busy_fraction is not None
     counts = count_text(profile.kernel_count, profile.counted)
+    if profile.wall is None:
+        source = f"trace {profile.trace_file}" if profile.trace_file else "trace"
+    else:
+        source = f"{'the cold run' if profile.cold else 'one extra run'} ({fmt(profile.wall)})"
     if device:
         counts += f", {profile.copy_count:,} memcpy/memset"
-    lines = [f"profile  : {_profile_source(profile)}: {counts}, {fmt(profile.kernel_time)} in "
+    lines = [f"profile  : {source}: {counts}, {fmt(profile.kernel_time)} in "
              f"{'kernels' if device else 'them'}"
              + (f"; GPU busy {percent_text(profile.busy_fraction)} of {fmt(profile.window)}"
                 if profile.busy_fraction is not None and profile.window else "")]
-    if device:
-        lines += _device_lines(profile)
+    if device and profile.launch_count:  # with a traced device: launches, synchronization, where device time went
+        lines.append(f"           launches: {profile.launch_count:,}, {fmt(profile.launch_mean)} of host time each "
+                     "(mean, as profiled: the profiler's bookkeeping inflates each launch call); host blocked in "
+                     f"synchronize calls: {fmt(profile.sync_time)}")
+    if device and profile.kernel_count + profile.copy_count:
+        lines.append("           device time: " + ", ".join(f"{kind} {fmt(seconds)}"
+                                                        for kind, seconds in profile.breakdown.items()))
     lines += [f"  {percent_text(seconds / profile.window) if profile.window else '':>7}  {count:>6,}×  {_cut(name)}"
               for name, count, seconds in profile.top]
     if profile.trace_file and profile.wall is not None:

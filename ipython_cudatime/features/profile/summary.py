@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .record import Profile
-from .trace import CELL_MARK, RUN_MARK, is_collective, load_trace
+from .trace import CELL_MARK, COLLECTIVE, RUN_MARK, load_trace
 from .verdicts import cpu_verdict, device_verdict
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ def _top(spans: Iterable[Span]) -> list[tuple[str, int, float]]:
 
 
 def _window(activity: DeviceActivity, spans: Sequence[Span]) -> tuple[float, float]:
-    """(start, end): the marked run, else the first span's start to the last one's end."""
     if activity.window is not None:
         return activity.window
     if not spans:
@@ -63,7 +62,7 @@ def _device_profile(activity: DeviceActivity) -> Profile:
     window = _window(activity, activity.device)
     length = window[1] - window[0]
     busy = union(_clipped(activity.device, window))
-    communication = sum(k.duration for k in activity.kernels if is_collective(k))
+    communication = sum(k.duration for k in activity.kernels if COLLECTIVE.search(k.name))
     kernel_time = sum(k.duration for k in activity.kernels)
     launches = activity.launches
     return Profile(
@@ -94,7 +93,6 @@ def _operator_profile(activity: DeviceActivity) -> Profile:
 
 
 def summarize(activity: DeviceActivity) -> Profile:
-    """The ``Profile`` of a ``DeviceActivity``: device counts and verdict, or operator counts without a device."""
     if activity.device or activity.launches:
         profile = _device_profile(activity)
         profile.kind, profile.verdict = device_verdict(profile)
@@ -163,19 +161,13 @@ class TorchProfiler:
             return bool(self._profile.__exit__(*exc))
 
     def summary(self, run: Run, cold: bool = False) -> Profile:
-        if self._trace is not None:
-            profile = self._read(self._trace)
-            profile.trace_file = self._trace
-        else:
-            with tempfile.TemporaryDirectory() as folder:
-                profile = self._read(os.path.join(folder, "trace.json"))
-        profile.wall, profile.cold = run.wall, cold
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "trace.json") if self._trace is None else self._trace
+            with _silent_stderr_fd():
+                self._profile.export_chrome_trace(path)
+            profile = summarize(load_trace(path))
+        profile.wall, profile.cold, profile.trace_file = run.wall, cold, self._trace
         if cold:
             profile.warning = ("the profiler slows the run it watches: the cold run's own timing is inflated "
                                "here, so read the counts, not the times")
         return profile
-
-    def _read(self, path: str) -> Profile:
-        with _silent_stderr_fd():
-            self._profile.export_chrome_trace(path)
-        return summarize(load_trace(path))

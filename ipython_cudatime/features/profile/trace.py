@@ -13,7 +13,7 @@ import json
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,8 +49,6 @@ class Span:
     name: str
     start: float
     duration: float
-    correlation: int | None = None  # ties a launch call to the device work it launched
-    operator: str | None = None  # device spans: the CPU operator that launched it, when the trace says
 
     @property
     def end(self) -> float:
@@ -77,13 +75,7 @@ class DeviceActivity:
 
     @property
     def device(self) -> tuple[Span, ...]:
-        """Every device interval: kernels, copies and sets."""
         return self.kernels + self.copies
-
-
-def is_collective(span: Span) -> bool:
-    """Whether a kernel is collective communication (NCCL / RCCL) rather than compute."""
-    return bool(COLLECTIVE.search(span.name))
 
 
 def _read(path: str | os.PathLike[str]) -> Any:
@@ -97,11 +89,8 @@ def _read(path: str | os.PathLike[str]) -> Any:
         raise TraceError(f"{path} is not a Chrome trace (JSON, optionally gzipped): {exc}") from None
 
 
-def _span(event: Event, operators: Mapping[Any, str | None] | None = None) -> Span:
-    args = event.get("args") or {}
-    operator = operators.get(args.get("External id")) if operators is not None else None
-    return Span(str(event.get("name", "")), float(event["ts"]) / 1e6, float(event.get("dur", 0.0)) / 1e6,
-                args.get("correlation"), operator)
+def _span(event: Event) -> Span:
+    return Span(str(event.get("name", "")), float(event["ts"]) / 1e6, float(event.get("dur", 0.0)) / 1e6)
 
 
 def outermost(events: Iterable[Event]) -> list[Event]:
@@ -129,11 +118,8 @@ def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
     by_category: defaultdict[Any, list[Event]] = defaultdict(list)
     for event in (e for e in listed if e.get("ph") == "X" and "ts" in e):  # complete events, with a start
         by_category[event.get("cat")].append(event)
-    cpu_ops = by_category["cpu_op"]
-    operators = {(e.get("args") or {}).get("External id"): e.get("name") for e in cpu_ops}
-    operators.pop(None, None)
-    kernels = tuple(_span(e, operators) for e in by_category["kernel"])
-    copies = tuple(_span(e, operators) for category in COPY_CATEGORIES for e in by_category[category])
+    kernels = tuple(_span(e) for e in by_category["kernel"])
+    copies = tuple(_span(e) for category in COPY_CATEGORIES for e in by_category[category])
     runtime = [e for category in RUNTIME_CATEGORIES for e in by_category[category]]
     properties = data.get("deviceProperties") if isinstance(data, dict) else None
     annotations = by_category["user_annotation"]
@@ -141,7 +127,7 @@ def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
         kernels=kernels, copies=copies,
         launches=tuple(_span(e) for e in runtime if LAUNCH.search(str(e.get("name", "")))),
         syncs=tuple(_span(e) for e in runtime if SYNC.search(str(e.get("name", "")))),
-        operators=tuple(_span(e) for e in outermost(cpu_ops)),
+        operators=tuple(_span(e) for e in outermost(by_category["cpu_op"])),
         window=_marked(annotations, RUN_MARK),
         device_traced=bool(properties or runtime or kernels or copies),
         cell=_marked(annotations, CELL_MARK),

@@ -3,6 +3,7 @@ threshold is here, with the reason for its value; ``kind`` is a stable key ("GPU
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ...units import count_text
@@ -47,11 +48,7 @@ def _near(value: float, line: float, between: str) -> str:
 
 def short_name(name: str) -> str:
     """A kernel's name without its return type, template and argument lists, for one sentence."""
-    if name.startswith("void "):
-        name = name[5:]
-    for stop in ("<", "("):
-        name = name.split(stop, 1)[0]
-    return name or "?"
+    return re.split(r"[<(]", name.removeprefix("void "), maxsplit=1)[0] or "?"
 
 
 def device_verdict(p: Profile) -> Verdict:

@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...command.options import Flag, OptionError, Values
-from ...measure.runner import Outcome, Watch
+from ...measure.runner import Watch
 from ...render.chart import COLOURS, MUTED, PANEL, img_tag
 from ...results.result import CudaTimeResult, Finding
 from ...units import format_seconds as fmt
 from ...units import format_si
-from ..feature import Call, Feature, Unavailable
+from ..feature import Call, Feature, OneRunWatch, Unavailable
 from .model import BYTES_NOTE, ROOFLINE, PeakOverride, Roofline, sentences
-
-if TYPE_CHECKING:
-    from .op_counter import OpCounter  # imports torch: for the type checker only
 
 UNCOUNTED_SHOWN = 5
 # as the run chart (render.image): drawn for a phone, 15 px text that stays 11 px or more shown 200 px wide
@@ -130,30 +126,6 @@ def _peak(name: str, text: str) -> PeakOverride:
     return PeakOverride(*rates)
 
 
-@dataclass(frozen=True)
-class RooflineSettings:
-    """``--peak``'s figures, or None for the table of common GPUs."""
-
-    peak: PeakOverride | None = None
-
-
-class CountingWatch(Watch):
-    """One more run after the warm runs under the op counter; its rates are over the warm median."""
-
-    extra = "counting"
-
-    def __init__(self, counter: OpCounter) -> None:
-        self._counter = counter
-
-    def around(self, run: str) -> OpCounter | None:
-        return self._counter if run == "extra" else None
-
-    def record(self, outcome: Outcome) -> Roofline | None:
-        if outcome.extra is None:
-            return None
-        return self._counter.summary(outcome.extra, outcome.median, outcome.harness.wall)
-
-
 class RooflineFeature(Feature):
     name = "roofline"
     flags = (
@@ -172,19 +144,19 @@ class RooflineFeature(Feature):
     section_class = "cudatime-section-roofline"
     columns = ("FLOP/s", "B/s", "of peak")
 
-    def settings(self, values: Values) -> RooflineSettings | None:
-        if not values.roofline and values.peak is None:
-            return None
-        return RooflineSettings(values.peak)
+    def settings(self, values: Values) -> tuple[PeakOverride | None] | None:
+        """``(--peak's figures)``, None in it for the table of common GPUs; None: off."""
+        return (values.peak,) if values.roofline or values.peak is not None else None
 
-    def watch(self, settings: RooflineSettings, call: Call) -> Watch:
-        """A fresh op counter, one per timed cell or sweep point."""
+    def watch(self, settings: tuple[PeakOverride | None], call: Call) -> Watch:
         if sys.modules.get("torch") is None:
             raise Unavailable("--roofline counts PyTorch ops: import torch first (NumPy, CuPy and JAX work is "
                               "not counted)")
         from .op_counter import OpCounter  # imports torch: only once the user has
 
-        return CountingWatch(OpCounter(settings.peak))
+        counter = OpCounter(settings[0])
+        return OneRunWatch(counter, "counting", lambda run, outcome: counter.summary(run, outcome.median,
+                                                                                    outcome.harness.wall))
 
     def text_lines(self, result: CudaTimeResult, record: Roofline | None) -> list[str]:
         """The counted numbers and the rates (the verdict itself is a finding)."""
@@ -195,7 +167,6 @@ class RooflineFeature(Feature):
         return [Finding(kind, text) for kind, text in sentences(record)] if record is not None else []
 
     def section_html(self, result: CudaTimeResult, record: Roofline | None) -> str:
-        """The verdict, the counted numbers, the chart where a peak is known, and what was not counted."""
         if record is None:
             return ""
         svg = roofline_svg(record)
@@ -204,7 +175,6 @@ class RooflineFeature(Feature):
         return f"<div class='cudatime-roofline'><b>{escape(record.verdict)}</b><br>{chart}<ul>{items}</ul></div>"
 
     def cells(self, record: Roofline | None) -> tuple[str, ...]:
-        """The achieved rates: FLOP/s, B/s, fraction of peak."""
         if record is None or record.flop_rate is None:
             return ("", "", "")
         if not (record.flops or record.bytes):

@@ -23,7 +23,6 @@ Peaks = tuple[float | None, float | None, str | None, list[str]]  # (peak_flops,
 FUSION_HINT_SHARE = 0.5  # pointwise ops take this much of the ops' time: a fusable elementwise chain
 BYTES_NOTE = ("bytes are each op's inputs and outputs, read and written once: a lower bound for unfused ops "
               "(caches can serve repeated reads of small tensors)")
-NOT_COUNTED = "not counted: only PyTorch ops are seen"
 
 
 @dataclass
@@ -86,7 +85,6 @@ class Roofline:
                     ridge=self.ridge)
 
 
-# What a saved Roofline may hold (``schema``): its feature's part of a saved line.
 ROOFLINE = record({
     "flops": AMOUNT, "bytes": AMOUNT, "intensity": optional(AMOUNT), "flop_rate": optional(AMOUNT),
     "byte_rate": optional(AMOUNT), "peak_flops": optional(AMOUNT), "peak_bandwidth": optional(AMOUNT),
@@ -109,7 +107,6 @@ def _number(value: float) -> str:
 
 
 def _table_peaks(device_name: str, dtype: str, op_name: str, tf32: Mapping[str, bool]) -> Peaks:
-    """(peak_flops, peak_bandwidth, source, notes) from the table, for this device and dtype."""
     entry = peak_table.lookup(device_name)
     if entry is None:
         return None, None, None, [f"no peak for '{device_name}' in the table: pass --peak FLOPS[,BYTES_PER_S] "
@@ -215,7 +212,7 @@ def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: 
 def _reached(r: Roofline) -> list[str]:
     """The cell against what this kind of card was measured to reach (``peaks.CEILINGS``), on the
     roof that binds, where a ceiling for it was measured: the datasheet's peak is never reached."""
-    found = peak_table.ceiling(r.device)
+    found = peak_table.lookup(r.device, peak_table.CEILINGS)
     if found is None:
         return []
     if r.bound == "compute" and r.flop_rate is not None and r.dtype in found.flops:
@@ -230,7 +227,6 @@ def _reached(r: Roofline) -> list[str]:
 
 
 def verdict(r: Roofline, pointwise_share: float = 0.0) -> str:
-    """The roofline in one sentence with its numbers."""
     if not r.flops and not r.bytes:
         return "no PyTorch ops ran in the counting run: nothing to rate"
     if r.flop_rate is None:
@@ -258,10 +254,9 @@ def verdict(r: Roofline, pointwise_share: float = 0.0) -> str:
 
 
 def sentences(r: Roofline) -> list[tuple[str, str]]:
-    """(kind, text) findings: the verdict, what was not counted, and the notes on the peaks."""
     found = [("roofline", f"Roofline: {r.verdict}.")]
     outside = (f"; {100 * r.outside_share:.0f}% of the counting run was spent outside them "
                "(NumPy, CuPy, JAX or Python work)" if r.outside_share >= 0.01 else "")
-    found.append(("not-counted", f"{NOT_COUNTED[0].upper()}{NOT_COUNTED[1:]}{outside}."))
+    found.append(("not-counted", f"Not counted: only PyTorch ops are seen{outside}."))
     found.extend(("roofline-note", f"Note: {note}.") for note in r.notes)
     return found

@@ -149,8 +149,7 @@ class _Recorder(TorchDispatchMode):  # type: ignore[misc]  # torch is untyped he
 
 
 class OpCounter:
-    """A context manager around the counting run, which keeps an ``OpStat`` per op, dtype and device;
-    ``summary`` turns them into a ``roofline.Roofline``. ``peak`` is ``--peak`` (a PeakOverride)."""
+    """Around the counting run: an ``OpStat`` per op, dtype and device, ``summary`` a ``Roofline``; ``peak``: --peak."""
 
     def __init__(self, peak: PeakOverride | None = None) -> None:
         self.peak = peak
@@ -176,8 +175,6 @@ class OpCounter:
         return False
 
     def summary(self, run: Run, median: float | None, harness: float = 0.0) -> Roofline:
-        """The Roofline of the counted ``run``, with rates over the warm ``median``; ``harness`` is
-        the harness's own cost per run, kept out of the share spent outside the ops."""
         return build(list(self._stats.values()), run, median, self.device_name, self.tf32, self.peak,
                      self._recorder.bookkeeping, harness)
 

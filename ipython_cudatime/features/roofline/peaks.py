@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 T = 1e12  # FLOP/s
 GB = 1e9  # bytes/s (datasheets use decimal units)
@@ -61,8 +62,7 @@ TABLE = (
     _entry("L4", ["l4"], ({"fp32": 30.3 * T, "tf32": 60 * T, "fp16": 121 * T, "bf16": 121 * T, "fp8": 242.5 * T},
                           300 * GB)),
     # NVIDIA A100 datasheet: FP64 Tensor Core 19.5 (FP64 9.7 without), FP32 19.5, TF32 156, BF16/FP16
-    # 312 TFLOPS (dense); bandwidth
-    # 1,555 GB/s (40GB), 1,935 GB/s (80GB PCIe), 2,039 GB/s (80GB SXM).
+    # 312 TFLOPS (dense); bandwidth 1,555 GB/s (40GB), 1,935 GB/s (80GB PCIe), 2,039 GB/s (80GB SXM).
     _entry("A100 40GB", ["a100 sxm4 40gb", "a100 pcie 40gb"], (_A100, 1555 * GB)),
     _entry("A100 80GB PCIe", ["a100 80gb pcie", "a100 pcie 80gb"], (_A100, 1935 * GB)),
     _entry("A100 80GB SXM", ["a100 sxm4 80gb"], (_A100, 2039 * GB)),
@@ -121,12 +121,6 @@ def normalize(device_name: str) -> str:
     return " ".join(re.sub(r"[-_/,()]", " ", text).split())
 
 
-def lookup(device_name: str) -> DevicePeaks | None:
-    """The table entry for a device name as torch reports it (``torch.cuda.get_device_name``), or None."""
-    key = normalize(device_name)
-    return next((entry for entry in TABLE if key in entry.names), None)
-
-
 @dataclass(frozen=True)
 class Ceiling:
     """What a card of this kind was measured to reach (``benchmarks/ceilings.py``): an 8192³ bf16
@@ -144,7 +138,11 @@ class Ceiling:
 CEILINGS: tuple[Ceiling, ...] = ()
 
 
-def ceiling(device_name: str) -> Ceiling | None:
-    """The measured ceiling for a device name as torch reports it, or None."""
+Entry = TypeVar("Entry", DevicePeaks, Ceiling)
+
+
+def lookup(device_name: str, table: tuple[Entry, ...] = TABLE) -> Entry | None:  # type: ignore[assignment]
+    """The entry of ``table`` (the datasheets', or ``CEILINGS``) for a device name as torch reports it
+    (``torch.cuda.get_device_name``), or None."""
     key = normalize(device_name)
-    return next((found for found in CEILINGS if key in found.names), None)
+    return next((entry for entry in table if key in entry.names), None)
