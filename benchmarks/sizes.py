@@ -1,16 +1,18 @@
-"""Output that stays bounded: a 10,000-result comparison and a -n 100000 report.
+"""Output that stays bounded: a 10,000-result comparison, and reports light enough to keep in a notebook.
 
 Saves 10,000 results (a few warm runs each, as many labels and two machines) with
 ``store.save``, loads them back with ``ipython_cudatime.load``, and times the display bundle of the
 comparison (text table, HTML table; no chart past 40 rows): the goal is under 2 s. Then runs
-``%cudatime -o -q -n 100000 pass`` in a real shell and prints the size of its HTML report
-beside that of a ``-n 1000`` one: past 2,000 runs the report summarises the runs (merged
-bars, percentiles) instead of listing each, so it stops growing. Figures are printed, not
-checked (``--quick``: 1,000 results and -n 10000).
+real ``%cudatime`` calls in a shell (-n 3, 30, 1000 and 100000, the default budget, a 10-point sweep,
+every section a CPU opens) and prints what each report weighs in a saved notebook: past 2,000 runs
+the report summarises the runs (merged bars, percentiles) instead of listing each, so it stops
+growing. Figures are printed, not checked (``--quick``: 1,000 results and -n 10000).
 
     .venv/bin/python benchmarks/sizes.py [--quick] [--json PATH]
 """
 
+import importlib.util
+import json
 import os
 import tempfile
 import time
@@ -26,6 +28,7 @@ from ipython_cudatime import load
 from ipython_cudatime.results.store import save
 
 GOAL_S = 2.0
+REPORT_GOAL, OPEN_GOAL = 12_000, 25_000  # bytes of saved output: a default report, every section open
 
 
 def compared(count):
@@ -64,19 +67,32 @@ def comparison(count, repeat):
 
 
 def report_sizes(runs):
-    """The HTML size of a real ``-n`` report, for ``runs`` and for 1,000 warm runs."""
+    """The saved size of real reports: ``-n`` 3, 30, 1,000 and ``runs`` warm runs, the default budget,
+    a 10-point sweep, and a report with every section a CPU can open (``-p`` on a torch matmul, where
+    torch is installed): the HTML a notebook keeps, beside its text, as nbformat writes them."""
     ip = start_ipython()
     ip.run_line_magic("load_ext", "ipython_cudatime")
+    lines = {f"-n {count}": f"-n {count} pass" for count in (3, 30, 1000, runs)}
+    lines["default budget"] = "sum(range(1000))"
+    lines["10-point sweep"] = "-n 5 --sweep n=1,2,3,4,5,6,7,8,9,10 sum(range(n))"
+    if importlib.util.find_spec("torch") is not None:
+        ip.run_cell("import torch; a = torch.ones(64, 64)")
+        lines["every section (-p)"] = "-n 30 -p a @ a"
     figures = {}
-    for count in (1000, runs):
+    print(f"\nsaved output per report (goal: a default one at most {REPORT_GOAL // 1000} kB, every section open "
+          f"at most {OPEN_GOAL // 1000} kB)")
+    for name, line in lines.items():
         started = time.perf_counter()
-        result = ip.run_line_magic("cudatime", f"-o -q -n {count} pass")
+        result = ip.run_line_magic("cudatime", f"-o -q {line}")
         measured = time.perf_counter() - started
         started = time.perf_counter()
-        html = bundle(result, FEATURES)["text/html"]
-        figures[count] = {"html_bytes": len(html), "measure_s": measured, "render_s": time.perf_counter() - started}
-        print(f"-n {count:<7} report: HTML {len(html) / 1e3:7.1f} kB, rendered in {figures[count]['render_s']:.2f} s "
-              f"(the runs took {measured:.1f} s)")
+        data = bundle(result, FEATURES)
+        rendered = time.perf_counter() - started
+        saved = len(json.dumps(data, ensure_ascii=False).encode())  # as the .ipynb holds it
+        figures[name] = {"saved_bytes": saved, "html_bytes": len(data["text/html"]),
+                         "text_bytes": len(data["text/plain"]), "measure_s": measured, "render_s": rendered}
+        print(f"{name:<20} saved {saved / 1e3:6.1f} kB (HTML {len(data['text/html']) / 1e3:6.1f} kB, text "
+              f"{len(data['text/plain']) / 1e3:5.1f} kB), rendered in {rendered:.2f} s (the runs took {measured:.1f} s)")
     return figures
 
 

@@ -3,6 +3,8 @@
 Runs under both environments of `make test` (ipywidgets 8, and Colab's 7.7.1).
 """
 
+import json
+
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
@@ -19,7 +21,9 @@ CELLS = [
     "%%cudatime -n 6\ntime.sleep(0.15)",  # long enough for the progress view, replaced by the report
     "%%cudatime -n 2 --sweep n=10,1000 -l s\nsum(range(n))",
     "%cudatime_compare",
+    "%cudatime sum(range(1000))",  # a default report, as a notebook keeps it
 ]
+REPORT_BYTES = 12_000  # a default report's saved output, at most
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +47,15 @@ def test_report_is_static_text_and_html(notebook):
     assert out.data["text/plain"].startswith("CPU times:")
     assert "data:image/svg+xml;base64," in out.data["text/html"]
     assert "warm median" in out.data["text/html"]
+
+
+def test_a_default_report_is_light_in_the_saved_notebook(notebook):
+    """Notebooks live in git: a report weighs little more than the chart it shows, as nbformat saves it."""
+    path, _ = notebook
+    [out] = nbformat.read(str(path), as_version=4).cells[7].outputs
+    saved = len(json.dumps(out, ensure_ascii=False).encode())
+    assert saved <= REPORT_BYTES, f"a default report saved as {saved:,} bytes"
+    assert "data:image/svg+xml" in out.data["text/html"] and out.data["text/plain"].startswith("CPU times:")
 
 
 def test_no_widget_view_is_left_in_the_saved_notebook(notebook):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..measure.machine import usable_cores
-from ..measure.runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, Plan
+from ..measure.runner import DEFAULT_BUDGET, MAX_RUNS, MIN_RUNS, SIZED, Plan
 from ..units import inert, symbol
 
 HELP = "`%cudatime?` for help"  # the end of every UsageError
@@ -116,6 +116,7 @@ class Spec(Generic[F]):
     stop_on_error: bool = False
     check: bool = False
     interleave: bool = False  # a sweep's points in rounds of one warm sample each (-n N rounds)
+    timeit: bool = False  # as %timeit: the cell's names are put back afterwards, and its value is not shown
 
 
 def _whole(name: str, text: str) -> int:
@@ -208,9 +209,24 @@ def _threads(name: str, text: str) -> int:
     return value
 
 
+def _samples(name: str, text: str) -> int:
+    value = count(name, text)
+    if value == 0:
+        raise OptionError(f"{name} expects a number of samples {symbol('≥')} 1, got 0 (-n 0 runs the cell once in all)")
+    return value
+
+
 def _one_run_no_warmup(values: Values) -> None:
     if values.runs == 0 and values.warmup:
         raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -w")
+    if values.runs == 0 and values.samples:
+        raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -r")
+
+
+def _samples_of_runs(values: Values) -> None:
+    if values.interleave:
+        raise OptionError("--interleave makes -n N rounds of one warm sample of each point: it cannot be combined "
+                          "with -r")
 
 
 def _needs_sweep(flag: str) -> Rule:
@@ -244,8 +260,13 @@ def _grid_size(values: Values) -> None:
 
 CORE_FLAGS = (
     Flag(("-n", "--runs"), "runs", "make exactly N warm runs (0: the cold run only, one run in all, which is %time "
-         f"with synchronization), even when the cell changes state in place; at most {MAX_N:,}", "N", count,
-         rules=(_one_run_no_warmup,)),
+         "with synchronization), even when the cell changes state in place; with -r R: R samples of N runs each, "
+         "as %timeit -r R -n N (%timeit's -n N alone means 7 samples of N: write -r 7 -n N); "
+         f"at most {MAX_N:,}", "N", count, rules=(_one_run_no_warmup,)),
+    Flag(("-r", "--repeat"), "samples", "make exactly R warm samples, as %timeit -r R does, even when the cell "
+         "changes state in place: of N runs each with -n N (in one timed loop), else of as many runs as make "
+         f"a sample long next to the harness's own cost, as %timeit sizes them; at most {MAX_N:,}", "R", _samples,
+         rules=(_one_run_no_warmup, _samples_of_runs)),
     Flag(("-w", "--warmup"), "warmup", "W warm-up runs between the cold run and the warm runs (default: 1, or 0 "
          f"when the cold run alone took longer than the budget; not with -n 0; at most {MAX_N:,})", "W", count,
          rules=(_one_run_no_warmup,)),
@@ -256,6 +277,9 @@ CORE_FLAGS = (
     Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME", _variable),
     Flag(("-q", "--quiet"), "quiet", "show nothing (use with -o or -v)", default=False),
     Flag(("--text",), "text", "show the text report only, even in a notebook", default=False),
+    Flag(("--timeit",), "timeit", "time the statement as %timeit does: the names it binds get their old values "
+         "back afterwards (counts, edges = np.histogram(x) leaves counts as it was) and its value is not shown",
+         default=False),
     Flag(("--threads",), "threads", "time with N intra-op threads in torch and in the BLAS pools threadpoolctl "
          "sees (as torch's Timer(num_threads=) does: --threads 1 for comparisons on a shared CPU); your settings "
          "come back afterwards", "N", _threads),
@@ -393,6 +417,28 @@ def _token(line: str, pos: int) -> tuple[str, int] | None:
     return (line[start:end], end) if end > start else None
 
 
+# %timeit's options that take a value where the same spelling here is a switch, and what the value meant
+TIMEIT_VALUES = {"-p": "-p P (the digits shown) has no counterpart: figures show 3 significant digits, each "
+                       "median with its interval"}
+
+
+def _timeit_value(name: str, flag: Flag, pending: str | None, rest: str) -> None:
+    """``-p 3 -n 5 stmt``: %timeit's value after a switch of ours, refused in one line rather than read as
+    the statement: a number glued to the switch (``-p3``), or one that starts no statement Python reads
+    (``-p 1 + 1`` profiles ``1 + 1``)."""
+    words = rest.split(maxsplit=1)
+    number = pending[1:] if pending else words[0] if words else ""
+    if name not in TIMEIT_VALUES or not number.isdigit():
+        return
+    try:
+        glued = pending is not None or not compile(rest.strip(), "<statement>", "exec")
+    except (SyntaxError, ValueError):
+        glued = True
+    if glued:
+        raise OptionError(f"{name} {number}: here {name} is {flag.names[-1]}, a switch; "
+                          f"%timeit's {TIMEIT_VALUES[name]}")
+
+
 def _unknown(name: str, table: dict[str, Flag]) -> str:
     """``unknown option --run; did you mean --runs?``: the closest declared spelling, where one is close."""
     if close := difflib.get_close_matches(name, table, n=1):
@@ -421,6 +467,7 @@ def _read(line: str, flags: Sequence[Flag]) -> tuple[str, Values, list[Flag]]:
             if flag.metavar is None:  # a switch
                 if value is not None:
                     raise OptionError(f"{name} takes no value")
+                _timeit_value(name, flag, token, line[pos:])
                 values[flag.dest] = flag.const
                 continue
             if value is None:
@@ -440,9 +487,11 @@ def parse(line: str, features: Sequence[F]) -> tuple[Spec[F], str]:
     chosen = tuple((feature, settings) for feature in features
                    if (settings := feature.settings(values)) is not None)
     plan = Plan(runs=values.runs, warmup=values.warmup, budget=values.budget)
+    if values.samples is not None:  # -r R [-n N]: R samples, of N runs each or as many as make one long enough
+        plan = Plan(values.samples, values.warmup, values.budget, SIZED if values.runs is None else values.runs)
     show = Show(values.quiet, values.text, values.output, values.var)
     return Spec(plan, chosen, show, tuple(values.sweeps), values.label, values.save, values.threads,
-                values.raise_error, values.stop_on_error, values.check, values.interleave), rest
+                values.raise_error, values.stop_on_error, values.check, values.interleave, values.timeit), rest
 
 
 RUN_BYTES = 256  # what a result keeps per run, rounded up (about 190 bytes, measured on 10,000 runs)

@@ -82,6 +82,16 @@ class Plan:
     budget: float = DEFAULT_BUDGET
     batch: int | str | None = None
 
+    @property
+    def fixed_batch(self) -> bool:
+        return isinstance(self.batch, int)
+
+    def spelled(self) -> str:
+        """The fixed count as it was typed: ``-n 10``, ``-r 3 -n 10`` or ``-r 3``."""
+        if self.fixed_batch:
+            return f"-r {self.runs} -n {self.batch}"
+        return f"-r {self.runs}" if self.batch == SIZED else f"-n {self.runs}"
+
     def warmup_count(self, cold_seconds: float) -> int:
         if self.runs == 0:
             return 0  # -n 0 is one run in all
@@ -241,8 +251,7 @@ class Sampler:
             watch.before_run()
         call = fn or self.fn
         if runs > 1:
-            assert self.batch is not None  # more than one run per sample: batch_size saw a cell that can be batched
-            call = functools.partial(self.batch, runs)
+            call = functools.partial(self.batch or self._looped, runs)
         run = timed_run(call, self.devices, self.clock, outputs=self.outputs, before=before)[0]
         if runs > 1:  # the sample's clocks, per run
             device = None if run.device is None else run.device / runs
@@ -251,6 +260,13 @@ class Sampler:
             watch.after_run(run)
         return run
 
+    def _looped(self, runs: int) -> Any:
+        """The cell ``runs`` times in a plain loop, as timeit runs one; the last run's value."""
+        value = None
+        for _ in range(runs):
+            value = self.fn()
+        return value
+
     def batch_size(self, plan: Plan, shortest: float, harness: Harness, trials: list[Run]) -> int:
         """Runs per warm sample as ``plan.batch`` says: a fixed number; or, without a fixed count
         (-n N: N runs) or with SIZED, sized from the ``shortest`` run so far: 1 when it lasts
@@ -258,10 +274,10 @@ class Sampler:
         that long, trying each in turn (the tries go to ``trials``); else 1. Always 1 for a cell
         that cannot be batched."""
         goal = BATCH_TARGET * harness.wall
+        if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
+            return plan.batch
         if self.batch is None:
             return 1
-        if isinstance(plan.batch, int):
-            return plan.batch
         if (plan.runs is not None and plan.batch != SIZED) or shortest >= goal:
             return 1
         for runs in _BATCH_SIZES:
@@ -504,7 +520,7 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
         if plan.runs is None:  # a cell that must not repeat: the cold run alone
             plan, extras = dataclasses.replace(plan, runs=0), []
         else:  # with -n N: exactly N more runs, one per sample, no warm-up unless asked
-            plan = dataclasses.replace(plan, warmup=plan.warmup or 0, batch=1)
+            plan = dataclasses.replace(plan, warmup=plan.warmup or 0, batch=plan.batch if plan.fixed_batch else 1)
     harness = calibrate(devices, clock, cell.outputs)
     try:
         later = _later_runs(sampler, plan, parts, extras, cold, harness, progress)
@@ -530,7 +546,7 @@ def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> 
             ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
             notes.append(f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them).")
         else:
-            notes.append(f"The state reflects all {total} runs, not one (-n {runs} forced them): {why}.")
+            notes.append(f"The state reflects all {total} runs, not one ({asked.spelled()} forced them): {why}.")
     notes += repeats.notes()
     if later.error is not None and _is_out_of_memory(later.error):
         notes.append(OOM_HINT)

@@ -288,7 +288,7 @@ class CudaTimeMagics(Magics):
         scope = shell.user_ns if where is None else where
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
         repeats = CellRepeats(shell, scope, compiled.code(), frameworks, object_kinds(self.registry),
-                              forced=spec.plan.runs is not None, hold=hold)
+                              forced=spec.plan.runs is not None, hold=hold, bind=not spec.timeit)
         watches = self._watches(spec, Call(compiled.source, self.probes, self.machine, self.clock))
         task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
         with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards
@@ -327,7 +327,7 @@ class CudaTimeMagics(Magics):
             point = Point(result.task, result)
             self._keep(spec, [point], point)
             self._show(spec, result, live)
-        value = result if spec.show.output else measurement.value
+        value = result if spec.show.output else None if spec.timeit else measurement.value
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
     def _keep(self, spec: Spec[Feature], points: list[Point], point: Point) -> None:

@@ -349,7 +349,10 @@ class CellRepeats(Repeats):
     again; ``reset`` restores the first snapshot before each later run (after the probe run, what it
     changed again ends the repeats: ``Unrepeatable``); ``end`` restores the second (the namespace holds
     the cold run's objects) and starts ``hold``. ``forced`` (``-n N``): nothing is refused or undone,
-    and ``why_once`` says what the runs did to the state."""
+    and ``why_once`` says what the runs did to the state. ``bind`` False (``--timeit``): ``end`` restores
+    the first snapshot instead, so the cell's names hold what they held before, as ``%timeit`` leaves
+    them; else a name that held another object before is named in the notes, which ``%timeit`` would
+    have left alone (a cell moved over from it may rely on that)."""
 
     # by begin(): the names and the process before the cold run, the evidence, the effects watch
     _snapshot: NameSnapshot
@@ -358,8 +361,8 @@ class CellRepeats(Repeats):
 
     def __init__(self, shell: Any, namespace: MutableMapping[str, Any], code: CellCode,
                  frameworks: Iterable[str] = (), kinds: Iterable[Kind] = (), forced: bool = False,
-                 hold: InterruptHold | None = None) -> None:
-        self.shell, self.namespace, self.code = shell, namespace, code
+                 hold: InterruptHold | None = None, bind: bool = True) -> None:
+        self.shell, self.namespace, self.code, self.bind = shell, namespace, code, bind
         self.frameworks, self.kinds, self.forced, self.hold = frameworks, tuple(kinds), forced, hold
         self.reasons: list[str] = []
         self._notes: list[str] = []
@@ -400,6 +403,12 @@ class CellRepeats(Repeats):
         if self.forced:
             self.reasons += [f"each run would {effect}" for effect in self.effects.seen]
         self._cold, self._random = NameSnapshot(self.namespace, self.code.bound), RandomStates()
+        rebound = [f"`{name}`" for name, old in self._snapshot.saved.items()
+                   if old is not MISSING and self._cold.saved[name] is not old]
+        if rebound and self.bind:
+            self._notes.append(f"{', '.join(rebound)} now hold{'s' if len(rebound) == 1 else ''} what the timed "
+                               "cell assigned, as with %time; %timeit would have left "
+                               f"{'it' if len(rebound) == 1 else 'them'} unchanged (--timeit does too).")
         return not self.reasons and not (self.forced and self.evidence.probing)
 
     def why_once(self) -> list[str]:
@@ -440,7 +449,7 @@ class CellRepeats(Repeats):
             if self._later and not self.reasons:  # a change already said is not said twice
                 self._notes += self.evidence.settle(undo=not self.forced)
             if self._cold is not None:
-                self._cold.restore()
+                (self._cold if self.bind else self._snapshot).restore()
                 self._random.restore()
         finally:
             if self.hold is not None:
