@@ -1,12 +1,9 @@
 """Human units for durations, the way IPython's ``%time`` prints them (3 significant figures).
 
-Like IPython's ``_format_time``, symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``) where
-``sys.stdout``'s encoding cannot write them (a Windows console, ``PYTHONIOENCODING=ascii``), so a report
-never raises UnicodeEncodeError (any other such character, in a label or a kernel's name, prints as ``?``).
-Unlike IPython, a stream without an encoding (``io.StringIO``, ``%%capture``) keeps them: it stores any text.
-
-A probe, cause, counter or view that raises becomes one line saying what was not read and why
-(``failure_line``), and the timed numbers stand; the cell's own exceptions are the user's traceback.
+Symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``) where ``sys.stdout``'s encoding cannot write
+them (a Windows console, ``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError (any
+other such character prints as ``?``); a stream without an encoding (``%%capture``) stores any text.
+A probe, counter or view that raises becomes one line saying what was not read and why (``failure_line``).
 """
 
 from __future__ import annotations
@@ -19,8 +16,7 @@ ASCII = {"µ": "u", "×": "x", "≥": ">=", "±": "+/-", "…": "...", "–": "-
 
 
 def _encoding() -> str | None:
-    """stdout's codec, read each time (stdout may be swapped); None for a stream without one,
-    ASCII for one that names a codec Python does not know."""
+    """stdout's codec, read each time (stdout may be swapped); None without one, ASCII for an unknown one."""
     encoding = getattr(sys.stdout, "encoding", None)
     if not encoding:
         return None
@@ -44,9 +40,8 @@ def symbol(char: str) -> str:
 
 
 def inert(text: str, newlines: bool = True) -> str:
-    """``text`` with every character a terminal could act on (ESC, which starts the sequences that clear
-    a screen, BEL, tab, the C1 controls, bidirectional overrides: all that ``str.isprintable`` refuses)
-    written as ``repr`` writes it. Newlines stay unless ``newlines`` is False (a table cell is one line)."""
+    """``text`` with every character a terminal could act on (ESC, BEL, tab, C1 controls, bidirectional
+    overrides: all ``str.isprintable`` refuses) written as ``repr`` does; newlines stay unless ``newlines`` is False."""
     lines = text.split("\n") if newlines else [text]
     if all(line.isprintable() for line in lines):
         return text
@@ -64,8 +59,7 @@ def shortened(text: str, limit: int = SHORT_TEXT) -> str:
 
 
 def plain(text: str) -> str:
-    """``text`` made ``inert`` (never a control sequence on the terminal), each symbol that stdout cannot
-    write replaced by its ASCII stand-in and any other such character by ``?``: never an encoding error."""
+    """``text`` made ``inert``, each symbol stdout cannot write replaced by its ASCII stand-in, any other by ``?``."""
     text = inert(text)
     if _writable(text):
         return text
@@ -81,14 +75,10 @@ def format_seconds(seconds: float | None, precision: int = 3) -> str:
         return "n/a"
     if seconds >= 60.0:
         parts = []
-        left = seconds
         for suffix, length in (("d", 86400), ("h", 3600), ("min", 60), ("s", 1)):
-            value = int(left // length)
+            value, seconds = divmod(seconds, length)
             if value > 0:
-                left -= value * length
-                parts.append(f"{value}{suffix}")
-            if left < 1:
-                break
+                parts.append(f"{int(value)}{suffix}")
         return " ".join(parts)
     unit, factor = time_unit(seconds, precision)
     return f"{seconds * factor:.{precision}g} {unit}"
@@ -105,8 +95,7 @@ def time_unit(seconds: float, precision: int = 3) -> tuple[str, int]:
 
 
 def range_text(low: float, high: float) -> str:
-    """``15.6–31.2 ms``: two durations, the unit written once where they share it (``1min 5s``
-    has no one unit to share)."""
+    """``15.6–31.2 ms``: two durations, the unit written once where they share it (``1min 5s`` has none)."""
     first, last = format_seconds(low), format_seconds(high)
     number, _, unit = first.rpartition(" ")
     shared = number.replace(".", "").isdigit() and last.endswith(" " + unit)
@@ -149,8 +138,7 @@ def percent_text(fraction: float) -> str:
 
 
 def count_text(count: int, noun: str) -> str:
-    """``1 operator call``, ``2 operator calls``: ``noun`` is the plural, optionally followed by a
-    parenthesis that stays (``operator calls (CPU only)``)."""
+    """``1 operator call``, ``2 operator calls``: ``noun`` is the plural, maybe with a parenthesis (``(CPU only)``)."""
     head, paren, tail = noun.partition(" (")
     if count == 1 and head.endswith("s"):
         head = head[:-1]
@@ -161,8 +149,8 @@ MESSAGE_LIMIT = 160  # characters of the exception's message kept in the line
 
 
 def failure_text(error: BaseException) -> str:
-    """``RuntimeError: PyTorch is checking …``: the exception's type and its message's first line,
-    shortened: one line per failure (torch's messages run to several sentences and a URL)."""
+    """``RuntimeError: PyTorch is checking …``: the type and the message's first line, shortened (torch's
+    run to several sentences and a URL)."""
     try:
         lines = str(error).strip().splitlines()
     except Exception:  # an exception that cannot be printed still has a type

@@ -53,9 +53,13 @@ TOKEN = re.compile(r'<g(?: id="([^"]*)")?[^>]*?(/?)>|(</g>)|<!-- (.*?) -->')
 def tick_labels(svg):
     """{"x": [...], "y": [...]}: the tick labels a matplotlib SVG draws (lines joined by newlines),
     read from the comment it writes beside each string's paths, within each ``xtick_N``/``ytick_N``
-    group; a tick without a label (a minor tick) gives none."""
+    group; a tick without a label (a minor tick) gives none. The run chart, written by hand, has its
+    labels as ``<text>`` in an ``x-ticks`` and a ``y-ticks`` group."""
     if isinstance(svg, bytes):
         svg = svg.decode()
+    if 'id="y-ticks"' in svg:
+        return {axis: [html.unescape(text) for text in re.findall(r"<text[^>]*>([^<]*)</text>", group)]
+                for axis, group in re.findall(r'<g id="([xy])-ticks"[^>]*>(.*?)</g>', svg)}
     labels, tick, depth = {"x": [], "y": []}, None, 0
     for group, empty, close, comment in TOKEN.findall(svg):
         if close:

@@ -192,9 +192,10 @@ READ_LAYOUT = """([panelSel, outSel]) => Array.from(document.querySelector(panel
 })"""
 
 # What a reader sees of each report, measured: every chart's text as rendered and every shown table's fit.
-# A chart is an <img> of an SVG whose text is glyph paths: its SVG is parsed and laid out at the image's
-# rendered size, and each label's size read from the transform the browser applies to its glyphs (matplotlib
-# draws a glyph 100 units to the em), with its bounding box. A table shown (not in a closed section) should
+# A chart is an <img> of an SVG whose text is glyph paths (matplotlib's) or <text> (the run chart's): its SVG is
+# parsed and laid out at the image's rendered size, and each label's size read from the transform the browser
+# applies to its glyphs (matplotlib draws a glyph 100 units to the em), with its bounding box, or from its font
+# size and transform. A table shown (not in a closed section) should
 # not scroll sideways, and no word in it should break across lines ("dtype / ='flo / at32'").
 READ_SIZES = """([panelSel]) => {
     const shownLabels = (img) => {
@@ -214,7 +215,11 @@ READ_SIZES = """([panelSel]) => {
             const note = Array.from(g.parentNode.childNodes).find((n) => n.nodeType === 8);
             return {label: note ? note.textContent.trim() : '', px: 100 * Math.hypot(m.a, m.b),
                     height: r.height, rotated: Math.abs(m.b) > 1e-6};
-        });
+        }).concat(Array.from(svg.querySelectorAll('text'), (t) => {
+            const m = t.getScreenCTM();
+            return {label: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+                    height: null, rotated: Math.abs(m.b) > 1e-6};
+        }));
         box.remove();
         return {shown: rect.width, natural: img.naturalWidth, labels};
     };

@@ -219,8 +219,8 @@ def _check_chart_text(sizes):
     measured = _measured(sizes)
     assert measured and all(len(chart["labels"]) >= 3 for _, _, chart in measured), measured[:1]
     digits = [label for _, _, chart in measured for label in chart["labels"]
-              if label["label"].isdigit() and not label["rotated"]]
-    # the measure is the glyphs' own: a digit of DejaVu Sans is 0.73 em tall as drawn
+              if label["label"].isdigit() and not label["rotated"] and label["height"] is not None]
+    # the measure is the glyphs' own (where they are paths): a digit of DejaVu Sans is 0.73 em tall as drawn
     assert digits and all(0.65 <= label["height"] / label["px"] <= 0.85 for label in digits), digits[:3]
     smallest = _smallest_text(sizes)
     assert min(px for px, _ in smallest.values()) >= MIN_CHART_TEXT_PX, smallest

@@ -52,7 +52,8 @@ def test_report_is_static_text_and_html(notebook):
 def test_a_default_report_is_light_in_the_saved_notebook(notebook):
     """Notebooks live in git: a report weighs little more than the chart it shows, as nbformat saves it."""
     path, _ = notebook
-    [out] = nbformat.read(str(path), as_version=4).cells[7].outputs
+    [out] = [out for out in nbformat.read(str(path), as_version=4).cells[7].outputs
+             if out.output_type == "display_data"]  # the report; the cell's value follows it
     saved = len(json.dumps(out, ensure_ascii=False).encode())
     assert saved <= REPORT_BYTES, f"a default report saved as {saved:,} bytes"
     assert "data:image/svg+xml" in out.data["text/html"] and out.data["text/plain"].startswith("CPU times:")
@@ -92,7 +93,7 @@ def test_reports_render_in_a_browser(notebook):
     assert page["errors"] == [] and page["blocked"] == []
     assert page["widget_views"] == 0
     assert "warm median" in page["text"] and "Details" in page["text"]
-    assert len(_charts(page)) == 4 and all(img["complete"] for img in _charts(page))  # 2 reports, sweep, compare
+    assert len(_charts(page)) == 5 and all(img["complete"] for img in _charts(page))  # 3 reports, sweep, compare
     assert not page["blank"]
 
 

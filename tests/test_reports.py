@@ -71,7 +71,7 @@ def test_a_grid_in_html_is_a_table_of_rows_and_columns(ip, fake_gpu, seams):
     ip.run_cell("speed = {'numpy': 1.0, 'torch': 0.25}")
     [html] = [out.data["text/html"] for out in run(ip, GRID).outputs]
     [grid] = re.findall(r"<table class='cudatime-grid'.*?</table>", html)
-    cells = [[unescape(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
+    cells = [[unescape(cell).replace("\xa0", " ") for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row)]
              for row in re.findall(r"<tr>(.*?)</tr>", grid)]
     assert cells[0] == ["n", "numpy", "torch"] and cells[1] == ["256", "244", "61 *"] and len(cells) == 5
     assert "<summary" in html.split("cudatime-grid")[1]  # every point's row, a click away

@@ -80,3 +80,36 @@ def test_timeit_option_binds_nothing_and_shows_no_value(ip):
     cell = run(ip, "%cudatime --timeit -n 2 list(range(7840))")
     assert cell.error is None and cell.value is None and "7839" not in cell.stdout
     assert any(text.startswith("CPU times:") for text in cell.displayed)  # the report, not the value
+
+
+@pytest.mark.parametrize("flag, clock, median", [("", "device", 0.011), ("-t", "wall", 0.011), ("-c", "cpu", 0.001)])
+def test_t_and_c_choose_the_clock_of_the_statistics(ip, fake_gpu, flag, clock, median):
+    """1 ms of host work, then 10 ms queued on the device (the fake clock: exact): device and synchronized
+    wall 11 ms, the process's CPU 1 ms; -t and -c pick the clock as %timeit's do."""
+    r = timed(ip, f"{flag} -n 4 host.advance(0.001); gpu.launch(0.010)")
+    assert r.clock == clock
+    assert r.median == pytest.approx(median, rel=0.05)
+    assert all(run.cpu == pytest.approx(0.001, rel=0.05) for run in r.warm) if flag == "-c" else True
+    why = r.clock_why()
+    assert (why is not None and f"as {flag} asked" in why) if flag else why is None
+
+
+def test_an_asked_clock_survives_a_saved_line_and_a_bad_one_is_refused(ip, fake_gpu):
+    import json
+
+    from ipython_cudatime.results.result import CudaTimeResult
+    from ipython_cudatime.results.schema import checked_line
+
+    r = timed(ip, "-c -n 3 host.advance(0.001); gpu.launch(0.010)")
+    data = json.loads(json.dumps(r.to_dict()))
+    again = CudaTimeResult.from_dict(data)
+    assert (again.clock, again.median) == ("cpu", r.median)
+    data["task"]["clock"] = "device"  # the rule's own choice is never stored as asked
+    with pytest.raises(ValueError, match="clock"):
+        checked_line(data)
+
+
+def test_t_and_c_together_are_a_one_line_usage_error(ip):
+    with pytest.raises(UsageError, match="-t and -c") as caught:
+        ip.run_line_magic("cudatime", "-t -c pass")
+    assert "\n" not in str(caught.value)

@@ -1,8 +1,5 @@
-"""Choose the device backends for a cell, among the frameworks the user already imported.
-
-A framework is never imported here: a backend is tried only when its module is already in
-``sys.modules``. A ``DeviceSet`` synchronizes every active one and takes its clock from the first.
-"""
+"""Choose the device backends for a cell among the frameworks already in ``sys.modules`` (never imported
+here). A ``DeviceSet`` synchronizes every active one and takes its clock from the first."""
 
 from __future__ import annotations
 
@@ -17,8 +14,8 @@ from .jax_backend import JaxBackend
 from .numba_backend import NumbaBackend
 from .objects import Kind
 from .tensorflow_backend import TensorflowBackend
-from .torch_accelerator import TorchAcceleratorBackend
 from .torch_cuda import TorchCudaBackend
+from .torch_objects import TorchAcceleratorBackend
 
 # (module the user must have imported, backend class whose detect(module) returns a backend or None).
 Entry = tuple[str, type[Backend]]
@@ -30,8 +27,7 @@ HOST: tuple[Entry, ...] = (("numpy", CpuBackend), ("pandas", PandasTables))
 
 
 def entries(registry: Iterable[Entry] = REGISTRY) -> list[Entry]:
-    """The host's frameworks and ``registry``'s, each module once (its first entry): what the package
-    knows of a framework (its versions, objects, pools) is read from these."""
+    """The host's frameworks and ``registry``'s, each module once (its first entry): those the package reads."""
     found: dict[str, Entry] = {}
     for entry in (*HOST, *registry):
         found.setdefault(entry[0], entry)
@@ -39,14 +35,12 @@ def entries(registry: Iterable[Entry] = REGISTRY) -> list[Entry]:
 
 
 def frameworks(registry: Iterable[Entry] = REGISTRY) -> list[str]:
-    """The top-level packages of every framework the package knows (``entries``), each once, in
-    order: those whose versions a result records (``numba`` for ``numba.cuda``)."""
+    """The top-level packages of ``entries``, once each: those whose versions a result records (``numba``)."""
     return list(dict.fromkeys(module.partition(".")[0] for module, _ in entries(registry)))
 
 
 def _detect(registry: Iterable[Entry], tried: set[Entry]) -> list[Backend]:
-    """The backends of ``registry``'s imported frameworks that have a device to wait for, each entry
-    tried once: those in ``tried`` are left out, and those imported now join them."""
+    """The backends of ``registry``'s imported frameworks with a device to wait for, each entry tried once."""
     found = []
     for entry in registry:
         framework = sys.modules.get(entry[0])
@@ -57,8 +51,7 @@ def _detect(registry: Iterable[Entry], tried: set[Entry]) -> list[Backend]:
 
 
 def object_kinds(registry: Iterable[Entry] = REGISTRY) -> list[Kind]:
-    """How the repeat decision reads the objects of every framework imported now (``Backend.kinds``):
-    the host's first (NumPy's and pandas'), then each of ``registry``'s, once per module (``entries``)."""
+    """How the repeat decision reads the objects of every framework of ``entries`` imported now, the host's first."""
     found: list[Kind] = []
     for module_name, backend_class in entries(registry):
         framework = sys.modules.get(module_name)
@@ -69,9 +62,8 @@ def object_kinds(registry: Iterable[Entry] = REGISTRY) -> list[Kind]:
 
 
 class DeviceSet:
-    """All active backends, seen by the runner as one device: each is synchronized (doing nothing while
-    its framework has no device at work); the report names those the cell's work touched (``attribute``),
-    else the CPU. ``redetect`` adds, after the cold run, the frameworks that run imported."""
+    """All active backends, seen by the runner as one device: each is synchronized; the report names those
+    the cell's work touched (``attribute``), else the CPU. ``redetect`` adds those the cold run imported."""
 
     def __init__(self, backends: Iterable[Backend], registry: Collection[Entry] | None = None,
                  tried: Iterable[Entry] = ()) -> None:
@@ -100,11 +92,9 @@ class DeviceSet:
             backend.begin()
 
     def redetect(self) -> list[str]:
-        """After the cold run: add (and synchronize) the backends of frameworks imported since ``detect`` (a
-        cell that imports torch and uses it), and return their names: every later run is synchronized for them."""
-        if self._registry is None:
-            return []
-        found = _detect(self._registry, self._tried)
+        """After the cold run: add and synchronize the backends of frameworks imported since ``detect`` (a cell
+        that imports torch and uses it), and return their names: every later run is synchronized for them."""
+        found = _detect(self._registry or (), self._tried)
         for backend in found:
             backend.synchronize()
         self.backends += found
@@ -112,8 +102,7 @@ class DeviceSet:
         return self.joined
 
     def attribute(self, seen: Iterable[Any]) -> None:
-        """The values the cell read, returned and bound (a list): from now on the report names a
-        backend only where ``Backend.touched`` says the cell's work went through it."""
+        """The values the cell read, returned and bound: the report then names the backends they ``touched``."""
         self._seen = list(seen)
 
     def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
@@ -132,8 +121,7 @@ class DeviceSet:
 
     @property
     def frameworks(self) -> list[str]:
-        """The frameworks whose versions the result records: the registry's this set was detected from
-        (the default one's for a set made by hand)."""
+        """The frameworks whose versions the result records: its registry's (the default for one made by hand)."""
         return frameworks(REGISTRY if self._registry is None else self._registry)
 
     @property
@@ -141,8 +129,7 @@ class DeviceSet:
         return [backend.name for backend in self._named()]
 
     def notes(self) -> list[str]:
-        """What could not be done (no GPU clock, a framework the cold run imported not synchronized in it),
-        said only of the frameworks the cell used."""
+        """What could not be done (no GPU clock, a cold run not synchronized), said of the frameworks the cell used."""
         notes = [] if self._named() else [self._cpu.note]
         notes += [f"the cold run was not synchronized for {name}: the cell imported it during that run "
                   "(its time there is host time, work it queued was not waited for); later runs were"

@@ -13,8 +13,8 @@ SHALLOW = 100  # items of a list, tuple or dict value looked at for a framework'
 
 
 def _modules_of(value: object) -> list[object]:
-    """The modules that ``value`` comes from: a module's own name; the defining module of a function,
-    of a class and of every class in its MRO (a user's subclass of a framework's class is the framework's)."""
+    """The modules ``value`` comes from: a module's name; the defining module of a function, of a class and of
+    every class in its MRO (a user's subclass of a framework's class is the framework's)."""
     if isinstance(value, types.ModuleType):
         return [value.__name__]
     classes = value.__mro__ if isinstance(value, type) else type(value).__mro__
@@ -33,8 +33,7 @@ def _shallow(values: Iterable[Any]) -> Iterator[Any]:
 
 
 def made_by(values: Iterable[Any], packages: Collection[str]) -> bool:
-    """Whether any of ``values`` (one level into containers) is an object of one of ``packages``
-    (top-level module names): a module, a function, a class or an instance of theirs."""
+    """Whether any of ``values`` (one level into containers) is a module, class or object of ``packages``."""
     for value in _shallow(values):
         try:
             modules = _modules_of(value)
@@ -60,8 +59,7 @@ class DeviceTimer:
 
 
 class Place:
-    """Where an ``EventTimer`` records: the device current when a run starts, and the stream to record
-    on for it (None: ``record()``'s own choice). This default knows one device."""
+    """Where an ``EventTimer`` records: the run's current device and its stream (None: ``record()``'s choice)."""
 
     def device(self) -> Any:
         return None
@@ -71,11 +69,10 @@ class Place:
 
 
 class EventTimer(DeviceTimer):
-    """Reusable timing events from ``make_event()`` (``torch.cuda.Event``, ``torch.Event``, ``cupy.cuda.Event``);
-    ``elapsed_ms(start, stop)`` reads milliseconds between two. Both events of a run are recorded on the
-    device current when it started (``place``): after ``torch.cuda.set_device(1)`` in the cell, torch would
-    refuse a stop event on another device. An event stays bound to the device it was first recorded on,
-    so there is one pair per device, made once (new events each run would cost a driver call each)."""
+    """Reusable timing events from ``make_event()``; ``elapsed_ms(start, stop)`` reads milliseconds between two.
+    Both events of a run are recorded on the device current when it started (``place``): after
+    ``torch.cuda.set_device(1)`` in the cell, torch would refuse a stop event on another device. An event
+    stays bound to its first device, so there is one pair per device, made once (a driver call each)."""
 
     def __init__(self, make_event: Callable[[], Any], elapsed_ms: Callable[[Any, Any], float],
                  place: Place | None = None) -> None:
@@ -110,8 +107,7 @@ def event_elapsed_ms(start: Any, stop: Any) -> float:
 
 
 class Pool:
-    """A framework's own intra-op thread pool (a BLAS library's are threadpoolctl's to read): its name in
-    the report, the threads the framework (``module``, imported) runs now, and how ``--threads N`` sets them."""
+    """A framework's own intra-op thread pool (BLAS pools are threadpoolctl's), read and set by ``--threads N``."""
 
     name = ""
 
@@ -123,13 +119,9 @@ class Pool:
 
 
 class Backend:
-    """A framework that can hold queued device work, and all the package needs to know of it: the one
-    room a framework lives in (``backends.frameworks`` and ``machine`` read the registry's).
-
-    ``name`` is what the report calls it ("torch cuda"). A backend must never initialize a device on
-    its own: ``synchronize`` and ``timer`` do nothing while ``active`` is False, so the cold run still
-    pays for the device context and shows it.
-    """
+    """A framework that can hold queued device work, and all the package needs to know of it. A backend never
+    initializes a device on its own: ``synchronize`` and ``timer`` do nothing while ``active`` is False, so
+    the cold run still pays for the device context and shows it."""
 
     packages: tuple[str, ...] = ()  # top-level modules whose objects show a cell's work went through it
     pools: ClassVar[tuple[Pool, ...]] = ()  # its own intra-op pools, which the CPU context reads and --threads sets
@@ -142,8 +134,8 @@ class Backend:
 
     @classmethod
     def detect(cls, module: Any) -> Backend | None:
-        """A backend for ``module`` (imported by the user), or None with no device to wait for: never starts one."""
-        raise NotImplementedError
+        """A backend for ``module``, or None without a device to wait for (a host framework's): never starts one."""
+        return None
 
     @classmethod
     def kinds(cls, module: Any) -> tuple[Kind, ...]:
@@ -152,8 +144,7 @@ class Backend:
 
     @property
     def active(self) -> bool:
-        """Whether this framework has a live device context here (a CUDA context, a started runtime):
-        only then can it hold work, and only then may it be asked to wait."""
+        """Whether this framework has a live device context here: only then can it hold work, or be asked to wait."""
         return True
 
     def begin(self) -> None:
@@ -161,22 +152,19 @@ class Backend:
         A backend that joins after the cold run is not asked: before the import, that counter was zero."""
 
     def touched(self, seen: list[Any]) -> bool | None:
-        """Whether the runs just made went through this framework: True, False, or None where it cannot
-        tell (the report then names it whenever ``active``: it was waited for and may hold the cell's
-        work). ``seen``: what the cell read, returned and bound. By default one of the framework's
-        objects among them (a tensor, its module, a model subclassing its class) is proof, and their
-        absence proves nothing; a backend that can tell more overrides this to answer False, so that
-        a framework merely imported, or used by an earlier cell, is not named for this one."""
+        """Whether the runs just made went through this framework (``seen``: what the cell read, returned and
+        bound): None where it cannot tell, and the report names it whenever ``active``. By default one of its
+        objects among them is proof, their absence proves nothing; a backend that can tell more answers
+        False, so that a framework merely imported, or used by an earlier cell, is not named for this one."""
         return True if made_by(seen, self.packages) else None
 
     def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
-        """Wait until all work queued on all of this framework's devices is done. ``outputs`` (None before
-        a run) gives what the run produced (its value, the names it bound): JAX can only wait on those."""
+        """Wait for all work queued on this framework's devices. ``outputs`` (None before a run) gives what
+        the run produced (its value, the names it bound): JAX can only wait on those."""
         raise NotImplementedError
 
     def settle(self) -> None:
-        """Before a run that skips the full ``synchronize`` (the last run's drained the device): wait for
-        whatever that one could not see."""
+        """Before a run skipping ``synchronize`` (the last one drained the device): wait for what it could not see."""
 
     def timer(self) -> DeviceTimer | None:
         """A DeviceTimer for the current stream, or None when there is no device clock."""

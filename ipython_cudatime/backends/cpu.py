@@ -11,19 +11,13 @@ from typing import Any
 from .base import Backend
 from .objects import Kind, Leaf, Unseen
 
-NOTE = "no GPU clock was used: CPU timing with time.perf_counter"
-
 
 class CpuBackend(Backend):
     """Nothing runs asynchronously here, so there is nothing to wait for."""
 
     name = "cpu"
-    note = NOTE
+    note = "no GPU clock was used: CPU timing with time.perf_counter"
     blas_users = ("numpy", "scipy", "sklearn")  # the host's linear algebra, through the BLAS threadpoolctl sees
-
-    @classmethod
-    def detect(cls, module: Any = None) -> CpuBackend:
-        return cls()
 
     def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
         pass
@@ -34,8 +28,7 @@ class CpuBackend(Backend):
     @classmethod
     def kinds(cls, numpy: Any) -> tuple[Kind, ...]:
         """NumPy's arrays by a checksum of their memory, generators by their state, scalars and dtypes immutable."""
-        random = numpy.random
-        return (NumpyArray(numpy), NumpyGenerator(random.Generator, random.RandomState),
+        return (NumpyArray(numpy), NumpyGenerator(numpy.random.Generator, numpy.random.RandomState),
                 Leaf(numpy.generic, numpy.dtype, numpy.ufunc))
 
 
@@ -43,9 +36,8 @@ BLOCK = 1 << 16  # 8-byte words weighted per block of the checksum
 
 
 class NumpyArray(Kind):
-    """An ndarray by a checksum of its bytes: every 8-byte word weighted by its place in a block,
-    so that a swap counts (as a sum would not), at memory speed (an integer matrix-vector
-    product), then the blocks' sums hashed in order. Object arrays hold references: unseen."""
+    """An ndarray by a checksum of its bytes: every 8-byte word weighted by its place in a block, so that a
+    swap counts, at memory speed (an integer matrix-vector product), then the blocks' sums hashed in order."""
 
     costly = True
 
@@ -54,7 +46,7 @@ class NumpyArray(Kind):
         self.weights = (numpy.arange(BLOCK, dtype=numpy.uint64) * numpy.uint64(0x9E3779B97F4A7C15)) | numpy.uint64(1)
 
     def token(self, array: Any) -> Any:
-        if array.dtype.hasobject:
+        if array.dtype.hasobject:  # it holds references
             raise Unseen("an array of Python objects")
         return array.shape, array.strides, array.dtype.str, self.checksum(array)
 
@@ -81,8 +73,7 @@ class NumpyArray(Kind):
 
 
 class NumpyGenerator(Kind):
-    """A generator of the user's own (``default_rng()``, a ``RandomState``) by its state; the global one is
-    put back after the runs anyway (``state.RandomStates``)."""
+    """A generator of the user's own (``default_rng()``, ``RandomState``) by its state (the global one is restored)."""
 
     def __init__(self, *types: type) -> None:
         self.types = types
@@ -109,9 +100,8 @@ class NumpyGenerator(Kind):
 
 
 class PandasTable(Kind):
-    """A DataFrame, a Series or an Index keeps its values in an extension type's C fields that no
-    ``__dict__`` shows: read by its shape, labels, dtypes and a hash of every row (index included), so
-    that a value changed in place shows. Nothing puts one back: a change is a reason to run once."""
+    """A DataFrame, Series or Index keeps its values in C fields no ``__dict__`` shows: read by its shape, labels,
+    dtypes and a hash of every row, index included. Nothing puts one back: a change is a reason to run once."""
 
     costly = True
 
@@ -133,10 +123,6 @@ class PandasTable(Kind):
 
 class PandasTables(Backend):
     """pandas in the registry's sense: never a device (``detect`` finds none), only ``kinds``."""
-
-    @classmethod
-    def detect(cls, module: Any) -> None:
-        return None
 
     @classmethod
     def kinds(cls, pandas: Any) -> tuple[Kind, ...]:

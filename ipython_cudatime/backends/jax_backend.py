@@ -1,18 +1,18 @@
 """JAX: dispatch is asynchronous on every platform, the CPU included, and there is no public global
-synchronize (jax#4335). So this backend waits on what the run produced: every JAX array in the cell's
-value and the names it bound, pytrees included; then, on GPUs and TPUs (not the CPU, where it waits for
-nothing), a tiny computation on each device, waited for, drains its in-order compute stream. A transfer
-would not: ``jax.device_put(0, device)`` goes on the transfer stream. The computation's input is put on
-each device once per process (``_tokens``), so no transfer happens inside a sample.
+synchronize (jax#4335). So this backend waits on every JAX array in what the run produced (its value and
+the names it bound, pytrees included); then, on GPUs and TPUs, a tiny computation on each device, waited
+for, drains its in-order compute stream (a transfer, on the transfer stream, would not). Its input is put
+on each device once per process (``_tokens``), so no transfer happens inside a sample.
 
-Before every run it also waits on every live JAX array (``jax.live_arrays()``): work an earlier cell
-queued, or the last run left outside its outputs, would otherwise be billed to the run. That drain is
-outside the timed span; it costs about 2-4 µs per live array (``benchmarks/overhead.py`` measures it).
+Before every run, outside the timed span, it also waits on every live JAX array (2-4 µs each, measured by
+``benchmarks/overhead.py``): work an earlier cell queued, or the last run left outside its outputs, would
+otherwise be billed to the run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -27,7 +27,6 @@ class JaxBackend(Backend):
 
     def __init__(self, jax: Any) -> None:
         self._jax = jax
-        self._devices: list[Any] | None = None
         self.blocked = 0  # JAX arrays waited on after the last run (0: nothing to wait on)
         self._live = 0  # live JAX arrays when the measurement began
 
@@ -39,9 +38,8 @@ class JaxBackend(Backend):
         self._live = len(self._live_arrays())
 
     def touched(self, seen: list[Any]) -> bool:
-        """JAX's own: the last run produced or bound JAX arrays (it waited on them), the cell read
-        JAX's objects (``jnp``, an array, a jitted function), or new arrays are alive (work was
-        queued). JAX's backends, once started, stay up: an earlier JAX cell proves nothing."""
+        """The last run produced or bound JAX arrays, the cell read JAX's objects (``jnp``, a jitted function),
+        or new arrays are alive. JAX's backends, once started, stay up: an earlier JAX cell proves nothing."""
         return self.active and (self.blocked > 0 or made_by(seen, self.packages)
                                 or len(self._live_arrays()) > self._live)
 
@@ -61,14 +59,13 @@ class JaxBackend(Backend):
         check = getattr(bridge, "backends_are_initialized", None)
         return check() if check is not None else True
 
-    def _all_devices(self) -> list[Any]:
-        if self._devices is None:
-            self._devices = self._jax.devices()
-        return self._devices
+    @functools.cached_property
+    def _devices(self) -> list[Any]:
+        return list(self._jax.devices())
 
     @property
     def name(self) -> str:
-        device = self._all_devices()[0]
+        device = self._devices[0]
         return f"jax {device.platform}:{device.id}"
 
     def settle(self) -> None:
@@ -91,7 +88,7 @@ class JaxBackend(Backend):
             arrays = [leaf for leaf in leaves if isinstance(leaf, jax.Array)]
             jax.block_until_ready(arrays)
             self.blocked = len(arrays)
-        for device in self._all_devices():
+        for device in self._devices:
             if device.platform != "cpu":
                 self._drain(device)
 
@@ -103,7 +100,7 @@ class JaxBackend(Backend):
         (token + 0).block_until_ready()
 
     def describe(self) -> str:
-        return f"{self.name} {self._all_devices()[0].device_kind}"
+        return f"{self.name} {self._devices[0].device_kind}"
 
     @property
     def note(self) -> str | None:

@@ -1,9 +1,6 @@
-"""Numba CUDA: kernel launches are asynchronous; ``numba.cuda.synchronize()`` waits for them.
-
-Active once the user has imported ``numba.cuda`` and a GPU is there. Numba has no public
-"context exists" check and its synchronize creates one, which belongs in the cold run, not in our
-pre-run synchronize: so the CUDA driver itself is asked first.
-"""
+"""Numba CUDA: kernel launches are asynchronous; ``numba.cuda.synchronize()`` waits for them. Numba has no
+public "context exists" check and its synchronize creates one, which belongs in the cold run, not in our
+pre-run synchronize: so the CUDA driver itself is asked first."""
 
 from __future__ import annotations
 

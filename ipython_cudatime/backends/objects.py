@@ -1,11 +1,8 @@
-"""How the repeat decision sees a framework's objects: one ``Kind`` per type of object.
-
-``%cudatime`` repeats a cell only when its first run changed nothing the user keeps, or changed it to
-what a second run writes again (``fingerprint``, which reads Python's own objects itself). A framework's
-objects are read through the kinds its backend declares (``Backend.kinds``): a new framework is one
-module. A kind reads state on the host only (never synchronizing a device or creating a context), and
-says ``Unseen`` where it cannot read an object within those rules.
-"""
+"""How the repeat decision sees a framework's objects: one ``Kind`` per type of object. ``%cudatime``
+repeats a cell only when its first run changed nothing the user keeps, or changed it to what a second run
+writes again (``fingerprint``). A framework's objects are read through the kinds its backend declares
+(``Backend.kinds``), on the host only (never synchronizing a device or creating a context); ``Unseen``
+where that cannot be done."""
 
 from __future__ import annotations
 
@@ -14,8 +11,7 @@ from typing import Any
 
 
 class Unseen(Exception):
-    """An object whose state cannot be read here (device memory, an opaque object, past a budget):
-    the cell it belongs to runs once, and the report says what could not be checked."""
+    """An object whose state cannot be read here (device memory, past a budget): its cell runs once, and says why."""
 
 
 class Kind:
@@ -63,8 +59,7 @@ class Leaf(Kind):
 
 
 class Opaque(Kind):
-    """Objects whose state lives where the host cannot read it without synchronizing a device
-    (a GPU array with no version counter): always ``Unseen``, and skipped for a pure cell."""
+    """Objects the host cannot read without synchronizing a device (a GPU array with no version counter)."""
 
     costly = True
 

@@ -1,6 +1,5 @@
-"""TensorFlow: eager ops on a GPU are asynchronous; ``tf.test.experimental.sync_devices()``
-(TensorFlow ≥ 2.12, eager mode only) waits for every device. Elsewhere the report says
-that TensorFlow could not be synchronized, rather than guess."""
+"""TensorFlow: eager ops on a GPU are asynchronous; ``tf.test.experimental.sync_devices()`` (TensorFlow ≥ 2.12,
+eager mode only) waits for every device. Elsewhere the report says it could not synchronize, rather than guess."""
 
 from __future__ import annotations
 
@@ -33,15 +32,13 @@ class TensorflowBackend(Backend):
 
     @property
     def active(self) -> bool:
-        """Whether TensorFlow's runtime is up. Until then there is nothing to wait for, and
-        asking it about devices would start it (taking most of each GPU's memory) and freeze
-        its configuration."""
+        """Whether TensorFlow's runtime is up. Until then there is nothing to wait for, and asking it about
+        devices would start it (taking most of each GPU's memory) and freeze its configuration."""
         context = sys.modules.get("tensorflow.python.eager.context")
         return bool(getattr(context.context(), "_initialized", True)) if context is not None else False
 
     def touched(self, seen: list[Any]) -> bool:
-        """Only where the cell read, returned or bound TensorFlow's objects: its runtime, once up,
-        stays up, and a torch or Python cell after a TensorFlow one is not TensorFlow's work."""
+        """Only where the cell used TensorFlow's objects: its runtime, once up, stays up for later cells too."""
         return made_by(seen, self.packages)
 
     def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:

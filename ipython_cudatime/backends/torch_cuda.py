@@ -89,8 +89,7 @@ class TorchCudaBackend(TorchBackend):
         return f"cuda:{index} {self._torch.cuda.get_device_name(index)}"
 
     def memory_stats(self) -> dict[str, int]:
-        """The allocator counters in MEMORY_KEYS, peak included, read without resetting anything (from the
-        nested dict, which ``memory_stats()`` flattens and sorts: that work skipped)."""
+        """MEMORY_KEYS, resetting nothing, from the nested dict (``memory_stats()`` would flatten and sort it)."""
         if not self.current_device_ready():
             return {}
         nested = self._torch.cuda.memory_stats_as_nested_dict()

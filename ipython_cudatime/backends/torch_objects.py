@@ -1,25 +1,25 @@
-"""What both torch backends (CUDA and the others) share: how the repeat decision reads PyTorch's
-objects, and torch's thread pool.
-
-A tensor carries a version counter that every in-place write bumps (``t._version``, on the host: reading
-it never synchronizes a device), and its gradient (``.grad``, accumulated in place by ``backward()``). A
-module's parameters, buffers, hooks and submodules are attributes, read by the fingerprint's own walk.
+"""torch, whichever its device: how the repeat decision reads PyTorch's objects, torch's thread pool, and
+torch on accelerators other than CUDA (MPS, XPU, ...) through ``torch.accelerator`` (PyTorch ≥ 2.6) and
+``torch.Event``. CUDA is ``torch_cuda``'s, which knows how to avoid creating a context.
 """
 
 from __future__ import annotations
 
+import functools
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from .base import Backend, Pool
+from .base import Backend, DeviceTimer, EventTimer, Pool, event_elapsed_ms
 from .objects import Kind, Leaf, Unseen, present
 
 COPY_LIMIT = 1 << 31  # bytes: a tensor larger than this is not copied to be put back
 
 
 class TorchTensor(Kind):
-    """A tensor by its version counter and its gradient; put back by copying its values in."""
+    """A tensor by its version counter, which every in-place write bumps (``t._version``, on the host: reading
+    it never synchronizes a device), and its gradient (accumulated in place by ``backward()``); put back by
+    copying its values in."""
 
     def __init__(self, torch: Any) -> None:
         self.torch, self.types = torch, (torch.Tensor,)
@@ -154,3 +154,34 @@ class TorchBackend(Backend):
         """Tensors (parameters included), modules, generators, and torch's immutable descriptions."""
         leaves = present(torch, "dtype", "device", "layout", "memory_format", "finfo", "iinfo", "qscheme")
         return TorchTensor(torch), TorchModule(torch), TorchGenerator(torch), Leaf(*leaves)
+
+
+class TorchAcceleratorBackend(TorchBackend):
+    """Synchronizes the current non-CUDA accelerator."""
+
+    def __init__(self, torch: Any, device: Any) -> None:
+        self._torch = torch
+        self._device = device
+        self._timer: EventTimer | None = None
+
+    @property
+    def name(self) -> str:
+        return f"torch {self._device.type}"
+
+    @classmethod
+    def detect(cls, torch: Any) -> TorchAcceleratorBackend | None:
+        accelerator = getattr(torch, "accelerator", None)
+        device = accelerator.current_accelerator() if accelerator is not None and accelerator.is_available() else None
+        return None if device is None or device.type == "cuda" else cls(torch, device)
+
+    def synchronize(self, outputs: Callable[[], Any] | None = None) -> None:
+        self._torch.accelerator.synchronize()
+
+    def timer(self) -> DeviceTimer | None:
+        if self._timer is None and hasattr(self._torch, "Event"):
+            make_event = functools.partial(self._torch.Event, device=self._device, enable_timing=True)
+            self._timer = EventTimer(make_event, event_elapsed_ms)
+        return self._timer
+
+    def describe(self) -> str:
+        return f"{self._device.type}:{self._torch.accelerator.current_device_index()}"

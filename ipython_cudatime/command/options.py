@@ -117,6 +117,7 @@ class Spec(Generic[F]):
     check: bool = False
     interleave: bool = False  # a sweep's points in rounds of one warm sample each (-n N rounds)
     timeit: bool = False  # as %timeit: the cell's names are put back afterwards, and its value is not shown
+    clock: str | None = None  # -t "wall", -c "cpu"; None: the device clock where it saw the work
 
 
 def _whole(name: str, text: str) -> int:
@@ -223,6 +224,11 @@ def _one_run_no_warmup(values: Values) -> None:
         raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -r")
 
 
+def _one_clock(values: Values) -> None:
+    if values.wall_clock and values.cpu_clock:
+        raise OptionError("-t and -c choose the clock the statistics use: give one of them")
+
+
 def _samples_of_runs(values: Values) -> None:
     if values.interleave:
         raise OptionError("--interleave makes -n N rounds of one warm sample of each point: it cannot be combined "
@@ -272,6 +278,10 @@ CORE_FLAGS = (
          rules=(_one_run_no_warmup,)),
     Flag(("-b", "--budget"), "budget", "without -n: make warm runs until S seconds have passed since the cold run "
          f"ended (default {DEFAULT_BUDGET:g})", "S", _budget, default=DEFAULT_BUDGET),
+    Flag(("-t",), "wall_clock", "the statistics on the wall clock (synchronized), as %timeit -t times wall time, even "
+         "where CUDA events timed every run", default=False, rules=(_one_clock,)),
+    Flag(("-c",), "cpu_clock", "the statistics on the process's CPU time (user + system), as %timeit -c does on Unix: "
+         "what the GPU does is not in it", default=False, rules=(_one_clock,)),
     Flag(("-o",), "output", "also return the result object (instead of the cell's value), as %timeit -o does: "
          "r = %cudatime -o stmt", default=False),
     Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME", _variable),
@@ -491,7 +501,8 @@ def parse(line: str, features: Sequence[F]) -> tuple[Spec[F], str]:
         plan = Plan(values.samples, values.warmup, values.budget, SIZED if values.runs is None else values.runs)
     show = Show(values.quiet, values.text, values.output, values.var)
     return Spec(plan, chosen, show, tuple(values.sweeps), values.label, values.save, values.threads,
-                values.raise_error, values.stop_on_error, values.check, values.interleave, values.timeit), rest
+                values.raise_error, values.stop_on_error, values.check, values.interleave, values.timeit,
+                "cpu" if values.cpu_clock else "wall" if values.wall_clock else None), rest
 
 
 RUN_BYTES = 256  # what a result keeps per run, rounded up (about 190 bytes, measured on 10,000 runs)

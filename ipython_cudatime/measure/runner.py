@@ -237,9 +237,9 @@ class Sampler:
 
     def __init__(self, fn: Callable[[], Any], devices: DeviceSet, repeats: Repeats, clock: Clock,
                  outputs: Outputs | None = None, batch: Callable[[int], Any] | None = None,
-                 watches: Sequence[Watch] = ()) -> None:
+                 watches: Sequence[Watch] = (), cpu_times: bool = False) -> None:
         self.fn, self.devices, self.repeats, self.clock = fn, devices, repeats, clock
-        self.outputs, self.batch = outputs, batch
+        self.outputs, self.batch, self.cpu_times = outputs, batch, cpu_times  # cpu_times: -c reads them every run
         self._each = [watch for watch in watches if watch.hears_each_run()]
 
     def run(self, before: str | None = "settle", fn: Callable[[], Any] | None = None, runs: int = 1) -> Run:
@@ -252,10 +252,12 @@ class Sampler:
         call = fn or self.fn
         if runs > 1:
             call = functools.partial(self.batch or self._looped, runs)
-        run = timed_run(call, self.devices, self.clock, outputs=self.outputs, before=before)[0]
+        run = timed_run(call, self.devices, self.clock, self.cpu_times, self.outputs, before)[0]
         if runs > 1:  # the sample's clocks, per run
-            device = None if run.device is None else run.device / runs
-            run = Run(run.host / runs, run.wall / runs, device, batch=runs)
+            def per_run(value: float | None) -> float | None:
+                return None if value is None else value / runs
+            run = Run(run.host / runs, run.wall / runs, per_run(run.device), per_run(run.cpu_user),
+                      per_run(run.cpu_sys), batch=runs)
         for watch in self._each:
             watch.after_run(run)
         return run
@@ -509,7 +511,7 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     named = {name: Guarded(name, watch) for name, watch in (watches or {}).items()}
     parts = list(named.values())
     batch = cell.batch if all(watch.batching for watch in parts) else None
-    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, parts)
+    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, parts, cpu_times=task.clock == "cpu")
     repeats.begin()
     progress.starting("cold", 1)
     with repeats.cold():
@@ -662,7 +664,7 @@ def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], 
     (``seen``: what the cell read, returned and bound)."""
     median = None  # the warm median on the clock the statistics will use (``statistics_clock``)
     if later.warm:
-        clock = statistics_clock(later.warm, harness)
+        clock = statistics_clock(later.warm, harness, task.clock)
         median = float(statistics.median(getattr(run, clock) for run in later.warm))
     features = tuple(features)  # read twice: a generator would be spent
     records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads

@@ -290,7 +290,7 @@ class CudaTimeMagics(Magics):
         repeats = CellRepeats(shell, scope, compiled.code(), frameworks, object_kinds(self.registry),
                               forced=spec.plan.runs is not None, hold=hold, bind=not spec.timeit)
         watches = self._watches(spec, Call(compiled.source, self.probes, self.machine, self.clock))
-        task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads)
+        task = Task(compiled.source, spec.label, dict(params or {}), threads=spec.threads, clock=spec.clock)
         with self.machine.limit(spec.threads):  # --threads N, the user's settings back afterwards
             return measure(compiled.cell(shell.user_ns, where, scope, shell.user_ns), DeviceSet.detect(self.registry),
                            spec.plan, task, self.features, watches, repeats=repeats, clock=self.clock, progress=live)
@@ -380,7 +380,8 @@ class CudaTimeMagics(Magics):
             done.append(point)
             self._keep(spec, done, point)
 
-        failed = Task(compiled.source, spec.label, env=Env.here("not timed"), threads=spec.threads)  # a failed point
+        failed = Task(compiled.source, spec.label, env=Env.here("not timed"),  # a failed point
+                      threads=spec.threads, clock=spec.clock)
         with InterruptHold() as hold:
             try:
                 if spec.interleave:

@@ -1,15 +1,16 @@
-"""The chart of every run, drawn with matplotlib's object API as an SVG ``<img>``.
+"""The chart of every run, an SVG ``<img>`` written by hand; the sweep and comparison charts' matplotlib setup.
 
 Each bar is one run, in order: host time (Python busy) in full colour, the rest of the synchronized
-time (the device still working) in a lighter solid colour, as PolyCollections, not a patch per bar.
+time (the device still working) in a lighter solid colour, one ``<path>`` per colour, not an element per bar.
 Past ``MANY_RUNS`` runs a bar would be under a pixel or two and the bars after the cold run would
-cover it: the chart then shows the cold run as its own marker beside the warm runs' histogram.
+cover it: the chart then shows the cold run as its own marker beside the warm runs' histogram. Written by
+hand (1-3 kB; matplotlib's was 20 kB), it keeps a report light in a saved notebook.
 
 Charts are ``<img src="data:image/svg+xml;base64,…">``: an untrusted notebook (one downloaded from
 GitHub) loses inline ``<svg>``, ``<style>`` and ``var(--jp-…)`` rules when reopened, but keeps that.
 No theme reaches inside an image, so the chart sets its own background (``PANEL``) with its text: no
-grey reads at 4.5:1 on both a light and a dark page. Text is drawn as paths (no font needed), with each
-string as an SVG comment beside them (``<!-- 1 ms -->``), where tests read the tick labels.
+grey reads at 4.5:1 on both a light and a dark page. The run chart's text is ``<text>`` (sans-serif);
+matplotlib's is paths, each string an SVG comment beside them (``<!-- 1 ms -->``), where tests read ticks.
 
 Sizes are CSS pixels (1 pt = 4/3 px). The ``<img>`` follows the panel's width up to its natural size,
 its text shrinking with it: so a chart is drawn for a phone, ``CHART_PX`` wide with ``FONT_PX`` text,
@@ -20,7 +21,7 @@ axes are in the report's units; legends are HTML below the image, listing only w
 from __future__ import annotations
 
 import base64
-import functools
+import bisect
 import io
 import math
 import textwrap
@@ -67,56 +68,6 @@ def many_runs(result: CudaTimeResult) -> bool:
     return 1 + len(result.warmup) + len(result.warm) > MANY_RUNS
 
 
-def _draw_runs(axes: Axes, bars: list[Bar], floor: float) -> None:
-    from matplotlib.collections import PolyCollection
-    from matplotlib.ticker import MaxNLocator, ScalarFormatter
-
-    kinds = [kind for kind, _, _ in bars]
-    tops_of_host = [max(host, floor) for _, host, _ in bars]
-    for palette, lows, highs in ((COLOURS, [floor] * len(bars), tops_of_host),
-                                 (LIGHTER, tops_of_host, [total for _, _, total in bars])):
-        boxes = [[(x - 0.425, lo), (x + 0.425, lo), (x + 0.425, hi), (x - 0.425, hi)]
-                 for x, (lo, hi) in enumerate(zip(lows, highs), start=1)]
-        axes.add_collection(PolyCollection(boxes, facecolors=[palette[k] for k in kinds], linewidths=0,
-                                           rasterized=True))
-    pad = max(0.7, 0.012 * len(bars))  # room for the first bar's full width beside the axis
-    axes.set_xlim(1 - pad, len(bars) + pad)
-    axes.xaxis.set_major_locator(MaxNLocator(4, integer=True, min_n_ticks=1))  # "200" is 29 px wide
-    axes.xaxis.set_major_formatter(ScalarFormatter())
-    axes.set_xlabel("run, in order", fontsize=FONT_PT)
-
-
-def _draw_distribution(axes: Axes, result: CudaTimeResult, bars: list[Bar], log: bool) -> None:
-    """The cold run and the warm-up runs as markers, the warm runs as a histogram drawn sideways (log-spaced
-    bins on a log axis), which the median line crosses."""
-    import numpy
-
-    totals = {kind: [total for k, _, total in bars if k == kind] for kind in ("cold", "warm-up")}
-    samples = numpy.asarray(result.samples)
-    low, high = float(samples.min()), float(samples.max())
-    high = max(high, low * 1.01, low + 1e-12)  # one bin's width where every run took the same
-    edges = numpy.geomspace(low, high, BINS + 1) if log and low > 0 else numpy.linspace(low, high, BINS + 1)
-    counts, _ = numpy.histogram(samples, edges)
-    axes.stairs(HISTOGRAM_X + counts / counts.max() * HISTOGRAM_WIDTH, edges, baseline=HISTOGRAM_X,
-                orientation="horizontal", fill=True, color=COLOURS["warm"], linewidth=0, gid="warm-runs")
-    axes.plot([0], totals["cold"], "D", markersize=9, color=COLOURS["cold"], gid="cold-run")
-    if totals["warm-up"]:
-        axes.plot([WARMUP_X] * len(totals["warm-up"]), totals["warm-up"], "o", markersize=6, color=COLOURS["warm-up"],
-                  alpha=0.8, gid="warm-up-runs")
-    axes.set_xticks([0, HISTOGRAM_X + HISTOGRAM_WIDTH / 2], ["cold", "warm"])
-    axes.set_xlim(-0.6, HISTOGRAM_X + 0.3 + HISTOGRAM_WIDTH)
-    axes.set_xlabel(f"{len(samples):,} warm runs by time", fontsize=FONT_PT)  # as wide as the plot at most
-
-
-@functools.cache
-def _chart() -> tuple[Figure, Axes]:
-    """The process's one run chart, reused (emptied): keeping the axes' ticks and text layout, most of the
-    drawing cost, keeps a report within 150 ms. Never registered with pyplot, so no figure is "open"."""
-    fig, axes = figure(CHART_HEIGHT_PX)
-    place(fig)
-    return fig, axes
-
-
 def _scale(result: CudaTimeResult, bars: list[Bar]) -> tuple[bool, float, float]:
     """(log, floor, top): the value axis of these bars."""
     values = [value for _, host, total in bars for value in (host, total)]
@@ -137,24 +88,104 @@ def device_part_shown(result: CudaTimeResult) -> bool:
     return max(tall) * pixels >= 1.0
 
 
+class _Axis:
+    """Data to pixels along one axis, linear or log, to a tenth: ``None`` maps to the axis's start (a bar's foot)."""
+
+    def __init__(self, low: float, high: float, start: float, end: float, log: bool = False) -> None:
+        self.low, self.high, self.start, self.end, self.log = low, high, start, end, log
+
+    def __call__(self, value: float | None) -> float:
+        if value is None or value <= self.low:
+            return self.start
+        where = (math.log(value / self.low) / math.log(self.high / self.low) if self.log
+                 else (value - self.low) / (self.high - self.low))
+        return round(self.start + where * (self.end - self.start), 1)  # a tenth of a pixel: what SVG keeps
+
+
+def _ticks(low: float, high: float, log: bool, most: int) -> list[float]:
+    """At most ``most`` round values in [low, high]: 1, 2, 2.5 or 5 times a power of ten apart on a linear
+    axis (0 included); on a log axis decades (every other one and more where there are many), or 1-2-5 steps,
+    or 1..9, within a short span."""
+    if high <= low:
+        return [low]
+    if log:
+        first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+        subs = (1,) if high / low >= 100 else (1, 2, 5) if high / low >= 10 else range(1, 10)
+        every = math.ceil((last - first - 1) / most) if high / low >= 100 else 1  # decades within, over most
+        values = [sub * 10.0 ** d for d in range(first + (first < math.log10(low)), last + 1, every) for sub in subs]
+    else:
+        power = 10.0 ** math.floor(math.log10((high - low) / most))
+        step = next(s * power for s in (1, 2, 2.5, 5, 10) if s * power * most >= high - low)
+        values = [k * step for k in range(math.ceil(low / step), math.floor(high / step) + 1)]
+    return [value for value in values if low <= value * (1 + 1e-9) and value <= high * (1 + 1e-9)]
+
+
+def _marks(result: CudaTimeResult, bars: list[Bar], x: _Axis, y: _Axis) -> tuple[list[str], str]:
+    """The runs as SVG elements (``x``, ``y``: data to pixels) and the x label: a bar per run, a stroke as wide
+    as the bar in one ``<path>`` per colour; past ``MANY_RUNS`` the cold run's diamond, the warm-up runs'
+    dots and the warm runs' histogram (log-spaced bins on a log axis) drawn sideways, one path."""
+    if not many_runs(result):
+        width = 0.85 * (x(2) - x(1))
+        strokes: dict[str, list[str]] = {}
+        for number, (kind, host, total) in enumerate(bars, 1):
+            strokes.setdefault(COLOURS[kind], []).append(f"M{x(number):g} {y(None):g}V{y(host):g}")
+            if y(total) < y(host) - 0.05:  # the device still working, where a tenth of a pixel or more
+                strokes.setdefault(LIGHTER[kind], []).append(f"M{x(number):g} {y(host):g}V{y(total):g}")
+        return [f'<path stroke="{colour}" stroke-width="{width:.2f}" d="{"".join(d)}"/>'
+                for colour, d in strokes.items()], "run, in order"
+    samples = result.samples
+    low, high = min(samples), max(samples)
+    high = max(high, low * 1.01, low + 1e-12)  # one bin's width where every run took the same
+    edges = [low * (high / low) ** (k / BINS) if y.log and low > 0 else low + (high - low) * k / BINS
+             for k in range(BINS + 1)]
+    counts = [0] * BINS
+    for sample in samples:
+        counts[min(max(bisect.bisect_right(edges, sample) - 1, 0), BINS - 1)] += 1
+    steps = "".join(f"H{x(HISTOGRAM_X + count / max(counts) * HISTOGRAM_WIDTH):g}V{y(edge):g}"
+                    for count, edge in zip(counts, edges[1:]))
+    cold, warmups = y(result.cold_time), [y(total) for kind, _, total in bars if kind == "warm-up"]
+    dots = "".join(f"M{x(WARMUP_X) - 4:g} {dot:g}a4 4 0 0 0 8 0a4 4 0 0 0-8 0" for dot in warmups)
+    return [f'<path id="warm-runs" fill="{COLOURS["warm"]}" d="M{x(HISTOGRAM_X):g} {y(low):g}{steps}'
+            f'H{x(HISTOGRAM_X):g}z"/>',
+            f'<path id="cold-run" fill="{COLOURS["cold"]}" d="M{x(0):g} {cold - 6:g}l6 6-6 6-6-6z"/>',
+            *([f'<path fill="{COLOURS["warm-up"]}" fill-opacity=".8" d="{dots}"/>'] if dots else [])], \
+        f"{len(samples):,} warm runs by time"  # as wide as the plot at most
+
+
 def chart_svg(result: CudaTimeResult) -> bytes:
-    """SVG bytes of the run chart: a bar per run, or past ``MANY_RUNS`` runs their distribution."""
+    """SVG bytes of the run chart, written by hand to stay small in a saved notebook (3 kB, not matplotlib's
+    20 kB): a bar per run, or past ``MANY_RUNS`` runs their distribution; text as ``<text>`` in the
+    reader's sans-serif, coordinates in CSS pixels to a tenth, the same bytes for the same result."""
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
-    fig, axes = _chart()
-    for artist in [*axes.collections, *axes.lines, *axes.patches, *axes.artists]:
-        artist.remove()  # the previous chart's data
+    left, right, upper, lower = MARGINS_PX
+    width, height = CHART_PX, CHART_HEIGHT_PX
+    base = height - lower
     if many_runs(result):
-        _draw_distribution(axes, result, bars, log)
+        x = _Axis(-0.6, HISTOGRAM_X + 0.3 + HISTOGRAM_WIDTH, left, width - right)
+        x_ticks = [(0.0, "cold"), (HISTOGRAM_X + HISTOGRAM_WIDTH / 2, "warm")]
     else:
-        _draw_runs(axes, bars, floor)
-    axes.set_yscale("log" if log else "linear")
-    axes.set_ylim(floor, top)  # 0 on a linear axis
-    if result.median is not None:
-        axes.axhline(result.median, color=MEDIAN, linestyle="--", linewidth=1.4, zorder=3, gid="warm-median")
-    time_axis(axes, log)
-    axes.set_ylabel(f"{result.clock} time" + (" (log)" if log else ""), fontsize=FONT_PT)
-    return svg_bytes(fig)
+        pad = max(0.7, 0.012 * len(bars))  # room for the first bar's full width beside the axis
+        x = _Axis(1 - pad, len(bars) + pad, left, width - right)
+        x_ticks = [(n, f"{n:g}") for n in _ticks(1, len(bars), False, 4) if n == int(n)]  # "200" is 29 px wide
+    y = _Axis(floor, top, base, upper, log)
+    marks, x_label = _marks(result, bars, x, y)
+    y_ticks = [(y(v), format_seconds(v) if v > 0 else "0") for v in _ticks(floor, top, log, 5)]
+    median = (f'<path id="warm-median" stroke="{MEDIAN}" stroke-width="1.9" stroke-dasharray="7 3" '
+              f'd="M{left} {y(result.median):g}H{width - right}"/>') if result.median is not None else ""
+    ticks = "".join(f"M{x(v):g} {base}v5" for v, _ in x_ticks) + "".join(f"M{left} {v:g}h-5" for v, _ in y_ticks)
+    return "".join([
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'font-family="sans-serif" font-size="{FONT_PX:g}" fill="{MUTED}">',
+        f'<rect width="100%" height="100%" fill="{PANEL}"/>', *marks, median,
+        f'<path stroke="{MUTED}" fill="none" d="M{left} {upper}V{base}H{width - right}{ticks}"/>',
+        '<g id="x-ticks" text-anchor="middle">',
+        *(f'<text x="{x(v):g}" y="{base + 21}">{label}</text>' for v, label in x_ticks), "</g>",
+        '<g id="y-ticks" text-anchor="end">',
+        *(f'<text x="{left - 8}" y="{v + 5:g}">{escape(label)}</text>' for v, label in y_ticks), "</g>",
+        f'<text text-anchor="middle" x="{(left + width - right) / 2:g}" y="{height - 5}">{x_label}</text>',
+        f'<text text-anchor="middle" transform="rotate(-90)" x="{-(upper + base) / 2:g}" y="17">'
+        f'{result.clock} time{" (log)" if log else ""}</text></svg>']).encode()
 
 
 def chart_html(result: CudaTimeResult) -> str:

@@ -138,16 +138,31 @@ class Reading:
         return cls(result, pairs, tuple(_findings(result, pairs)))
 
 
-# one table style for every report
-CELL = "padding:1px 10px 1px 0;text-align:left;vertical-align:top;white-space:nowrap"
+# One table style for every report, on each cell: the frontends set their own rules (right-aligned, padded by
+# half an em, wrapping) on every td and th, which a table's style cannot override, so each cell says only
+# what shows there, which keeps a saved report light.
+CELL = "padding:0 10px 0 0;text-align:left"
 LONG_CELL = 24  # characters: a longer cell (a sentence, a long name) may wrap; a number and its unit never do
+BREAKS = re.compile(r"[\s\-–/]")  # where a browser may break a short cell's line
 
 
-def cell_style(text: str) -> str:
-    """Short cells on one line, long ones wrapped at spaces (a table fits a narrow panel). ``break-word``
-    breaks a word only where it alone is wider than its line, leaving the column a word wide; ``anywhere``
-    let a table squeeze a column to one character per line ("dtype / ='flo / at32'")."""
-    return CELL if len(text) <= LONG_CELL else CELL.replace("white-space:nowrap", "overflow-wrap:break-word")
+def _row(cells: Sequence[str], tag: str = "td") -> str:
+    """A table row of ``tag`` cells. Short cells stay on one line (marked only where a browser could break
+    one past its spaces: a hyphen, a dash), long ones wrap at spaces (a table fits a narrow panel), and
+    where one may wrap its row's cells sit at the top. ``break-word`` breaks a word only where it alone is
+    wider than its line, leaving the column a word wide; ``anywhere`` let a table squeeze a column to one
+    character per line ("dtype / ='flo / at32'")."""
+    top = ";vertical-align:top" if any(len(text) > LONG_CELL for text in cells) else ""
+    fit = [";overflow-wrap:break-word" if len(text) > LONG_CELL else ";white-space:nowrap" if BREAKS.search(
+        text.replace(" ", "")) else "" for text in cells]
+    return "<tr>" + "".join(f"<{tag} style='{CELL}{top}{how}'>{_short(text)}</{tag}>"
+                            for text, how in zip(cells, fit)) + "</tr>"
+
+
+def _short(text: str) -> str:
+    """A cell's text, escaped; a short one's spaces unbreakable ("15.5 µs" on one line), two bytes each in a
+    saved notebook where a nowrap style on every cell weighed twenty."""
+    return escape(text) if len(text) > LONG_CELL else escape(text).replace(" ", "\u00a0")
 
 
 # a command-line flag and its value ("--threads 1", "-n N"): a browser may break a line after a hyphen
@@ -165,14 +180,19 @@ def scrolling(html: str) -> str:
 
 
 def table_html(header: Sequence[str], rows: Iterable[Sequence[object]], cls: str = "cudatime-table") -> str:
-    """A compact table of text cells; a column empty in every row is left out."""
+    """A compact table of text cells under a header row; a column empty in every row is left out."""
     rows = [tuple(row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] != "" for row in rows)] if rows else range(len(header))
-    head = "".join(f"<th style='{CELL}'>{escape(header[i])}</th>" for i in keep)
-    body = "".join("<tr>" + "".join(f"<td style='{cell_style(str(row[i]))}'>{escape(str(row[i]))}</td>" for i in keep)
-                   + "</tr>" for row in rows)
-    return scrolling(f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'><tr>{head}</tr>{body}"
-                     "</table>")
+    body = _row([header[i] for i in keep], "th") + "".join(_row([str(row[i]) for i in keep]) for row in rows)
+    return scrolling(f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'>{body}</table>")
+
+
+def pairs_html(pairs: Iterable[tuple[str, str]], cls: str) -> str:
+    """Named values, a name and its value to a line, the values aligned: a grid styled once on its box (a
+    table's every cell must override the frontends' rules), which wraps a long value at spaces."""
+    cells = "".join(f"<b>{escape(name)}</b><span>{_short(value)}</span>" for name, value in pairs)
+    return (f"<div class='{cls}' style='display:grid;grid-template-columns:max-content minmax(0,1fr);"
+            f"gap:0 10px;margin:4px 0;overflow-wrap:break-word'>{cells}</div>")
 
 
 def section_html(title: str, body: str, cls: str) -> str:
@@ -199,21 +219,14 @@ def details_html(reading: Reading) -> str:
             *([("each sample", text)] if (text := result.batch_text()) is not None else []),
             ("cold / warm", ratio_text(result.ratio)),
         ]
-    rows += [
-        ("runs", result.counts_text()),
-        ("cold run: host", fmt(cold.host)),
-        ("cold run: wall", fmt(cold.wall)),
-        ("cold run: device", fmt(cold.device) if cold.device is not None else "no device clock"),
+    rows += [  # the cold run's clocks are the first row of the runs' table under this one
         ("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
         ("device", result.device),
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
         *(row for keeper, record in reading.pairs for row in keeper.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
     ]
-    stats = "".join(f"<tr><th style='{CELL}'>{escape(label)}</th>"
-                    f"<td style='{cell_style(value)}'>{escape(value)}</td></tr>" for label, value in rows)
-    return (scrolling(f"<table class='cudatime-details' style='border-collapse:collapse;margin:4px 0'>{stats}</table>")
-            + runs_html(result))
+    return pairs_html(rows, "cudatime-details") + runs_html(result)
 
 
 def _clock_row(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
@@ -227,10 +240,9 @@ def spread_html(kind: str, times: Sequence[float]) -> str:
     """``times`` (of ``kind`` runs) as percentiles past ``MANY_RUNS``: the report stays the same size
     however many runs there were; every run is still in the result (``-o``) and what ``--save`` writes."""
     ordered = sorted(times)
-    cells = [fmt(ordered[round(p / 100 * (len(ordered) - 1))]) for p in PERCENTILES]
-    header = (f"{len(ordered):,} {kind} runs", *(f"p{p}" if 0 < p < 100 else ("min", "max")[p // 100]
-                                                for p in PERCENTILES))
-    return f"<div style='overflow-x:auto'>{table_html(header, [('percentiles', *cells)], 'cudatime-spread')}</div>"
+    cells = " · ".join(_short(f"{f'p{p}' if 0 < p < 100 else ('min', 'max')[p // 100]} "
+                              f"{fmt(ordered[round(p / 100 * (len(ordered) - 1))])}") for p in PERCENTILES)
+    return f"<div class='cudatime-spread' style='margin:4px 0'><b>{len(ordered):,} {kind} runs</b>: {cells}</div>"
 
 
 def runs_html(result: CudaTimeResult) -> str:
@@ -244,12 +256,12 @@ def runs_html(result: CudaTimeResult) -> str:
     samples = result.samples
     if len(samples) > MANY_RUNS:
         return html + spread_html(f"warm ({result.clock})", samples)
-    # numbered, as many to a line as fit (a table of ten to a row was wider than a phone's output), each
-    # entry of a fixed minimum width, so that the lines align
-    entries = "".join(f"<span style='display:inline-block;min-width:7.5em;white-space:nowrap'>{number}: {fmt(time)}"
-                      "</span> " for number, time in enumerate(samples, 1))
+    # numbered, as many to a line as fit (a table of ten to a row was wider than a phone's output), in a grid's
+    # columns of a fixed minimum width, so that the lines align: styled once, not on every entry
+    entries = "".join(f"<span>{number}: {fmt(time)}</span>" for number, time in enumerate(samples, 1))
     return html + (f"<div class='cudatime-warm-runs' style='margin:4px 0'><b>warm runs ({result.clock} clock)</b>"
-                   f"<br>{entries}</div>" if samples else "")
+                   "<div style='display:grid;grid-template-columns:repeat(auto-fill,minmax(7.5em,1fr));"
+                   f"white-space:nowrap'>{entries}</div></div>" if samples else "")
 
 
 def percent(fraction: float) -> str:

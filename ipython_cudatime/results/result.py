@@ -36,6 +36,11 @@ class Run(NamedTuple):
     cpu_sys: float | None = None
     batch: int = 1  # runs of the cell this sample timed (see ``batching``); the clocks are per run
 
+    @property
+    def cpu(self) -> float | None:
+        """The process's CPU time (user + system), where the run read it: %timeit -c's clock."""
+        return None if self.cpu_user is None or self.cpu_sys is None else self.cpu_user + self.cpu_sys
+
 
 class Harness(NamedTuple):
     """The harness's own cost, from null runs (nothing in them) through the same path and devices:
@@ -145,6 +150,7 @@ class Task:
     params: dict[str, Any] = field(default_factory=dict)
     env: Env = field(default_factory=Env)
     threads: int | None = None  # --threads N: the intra-op threads it ran with; None: the user's own settings
+    clock: str | None = None  # -t "wall", -c "cpu": the clock its statistics were asked to use; None: the rule
 
     @property
     def name(self) -> str:
@@ -156,13 +162,13 @@ class Task:
 
     def to_dict(self) -> dict[str, Any]:
         return {"stmt": self.stmt, "label": self.label, "params": params_to_json(self.params),
-                "env": dataclasses.asdict(self.env), "threads": self.threads}
+                "env": dataclasses.asdict(self.env), "threads": self.threads, "clock": self.clock}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Task:
         return frozen_from(cls, {"stmt": data["stmt"], "label": data["label"],
                                  "params": params_from_json(data["params"]), "env": frozen_from(Env, data["env"]),
-                                 "threads": data.get("threads")})
+                                 "threads": data.get("threads"), "clock": data.get("clock")})
 
 
 STATS = ("clock", "runs", "median", "median_ci", "iqr", "min", "max", "mean", "stdev", "cold_time", "ratio")
@@ -194,10 +200,14 @@ def coverage(runs: Sequence[Run], harness: Harness | None = None) -> float | Non
     return device / wall if wall > 0 else 1.0
 
 
-def statistics_clock(runs: Sequence[Run], harness: Harness | None = None) -> str:
-    """The clock the statistics use, the one rule for the result, its chart and the live progress:
-    "device" where every run has one and it saw ``DEVICE_SHARE`` of the synchronized time, else "wall"."""
-    return clock_for(coverage(runs, harness))
+ASKED_CLOCKS = ("wall", "cpu")  # what -t and -c ask for instead of the rule
+
+
+def statistics_clock(runs: Sequence[Run], harness: Harness | None = None, asked: str | None = None) -> str:
+    """The clock the statistics use, the one rule for the result, its chart and the live progress: the
+    one ``asked`` for (-t, -c), else "device" where every run has one and it saw ``DEVICE_SHARE`` of the
+    synchronized time, else "wall"."""
+    return asked or clock_for(coverage(runs, harness))
 
 
 def clock_for(share: float | None) -> str:
@@ -383,7 +393,7 @@ class CudaTimeResult:
     def __post_init__(self) -> None:
         """The statistics, once, set in one go as ``frozen_from`` sets the fields."""
         share = coverage(self.warm or [self.cold], self.harness)
-        clock = clock_for(share)
+        clock = (self.task.clock if self.task is not None else None) or clock_for(share)
         samples = [getattr(run, clock) for run in self.warm]
         rank, ordered = median_rank(len(samples)), sorted(samples)  # the distribution-free interval
         median_ci = (ordered[rank - 1], ordered[-rank]) if rank else None
@@ -429,8 +439,12 @@ class CudaTimeResult:
                 "runs), which a sample of many runs makes negligible")
 
     def clock_why(self) -> str | None:
-        """Why the statistics use the wall clock although some run had a device clock, or None."""
+        """Why the statistics use the wall or CPU clock although some run had a device clock, or None."""
         runs = self.warm or [self.cold]
+        if self.task is not None and self.task.clock:
+            flag, what = ("-c", "the process's CPU time, without the device's") if self.clock == "cpu" else \
+                ("-t", "synchronized")
+            return f"The statistics use the {self.clock} clock ({what}), as {flag} asked."
         if self.clock == "device" or all(run.device is None for run in runs):
             return None
         if self.coverage is None:

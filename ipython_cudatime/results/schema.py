@@ -23,6 +23,8 @@ import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .result import ASKED_CLOCKS
+
 if TYPE_CHECKING:
     from .result import RecordKeeper
 
@@ -393,12 +395,19 @@ class _Swept(Check):
 _swept = _Swept()
 
 
+def _asked_clock(value: Any) -> Any:
+    if value not in ASKED_CLOCKS:
+        _fail(" or ".join(f'"{clock}"' for clock in ASKED_CLOCKS), value)
+    return value
+
+
 RUN = record({"host": SECONDS, "wall": SECONDS, "device": optional(SECONDS), "cpu_user": optional(SECONDS),
               "cpu_sys": optional(SECONDS), "batch": whole("a whole number, at least 1", least=1)},
              required=("host", "wall"))
 ENV = record({"device": TEXT, "frameworks": dict_of(TEXT), "python": TEXT, "host": TEXT})
 TASK = record({"stmt": TEXT, "label": optional(TEXT), "params": dict_of(_swept), "env": ENV,
-               "threads": optional(whole("a whole number of threads, at least 1", least=1))},
+               "threads": optional(whole("a whole number of threads, at least 1", least=1)),
+               "clock": optional(_asked_clock)},
               required=("stmt", "label", "params", "env"))
 HARNESS = record({"wall": SECONDS, "jitter": SECONDS, "device": optional(SECONDS)}, required=("wall", "jitter"))
 RESULT_FIELDS: dict[str, Check] = {
