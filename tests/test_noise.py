@@ -164,7 +164,7 @@ def test_the_html_details_list_the_cpu_facts(ip, fake_cpu):
     from ipython_cudatime.notebook.display import bundle
 
     ip.run_cell("cpu.pools = {'torch': 2, 'blas': None}\ncpu.load_average, cpu.ready = 1.5, 2")
-    html = bundle(timed(ip, "host.advance(1 / 1024)"), FEATURES)["text/html"]
+    html = bundle(timed(ip, "host.advance(1 / 1024)"), FEATURES)["text/html"].replace("\xa0", " ")  # as it reads
     for text in ("CPU: usable cores", "1.50 before", "torch 2, blas not seen (threadpoolctl is not installed)",
                  "CPU: warm runs&#x27; CPU time", "CPU: waited for a core"):
         assert text in html

@@ -7,22 +7,43 @@ from __future__ import annotations
 
 import functools
 import operator
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from .base import Backend, DeviceTimer, EventTimer, Pool, event_elapsed_ms
+from .cpu import NumpyArray
 from .objects import Kind, Leaf, Unseen, present
 
 COPY_LIMIT = 1 << 31  # bytes: a tensor larger than this is not copied to be put back
+SMALL_BYTES = 1 << 16  # a host tensor this small is always checksummed, with crc32: its fixed cost is the least
+CHECKSUM_BYTES = 1 << 30  # the larger host tensors checksummed, per kind (one timed cell's), first met first
 
 
 class TorchTensor(Kind):
-    """A tensor by its version counter, which every in-place write bumps (``t._version``, on the host: reading
-    it never synchronizes a device), and its gradient (accumulated in place by ``backward()``); put back by
-    copying its values in."""
+    """A tensor by its version counter, which every in-place write through it bumps (``t._version``, on the host:
+    reading it never synchronizes a device), and its gradient (accumulated in place by ``backward()``); put back by
+    copying its values in.
 
-    def __init__(self, torch: Any) -> None:
+    Writes the counter does not see are read too. ``.data`` is an alias with a counter of its own (the moving
+    average of older training code, ``ema.data.mul_(0.9).add_(p.data, alpha=0.1)``), and a kernel may write into
+    its own arguments (BatchNorm's running mean): a checksum of the values sees both, for host tensors, small ones
+    always, larger ones up to ``allowance`` bytes per kind (``object_kinds`` makes one per timed cell, and the walk's
+    one second, ``Budget.seconds``, holds them too), first met first. Assigning ``.data`` moves the tensor onto
+    another storage with its counter unchanged: where its values live (storage address, offset, shape, strides,
+    dtype) is in the token, for every tensor. A device's tensor is read by that alone: a checksum would read its
+    memory from the device and wait for it, so a write through ``.data`` on a GPU goes unseen (a reduction on the
+    device, with no synchronization, is not done: it could not be tested without a GPU); so does one into a host
+    tensor past the allowance."""
+
+    def __init__(self, torch: Any, allowance: int = CHECKSUM_BYTES) -> None:
+        import numpy  # a dependency of this package; torch's own .numpy() imported it already
+
         self.torch, self.types = torch, (torch.Tensor,)
+        self.arrays = NumpyArray(numpy)
+        self.integers = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+        self._left = allowance
+        self._granted: set[int] = set()  # ids of the larger tensors charged
 
     @staticmethod
     def _grad(tensor: Any) -> Any:
@@ -34,16 +55,66 @@ class TorchTensor(Kind):
             version = tensor._version
         except RuntimeError:  # "Inference tensors do not track version counter"
             raise Unseen("an inference tensor keeps no version counter") from None
-        return version, id(self._grad(tensor))
+        summed = tensor.is_cpu and tensor.layout is self.torch.strided and self._within(tensor.nbytes, id(tensor))
+        return version, id(self._grad(tensor)), self._storage(tensor), self.checksum(tensor) if summed else None
+
+    def _within(self, size: int, key: int) -> bool:
+        """Whether a host tensor of ``size`` bytes is checksummed: a small one always; a larger one is charged to
+        the allowance when first met, and keeps its grant (a tensor is read the same way before and after a run)."""
+        if size <= SMALL_BYTES or key in self._granted:
+            return True
+        if size > self._left:
+            return False
+        self._left -= size
+        self._granted.add(key)
+        return True
+
+    @staticmethod
+    def _storage(tensor: Any) -> Any:
+        """Where its values live, read on the host (CUDA's unified addressing keeps the devices' addresses apart);
+        None for a tensor with no one storage (sparse, nested)."""
+        try:
+            address = tensor.untyped_storage().data_ptr()
+            return address, tensor.storage_offset(), tensor.shape, tensor.stride(), tensor.dtype
+        except (RuntimeError, NotImplementedError):
+            return None
+
+    def checksum(self, tensor: Any) -> int | None:
+        """A checksum of a host tensor's bytes (its dtype's bits: NaN is a value like another), or None where
+        they are no array (a conjugate or negative view, a tensor subclass's own memory): crc32 for a small
+        contiguous one, NumPy's weighted one (``NumpyArray.checksum``, three times crc32's speed) for the others."""
+        try:
+            array = self._array(tensor.detach())  # detach(): the same memory, with no gradient to refuse .numpy()
+        except (RuntimeError, TypeError, KeyError):
+            return None
+        if array.nbytes <= SMALL_BYTES and array.flags.c_contiguous:
+            return zlib.crc32(array)
+        return self.arrays.checksum(array)
+
+    def _array(self, values: Any) -> Any:
+        """A host tensor's memory as a NumPy array, not copied: as it is, or for a dtype NumPy has not (bfloat16,
+        float8, quantized), as integers of its size."""
+        try:
+            return values.numpy()
+        except TypeError:
+            return values.view(self.integers[values.element_size()]).numpy()
 
     def change(self, before: Any, after: Any) -> str:
         if before[1] != after[1]:
             return ".grad (set)" if before[1] == id(None) else ".grad (replaced)"
-        return " (written in place)"
+        if before[0] != after[0]:
+            return " (written in place)"
+        if before[2] != after[2]:
+            return " (.data replaced)"
+        return " (its values changed outside its version counter)"
 
     def children(self, tensor: Any) -> list[tuple[str, Any]]:
+        """Its gradient, and the leaves of the graph it was computed by, which its ``backward()`` writes into
+        (``loss`` built in an earlier cell: ``loss.backward()`` sets ``w.grad`` through a graph the cell never
+        names, and frees the graph, so that a second run would fail on what the first used up)."""
         grad = self._grad(tensor)
-        return [] if grad is None else [(".grad", grad)]
+        found = [] if grad is None else [(".grad", grad)]
+        return found + [(f" (its graph's leaf {i})", leaf) for i, leaf in enumerate(_leaves(tensor.grad_fn))]
 
     def copy(self, tensor: Any) -> Any:
         too_big = tensor.is_sparse or tensor.numel() * tensor.element_size() > COPY_LIMIT
@@ -51,8 +122,11 @@ class TorchTensor(Kind):
 
     def restore(self, tensor: Any, saved: Any) -> None:
         values, grad = saved
-        with self.torch.no_grad():
-            tensor.copy_(values)
+        if _alike(tensor, values):
+            with self.torch.no_grad():
+                tensor.copy_(values)
+        else:  # its .data was replaced by another shape, dtype or device, where copy_ would broadcast or convert
+            tensor.data = values.clone()  # a copy of the copy: later runs must not write into what puts it back
         if self._grad(tensor) is not grad:
             tensor.grad = grad
 
@@ -62,8 +136,31 @@ class TorchTensor(Kind):
             other, grad = other
             if self._grad(tensor) is not grad:
                 return False
-        same_kind = (tensor.shape, tensor.dtype, tensor.device) == (other.shape, other.dtype, other.device)
-        return same_kind and bool(self.torch.equal(tensor.detach(), other.detach()))
+        return _alike(tensor, other) and bool(self.torch.equal(tensor.detach(), other.detach()))
+
+
+GRAPH_NODES = 100_000  # an autograd graph's nodes walked for its leaves, at most (a large model's has thousands)
+
+
+def _leaves(node: Any) -> list[Any]:
+    """The leaf tensors an autograd graph accumulates gradients into (its ``AccumulateGrad`` nodes' variables),
+    from ``node`` (a ``grad_fn``, or None) down, each once."""
+    pending, seen, leaves = [node], set[int](), dict[int, Any]()
+    while pending and len(seen) < GRAPH_NODES:
+        node = pending.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)  # only AccumulateGrad has one
+        if variable is not None:
+            leaves[id(variable)] = variable
+        pending.extend(child for child, _ in node.next_functions)
+    return list(leaves.values())
+
+
+def _alike(tensor: Any, other: Any) -> bool:
+    """Whether two tensors have the same shape, dtype and device: one's values can be copied into the other."""
+    return bool((tensor.shape, tensor.dtype, tensor.device) == (other.shape, other.dtype, other.device))
 
 
 class TorchGenerator(Kind):

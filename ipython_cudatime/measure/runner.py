@@ -168,6 +168,16 @@ class Repeats:
         the state the first run left), which ends the runs as ``Unrepeatable`` does, with no error."""
         return False
 
+    def rewinds(self) -> bool:
+        """True when ``reset()`` puts back, before every later run, what the cold run changed: such a cell
+        is never batched, since a put-back inside a timed loop would be timed."""
+        return False
+
+    def other_start(self) -> str | None:
+        """After ``end()``: None when the warm runs started from what the cold run found (nothing changed,
+        or it was put back: ``rewinds``), else a sentence saying what they started from."""
+        return None
+
 
 @dataclass
 class Measurement:
@@ -278,7 +288,7 @@ class Sampler:
         goal = BATCH_TARGET * harness.wall
         if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
             return plan.batch
-        if self.batch is None:
+        if self.batch is None or self.repeats.rewinds():
             return 1
         if (plan.runs is not None and plan.batch != SIZED) or shortest >= goal:
             return 1
@@ -454,6 +464,7 @@ class Outcome:
     median: float | None
     harness: Harness
     seen: list[Any] = dataclasses.field(default_factory=list)
+    other_start: str | None = None  # ``Repeats.other_start``: the warm runs did not time the cold run's job
 
 
 OOM_HINT = (
@@ -533,7 +544,9 @@ def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: It
     produced = cell.outputs(value) if cell.outputs is not None else [value]
     seen = (cell.reads() if cell.reads is not None else []) + produced
     devices.attribute(seen)
-    result = _assemble(devices, task, features, named, later, harness, seen, _notes(devices, asked, repeats, later))
+    result = _assemble(devices, task, features, named, later, Outcome(later.cold, None, None, harness, seen,
+                                                                    repeats.other_start()),
+                       _notes(devices, asked, repeats, later))
     return Measurement(result, value, later.error)
 
 
@@ -659,16 +672,16 @@ def _warm_loop(sampler: Sampler, later: _Later, harness: Harness, progress: Prog
 
 
 def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], watches: Mapping[str, Guarded],
-              later: _Later, harness: Harness, seen: list[Any], notes: list[str]) -> CudaTimeResult:
+              later: _Later, outcome: Outcome, notes: list[str]) -> CudaTimeResult:
     """The result, once: the runs, what the devices say, the task where it ran, each watch's record
-    (``seen``: what the cell read, returned and bound)."""
-    median = None  # the warm median on the clock the statistics will use (``statistics_clock``)
+    (``outcome``, with the watch's extra run and the warm median)."""
+    median, harness = None, outcome.harness  # the warm median on the statistics' clock (``statistics_clock``)
     if later.warm:
         clock = statistics_clock(later.warm, harness, task.clock)
         median = float(statistics.median(getattr(run, clock) for run in later.warm))
     features = tuple(features)  # read twice: a generator would be spent
     records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads
-    records.update((name, watch.record(Outcome(later.cold, later.extra.get(watch), median, harness, seen)))
+    records.update((name, watch.record(dataclasses.replace(outcome, extra=later.extra.get(watch), median=median)))
                    for name, watch in watches.items())
     notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
     device = devices.describe()

@@ -39,6 +39,7 @@ from typing import Any, Literal, TypeVar
 
 from ..backends.objects import Kind
 from ..measure.runner import Unrepeatable, top_level_names
+from ..units import failure_text
 from .fingerprint import MISSING, Budget, Entry, Fingerprint, clip, nbytes
 
 Entered = TypeVar("Entered", bound="Around")
@@ -68,6 +69,7 @@ class Evidence:
         self.probing = False
         self.cold: list[str] = []  # what the cold run changed, as the report names it
         self._saved: dict[int, Any] = {}
+        self._found: list[Entry] = []  # what the cold run changed, to put back as it found them (``rewind``)
 
     def _take(self) -> Fingerprint:
         """A fingerprint of the roots; one that failed (a fault of ours, never the user's) is all unseen."""
@@ -89,6 +91,8 @@ class Evidence:
         if not changed:
             return []
         self.cold = [phrase for entry in changed for phrase in first.what_changed(entry, entry.token)]
+        # a container's or an object's token is its state: each later run can start where the cold run did
+        self._found = changed if all(entry.kind.holds_state for entry in changed) else []
         self.baseline = base = self._take()
         if base.unseen:
             return [f"the first run changed {_listed(self.cold)}, and {_listed(base.unseen)} could not be checked"]
@@ -110,6 +114,33 @@ class Evidence:
         self._saved.update(base.copies([entry for entry, size in zip(others, sizes) if size <= UNVERSIONED_BYTES])[0])
         self.probing = True
         return []
+
+    @property
+    def rewinds(self) -> bool:
+        """Whether every object the cold run changed can be put back as the cold run found it."""
+        return bool(self._found)
+
+    def rewind(self) -> None:
+        """Before a later run, outside its clock: what the cold run changed, as the cold run found it,
+        so that the run times the cold run's job (``L.sort()`` sorts the list the cold run sorted, not a
+        sorted one). A failed put-back ends the rewinding, which the report then says."""
+        if not all(self.first.restore(entry, entry.token) for entry in self._found):
+            self._found = []
+
+    def warm_start(self, rewound: bool) -> str | None:
+        """Where the later runs started, when the cold run changed what the cell can reach (else None)."""
+        if not self.cold:
+            return None
+        if rewound:
+            listed = _listed([phrase.partition(": ")[0] for phrase in self.cold])
+            many = " and " in listed
+            return (f"{listed} {'were' if many else 'was'} put back as the first run found "
+                    f"{'them' if many else 'it'} before each later run, outside the clock: each warm run "
+                    "does the first run's job, timed alone (with the harness's own cost in it, as no loop of runs can "
+                    "hold the put-backs).")
+        return (f"The first run changed {_listed(self.cold)}, and the warm runs started from the state it left "
+                "(a second run left it the same): they time the cell on that state, not on the one the first "
+                "run found.")
 
     def _state(self, entry: Entry) -> Any:
         """What puts ``entry`` back as the cold run left it, or None."""
@@ -145,6 +176,15 @@ class Evidence:
                 "optimizer.zero_grad()) or force runs with -n") if any(".grad" in path for path in paths) else ""
         return [f"the first run changed {_listed(self.cold)}, and a second run changed {_listed(paths)} again"
                 f"{put_back}{hint}"]
+
+    def failed(self, error: BaseException) -> str:
+        """Why the probe run raised ``error``: what the first run changed made it fail (a graph that
+        ``backward()`` freed, its gradients set); what the probe changed is undone afterwards."""
+        hint = ("; to time a backward pass, build the loss in the cell (loss = model(x).sum(); "
+                "loss.backward()) or call backward(retain_graph=True)"
+                ) if any(".grad" in phrase for phrase in self.cold) else ""
+        return (f"the first run changed {_listed(self.cold)}, and a second run then raised {failure_text(error)}"
+                f"{hint}")
 
     def settle(self, undo: bool) -> list[str]:
         """After the later runs: what they changed that the cold run did not leave so, put back

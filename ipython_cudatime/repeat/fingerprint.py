@@ -85,8 +85,11 @@ def _library_file(filename: str) -> bool:
 
 
 def nbytes(obj: Any) -> int:
-    """An array's or a tensor's memory (0 for other objects)."""
-    return int(getattr(obj, "nbytes", 0) or 0)
+    """An array's or a tensor's memory (0 for other objects, and for a sparse tensor, whose ``nbytes`` raises)."""
+    try:
+        return int(getattr(obj, "nbytes", 0) or 0)
+    except (RuntimeError, TypeError, NotImplementedError):
+        return 0
 
 
 def _mutable(items: Collection[Any]) -> Iterable[tuple[int, Any]]:
@@ -444,6 +447,10 @@ class Position(Kind):
         frame: Any = getattr(obj, "gi_frame", getattr(obj, "cr_frame", getattr(obj, "ag_frame", MISSING)))
         if frame is not MISSING:  # where it stands, and what its locals hold (a counter in a loop)
             return None if frame is None else (frame.f_lasti, _atoms(tuple(dict(frame.f_locals).values())))
+        kind: Any = type(obj)
+        if kind.__reduce__ is object.__reduce__ and kind.__reduce_ex__ is object.__reduce_ex__:
+            # object's own reduce of a C type names its class and nothing it holds (a sqlite3 cursor's rows)
+            raise Unseen(f"a {kind.__module__}.{kind.__qualname__} shows no state")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # itertools' pickling, 3.12-3.13
             try:

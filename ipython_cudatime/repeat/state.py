@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TextIO
 
 from ..backends.objects import Kind
 from ..measure.runner import Repeats, StopRepeats, Unrepeatable
+from ..units import failure_text
 from .evidence import Around, Evidence, proven_pure
 from .evidence import Watch as EffectWatch
 from .fingerprint import MISSING, Fingerprint, NamesView, module_views
@@ -422,14 +423,33 @@ class CellRepeats(Repeats):
         self._snapshot.restore()
         if self._later == 1 and self.evidence.probing:
             self._probe()
+        if self.rewinds():
+            self.evidence.rewind()
         self._later += 1
 
+    def rewinds(self) -> bool:
+        """Forced runs (``-n N``) leave what all of them did; others start where the cold run did, if they can."""
+        return not self.forced and self.evidence.rewinds
+
+    def _warm_start(self) -> str | None:
+        return self.evidence.warm_start(self.rewinds()) if self._later > 1 and not self.reasons else None
+
+    def other_start(self) -> str | None:
+        return None if self.rewinds() else self._warm_start()
+
     def failed(self, error: BaseException) -> bool:
-        """The probe run raised an ``Exception``: the state the first run left made the second fail,
-        which is a reason, not the user's error; what the probe changed is undone in ``end``."""
-        if not (isinstance(error, Exception) and self._later == 1 and self.evidence.probing and not self.forced):
+        """The first later run raised an ``Exception`` where the cold run, on the state before it, did not: the
+        first run changed what the second needs (a graph ``torch.autograd.grad`` freed, a C object's state),
+        which is a reason, not the user's error. After a probe, what it changed is undone in ``end``; else the
+        objects are read once more, and what the failed run changed is put back where it can be or named."""
+        if not (isinstance(error, Exception) and self._later == 1 and not self.forced):
             return False
-        self.reasons.append(f"a second run raised {type(error).__name__} on the state the first run left")
+        if self.evidence.probing:
+            self.reasons.append(self.evidence.failed(error))
+            return True
+        self.reasons.append(f"a second run raised {failure_text(error)}, though the first did not: the first run "
+                            "changed something the cell needs that the checks cannot read")
+        self._notes += self.evidence.settle(undo=True)
         return True
 
     def _probe(self) -> None:
@@ -448,6 +468,7 @@ class CellRepeats(Repeats):
                              for effect in self.effects.refused]
             if self._later and not self.reasons:  # a change already said is not said twice
                 self._notes += self.evidence.settle(undo=not self.forced)
+                self._notes += [start] if self.rewinds() and (start := self._warm_start()) else []
             if self._cold is not None:
                 (self._cold if self.bind else self._snapshot).restore()
                 self._random.restore()

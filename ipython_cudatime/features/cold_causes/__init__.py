@@ -15,7 +15,7 @@ from ...results.schema import list_of
 from ...units import format_seconds as fmt
 from ..feature import Call, Feature
 from .probe import CAUSE, Cause
-from .probes import ColdWatch, remainder
+from .probes import OTHER_INPUTS, ColdWatch, remainder
 
 COLD_RATIO = 3.0  # cold run this many times a warm run: one-time setup...
 COLD_MIN_GAP = 100e-6  # ... and slower by more than this, so that µs jitter is not "setup"
@@ -28,8 +28,13 @@ def _named(cause: Cause) -> str:
 
 
 def _sentence(result: CudaTimeResult, causes: list[Cause], ratio: float) -> str:
-    explaining = [cause for cause in causes if cause.explains]
+    other = " ".join(cause.detail for cause in causes if cause.name == OTHER_INPUTS)
+    explaining = [cause for cause in causes if cause.explains and cause.name != OTHER_INPUTS]
     rest = remainder(explaining, result.cold_time, result.median)
+    if other:  # the gap is the warm runs' other job, not a mystery: never "unexplained"
+        said = _sentence(result, explaining, ratio) if explaining else (
+            f"The cold run was {ratio:.0f}× slower than a warm run, but the warm runs timed another job.")
+        return f"{said} {other}"
     if not explaining:
         return (f"The cold run was {ratio:.0f}× slower than a warm run, and none of the checks "
                 "(device context, memory pool, cuBLAS, compilation) explains it: "

@@ -13,18 +13,23 @@ from typing import Any
 from ...measure.runner import Outcome, Watch
 from ...units import failure_text
 from .jax_probe import JaxProbe
+from .numba_probe import NumbaProbe
 from .nvml_probe import NvmlProbe
 from .page_fault_probe import PageFaultProbe
 from .probe import Cause, Probe
 from .torch_probe import TorchProbe
 
-__all__ = ["PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "remainder"]
+__all__ = ["OTHER_INPUTS", "PROBES", "Cause", "ColdWatch", "Probe", "ProbeSet", "remainder"]
 
 # (module the user must have imported, probe class whose detect(module) returns a probe or None).
 Entry = tuple[str, type[Probe[Any]]]
 # The default registry of ``ProbeSet``; a tuple, so that nobody patches it in place. The page faults
 # are the process's own, whatever the framework: "os" is always imported.
-PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("torch", NvmlProbe), ("os", PageFaultProbe))
+PROBES: tuple[Entry, ...] = (("torch", TorchProbe), ("jax", JaxProbe), ("numba", NumbaProbe), ("torch", NvmlProbe),
+                             ("os", PageFaultProbe))
+
+
+OTHER_INPUTS = "warm runs on other inputs"  # a cause that is no cost of the cold run's: what the warm runs timed
 
 
 def not_read(probe: Probe[Any] | type[Probe[Any]], error: Exception) -> Cause:
@@ -129,7 +134,10 @@ class ColdWatch(Watch):
         self.snapshot("after_warm")
 
     def record(self, outcome: Outcome) -> list[Cause]:
-        return self.causes()
+        """The probes' causes; and where the warm runs started from other inputs than the cold run, that too:
+        the gap is then no longer a mystery of the cold run's."""
+        other = [Cause(OTHER_INPUTS, None, outcome.other_start)] if outcome.other_start else []
+        return self.causes() + other
 
     def causes(self) -> list[Cause]:
         before, after_cold = self.states.get("before"), self.states.get("after_cold")
