@@ -28,7 +28,7 @@ from ipython_cudatime.results import store
 from ipython_cudatime.results.compare import Point
 from ipython_cudatime.notebook.display import bundle, text
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.render.report import Reading, findings
+from ipython_cudatime.render.report import Reading
 from ipython_cudatime.render.chart import chart_html, chart_svg
 from ipython_cudatime.render.report import render_html
 from ipython_cudatime.results.result import CudaTimeResult, Run
@@ -75,7 +75,7 @@ def report_parts(result, repeat):
     parts = {
         "chart": median_ms(lambda: chart_html(result), repeat),
         "html": median_ms(lambda: render_html(Reading.of(result, FEATURES), chart), repeat),
-        "findings": median_ms(lambda: findings(result, FEATURES), repeat),
+        "findings": median_ms(lambda: Reading.of(result, FEATURES).findings, repeat),
         "text": median_ms(lambda: text(result, FEATURES), repeat),
         "bundle": median_ms(lambda: bundle(result, FEATURES), repeat),
     }

@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FACTS = """
 import json
 from ipython_cudatime.features import FEATURES
-from ipython_cudatime.render.report import findings
+from ipython_cudatime.render.report import Reading
 print("DEMO-FACTS " + json.dumps({
-    "trap": {"host": trap.cold.host, "wall": trap.cold.wall, "kinds": [f.kind for f in findings(trap, FEATURES)]},
+    "trap": {"host": trap.cold.host, "wall": trap.cold.wall,
+             "kinds": [f.kind for f in Reading.of(trap, FEATURES).findings]},
     "cold": {"median": cold.median, "cold": cold.cold_time,
              "causes": [[c.name, c.seconds] for c in cold.cold_causes]},
     "loop": {"count": loop.profile.kernel_count, "verdict": loop.profile.verdict},

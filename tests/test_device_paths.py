@@ -11,7 +11,7 @@ from ipython_cudatime import report
 from ipython_cudatime.backends.base import Place
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cold_causes.probes import Cause, Probe
-from ipython_cudatime.render.report import findings
+from ipython_cudatime.render.report import Reading
 
 LATE = "late_framework"  # a framework that the timed cell itself imports
 
@@ -63,7 +63,7 @@ def test_a_framework_the_cell_imports_is_synchronized_from_its_first_warm_run(ip
 ])
 def test_work_the_device_clock_missed_is_named(ip, fake_gpu, cell, share, clock):
     r = ip.run_line_magic("cudatime", f"-o -q -n 3 {cell}")
-    kinds = {finding.kind: finding.text for finding in findings(r, FEATURES)}
+    kinds = {finding.kind: finding.text for finding in Reading.of(r, FEATURES).findings}
     assert r.clock == clock
     assert f"saw {share} of the synchronized time" in kinds["coverage"]
     assert "other streams or other devices" in kinds["coverage"]
@@ -75,7 +75,7 @@ def test_work_the_device_clock_missed_is_named(ip, fake_gpu, cell, share, clock)
 
 def test_a_device_clock_that_saw_everything_says_nothing_of_it(ip, fake_gpu):
     r = ip.run_line_magic("cudatime", "-o -q -n 3 host.advance(1 / 64); gpu.launch(1 / 16)")
-    assert {"coverage", "clock"}.isdisjoint(finding.kind for finding in findings(r, FEATURES))
+    assert {"coverage", "clock"}.isdisjoint(finding.kind for finding in Reading.of(r, FEATURES).findings)
 
 
 SWITCHING = "gpu.set_device(1 - gpu.current)\ngpu.launch(1 / 8)"  # every run starts on the other device

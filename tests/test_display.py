@@ -16,7 +16,7 @@ from ipython_cudatime.notebook import display
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.results.compare import Point, Results
 from ipython_cudatime.render.chart import chart_svg
-from ipython_cudatime.render.comparison import sweep_html
+from ipython_cudatime.render.comparison import results_html
 from ipython_cudatime.render.report import MANY_RUNS
 from ipython_cudatime.render.chart import CHART_PX, FONT_PX, MUTED, PANEL, REPORT_PX
 from ipython_cudatime.results.result import CudaTimeResult, Finding, RecordKeeper, Run, Task
@@ -68,7 +68,7 @@ class Tags(HTMLParser):
 
 
 def test_frontend_detection_the_decision_passed_in_and_a_static_bundle(ip, seams):
-    assert not display.in_notebook(ip) and not display.Display(ip, FEATURES).notebook  # no kernel behind this shell
+    assert not display.Display(ip, FEATURES).notebook  # no kernel behind this shell
     seams(notebook=True)
     cell = run(ip, "%cudatime -n 2 1")
     [data] = [out.data for out in cell.outputs]
@@ -134,9 +134,9 @@ def test_per_run_numbers_are_in_the_details_section_as_a_flow_that_wraps():
 
 def test_empty_columns_are_hidden():
     ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
-    html = sweep_html(Results([Point(Task(params={"n": 1}), ok), Point(Task(params={"n": 2}), ok)]))
+    html = results_html(Results([Point(Task(params={"n": 1}), ok), Point(Task(params={"n": 2}), ok)]))
     assert "speed-up" not in html and "error" not in html
-    html = sweep_html(Results([Point(Task(params={"n": 1}), ok), Point(Task(params={"n": 2}), None, "ValueError: boom")]))
+    html = results_html(Results([Point(Task(params={"n": 1}), ok), Point(Task(params={"n": 2}), None, "ValueError: boom")]))
     assert "<th" in html and ">error<" in html and "speed-up" not in html
 
 
@@ -168,10 +168,10 @@ def test_no_figures_left_open_or_alive_after_a_hundred_charts():
         return sum(isinstance(o, Figure) for o in gc.get_objects())
 
     sweep = chart_samples.log_sweep()  # matplotlib draws a sweep's chart (the run chart is written by hand)
-    sweep_html(sweep)
+    results_html(sweep)
     before = figures()
     for _ in range(100):
-        sweep_html(sweep)
+        results_html(sweep)
     assert _pylab_helpers.Gcf.get_num_fig_managers() == 0
     assert figures() <= before
 
@@ -335,7 +335,7 @@ def test_a_sweep_has_its_values_as_x_ticks():
     assert chart_samples.tick_labels(svg)["x"] == ["256", "1024", "4096"]
     ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
     crowded = Results([Point(Task(params={"n": n}), ok) for n in range(1000, 1060)])  # 60 values on a linear axis
-    [svg] = _charts(sweep_html(crowded))
+    [svg] = _charts(results_html(crowded))
     ticks = chart_samples.tick_labels(svg)["x"]
     assert 3 <= len(ticks) <= 12 and ticks[0] == "1000"  # a readable subset, never run together
 
@@ -389,11 +389,11 @@ def test_a_sweeps_lines_carry_their_spread_and_a_grid_reads_in_one_unit_of_five_
 def test_long_category_labels_wrap_or_become_numbers_keyed_below():
     ok = CudaTimeResult(cold=Run(0.001, 0.002), warm=[Run(0.001, 0.001)])
     names = ["broadcast over the batch", "expand then contiguous"]  # 10 characters a line in a 270 px chart
-    [svg] = _charts(sweep_html(Results([Point(Task(params={"way": n}), ok) for n in names])))
+    [svg] = _charts(results_html(Results([Point(Task(params={"way": n}), ok) for n in names])))
     ticks = chart_samples.tick_labels(svg)["x"]
     assert [" ".join(t.split()) for t in ticks] == names and any("\n" in t for t in ticks)  # wrapped, not cut
     many = [f"a label that is far too long to fit under its category {i}" for i in range(8)]
-    html = sweep_html(Results([Point(Task(params={"way": n}), ok) for n in many]))
+    html = results_html(Results([Point(Task(params={"way": n}), ok) for n in many]))
     assert chart_samples.tick_labels(_charts(html)[0])["x"] == [str(i) for i in range(1, 9)]
     assert all(f"<div>{i + 1}: {n}</div>" in html for i, n in enumerate(many))
 

@@ -353,12 +353,12 @@ def test_work_on_a_side_stream_is_named_and_timed_on_the_wall_clock(cuda_ns):
     """Events on the current stream see nothing of a kernel on another stream: the synchronized
     wall clock times it, and the report says what the device clock missed."""
     from ipython_cudatime.features import FEATURES
-    from ipython_cudatime.render.report import findings
+    from ipython_cudatime.render.report import Reading
 
     cuda_ns.run_cell("side = torch.cuda.Stream()")
     r = cuda_ns.run_cell("%%cudatime -o -q -n 3\nwith torch.cuda.stream(side):\n"
                          "    torch.cuda._sleep(50_000_000)").result  # about 25 ms at 2 GHz
-    kinds = {finding.kind: finding.text for finding in findings(r, FEATURES)}
+    kinds = {finding.kind: finding.text for finding in Reading.of(r, FEATURES).findings}
     assert r.clock == "wall" and r.median > 5e-3
     assert "other streams or other devices" in kinds["coverage"] and "wall clock" in kinds["clock"]
 

@@ -158,3 +158,39 @@ def test_user_functions_modules_and_generators_leave_one_run_in_a_kernel(tmp_pat
     if torch:
         assert "bn.num_batches_tracked" in _text(nb.cells[7]) and "changed g" in _text(nb.cells[8])
         assert _text(nb.cells[9], "stdout").split() == ["1", "True", "True"]
+
+
+HOLES = """
+import random, sqlite3
+L = random.Random(3).sample(range(5000), 5000)
+con = sqlite3.connect(':memory:')
+cur = con.cursor()
+cur.execute('create table t(x)')
+"""
+TORCH_HOLES = """
+import torch
+p = torch.ones(3)
+w = torch.ones(3, requires_grad=True)
+loss = (w * 2).sum()
+"""
+
+
+def test_the_last_holes_leave_one_run_in_a_kernel(tmp_path):
+    """Issue 46's kinds in a real kernel: a sort in place (each warm run sorts what the cold run sorted), a
+    C object that shows no state (a database cursor: once), a write through ``.data`` (one update), a
+    ``backward()`` on a loss built earlier (one gradient, a reason): each leaves one run's state."""
+    torch = pytest.importorskip("torch", reason="torch not installed") is not None
+    cells = [LOAD, HOLES, "%cudatime L.sort()", "%cudatime cur.execute('insert into t values (1)')",
+             "print(L == sorted(L), con.execute('select count(*) from t').fetchone()[0])"]
+    if torch:
+        cells += [TORCH_HOLES, "%cudatime p.data.mul_(0.5).add_(1.0)", "%cudatime loss.backward()",
+                  "print(p.tolist(), w.grad.tolist())"]
+    nb, error = run_all(cells, tmp_path)
+    assert error is None
+    assert "L was put back as the first run found it" in _text(nb.cells[2]), _text(nb.cells[2])
+    assert "Ran once only" in _text(nb.cells[3]) and "sqlite3.Cursor" in _text(nb.cells[3])
+    assert _text(nb.cells[4], "stdout").split() == ["True", "1"]
+    if torch:
+        assert "outside its version counter" in _text(nb.cells[6]), _text(nb.cells[6])
+        assert "retain_graph=True" in _text(nb.cells[7]), _text(nb.cells[7])
+        assert _text(nb.cells[8], "stdout").strip() == "[1.5, 1.5, 1.5] [2.0, 2.0, 2.0]"

@@ -164,11 +164,13 @@ def test_a_comparison_round_trips_and_goes_to_pandas(ip):
     assert list(frame["label"]) == ["first", "grid", "grid"] and set(frame["host"]) == {Env.here("cpu").host}
 
 
-def test_env_reads_versions_without_importing_anything():
+def test_env_reads_versions_without_importing_anything(monkeypatch):
     class Module:
         __version__ = "9.9"
 
-    env = Env.here("cpu", modules={"torch": Module(), "jax": None})
+    monkeypatch.setitem(sys.modules, "torch", Module())
+    monkeypatch.setitem(sys.modules, "jax", None)
+    env = Env.here("cpu", frameworks=("torch", "jax"))
     assert env.frameworks == {"torch": "9.9"} and env.python and env.host
 
 

@@ -144,13 +144,14 @@ GRAPH_NODES = 100_000  # an autograd graph's nodes walked for its leaves, at mos
 
 def _leaves(node: Any) -> list[Any]:
     """The leaf tensors an autograd graph accumulates gradients into (its ``AccumulateGrad`` nodes' variables),
-    from ``node`` (a ``grad_fn``, or None) down, each once."""
-    pending, seen, leaves = [node], set[int](), dict[int, Any]()
+    from ``node`` (a ``grad_fn``, or None) down, each once. The nodes seen are kept alive: torch may hand out a
+    new Python object for a node on each access, and a freed one's id would be taken for another node's."""
+    pending, seen, leaves = [node], dict[int, Any](), dict[int, Any]()
     while pending and len(seen) < GRAPH_NODES:
         node = pending.pop()
         if node is None or id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node
         variable = getattr(node, "variable", None)  # only AccumulateGrad has one
         if variable is not None:
             leaves[id(variable)] = variable

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import difflib
 import itertools
 import keyword
@@ -25,6 +26,7 @@ import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Generic, Protocol, TypeVar
 
 from ..measure.machine import usable_cores
@@ -46,9 +48,6 @@ class Optioned(Protocol):
     so that the command line never knows the features above it."""
 
     @property
-    def name(self) -> str: ...
-
-    @property
     def flags(self) -> tuple[Flag, ...]: ...
 
     def settings(self, values: Values) -> Any: ...
@@ -57,16 +56,9 @@ class Optioned(Protocol):
 F = TypeVar("F", bound=Optioned)  # the features a Spec carries, as the magics passed them in
 
 
-class Values(dict[str, Any]):
-    """The parsed flags by destination (``values.runs``), defaults included: for the parser, the rules and
-    the features' ``settings`` only (what travels on is the ``Spec``)."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
+# The parsed flags by destination (``values.runs``), defaults included: for the rules and the features'
+# ``settings`` only (what travels on is the ``Spec``).
+Values = SimpleNamespace
 
 Rule = Callable[[Values], None]  # raises OptionError when the flags given break it
 
@@ -91,24 +83,19 @@ class Flag:
 
 
 @dataclass(frozen=True)
-class Show:
-    """How the result is shown and handed back: ``-q``, ``--text``, ``-o``, ``-v NAME``."""
+class Spec(Generic[F]):
+    """What one ``%cudatime`` line asks for, built once by ``parse`` and passed down (nothing below the
+    magic sees the flags): the runs, the (feature, settings) pairs, the sweep, how the result is shown and
+    handed back (``-q``, ``--text``, ``-o``, ``-v NAME``), what to record."""
 
+    plan: Plan
+    features: tuple[tuple[F, Any], ...] = ()
+    sweeps: tuple[tuple[str, list[Any]], ...] = ()
+    clock: str | None = None  # -t "wall", -c "cpu"; None: the device clock where it saw the work
     quiet: bool = False
     text: bool = False
     output: bool = False
     var: str | None = None
-
-
-@dataclass(frozen=True)
-class Spec(Generic[F]):
-    """What one ``%cudatime`` line asks for, built once by ``parse`` and passed down (nothing below the
-    magic sees the flags): the runs, the (feature, settings) pairs, how to show it, the sweep, what to record."""
-
-    plan: Plan
-    features: tuple[tuple[F, Any], ...] = ()
-    show: Show = Show()
-    sweeps: tuple[tuple[str, list[Any]], ...] = ()
     label: str | None = None
     save: str | None = None
     threads: int | None = None
@@ -117,7 +104,6 @@ class Spec(Generic[F]):
     check: bool = False
     interleave: bool = False  # a sweep's points in rounds of one warm sample each (-n N rounds)
     timeit: bool = False  # as %timeit: the cell's names are put back afterwards, and its value is not shown
-    clock: str | None = None  # -t "wall", -c "cpu"; None: the device clock where it saw the work
 
 
 def _whole(name: str, text: str) -> int:
@@ -147,18 +133,24 @@ def _budget(name: str, text: str) -> float:
     return value
 
 
+IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "_", "__", "___", "_i", "_ii", "_iii",
+                           "_ih", "_oh", "_dh"})  # what IPython keeps in the user's namespace
+
+
 def _own_name(flag: str, text: str, advice: str) -> str:
-    """A variable name of the user's: not a keyword, nor a builtin's or IPython's, which binding it
-    would shadow (``-v``, and ``--sweep``'s NAME while the sweep runs)."""
+    """A variable name of the user's: not a keyword, nor a builtin's or IPython's (``Out``, ``_i3``), which
+    binding it would shadow, breaking later cells (``-v``, and ``--sweep``'s NAME while the sweep runs)."""
     if not text.isidentifier():
         raise OptionError(f"{flag} expects a variable name, got {text!r}")
-    if taken := "a Python keyword" if keyword.iskeyword(text) else not_yours(text):
-        raise OptionError(f"{flag} {text}: {text!r} is {taken}; {advice}")
-    return text
-
-
-def _variable(name: str, text: str) -> str:
-    return _own_name(name, text, "store the result in a name of your own")
+    if keyword.iskeyword(text):
+        taken = "a Python keyword"
+    elif hasattr(builtins, text) or text == "__builtins__":
+        taken = "a builtin"
+    elif text in IPYTHON_NAMES or re.fullmatch(r"_i?\d+", text):
+        taken = "one of IPython's own names"
+    else:
+        return text
+    raise OptionError(f"{flag} {text}: {text!r} is {taken}; {advice}")
 
 
 def _unquoted(text: str) -> str:
@@ -176,25 +168,20 @@ def _label(name: str, text: str) -> str:
     return text
 
 
-def file_name(name: str, text: str) -> str:
-    text = _unquoted(text)
-    if not text:
-        raise OptionError(f"{name} expects a file name")
-    if "\0" in text:  # no system takes one: open() would raise ValueError
-        raise OptionError(f"{name} expects a file name without a NUL byte, got {text!r}")
-    return text
-
-
 def writable_file(example: str) -> Callable[[str, str], str]:
     """A reader of a file to write, as an absolute path, checked before anything runs: in a folder that
     exists, not a folder itself (writing would fail, or put a file in its place); ``example`` for messages."""
     def read(name: str, text: str) -> str:
-        path = os.path.abspath(os.path.expanduser(file_name(name, text)))
+        given = _unquoted(text)
+        if not given:
+            raise OptionError(f"{name} expects a file name")
+        if "\0" in given:  # no system takes one: open() would raise ValueError
+            raise OptionError(f"{name} expects a file name without a NUL byte, got {given!r}")
+        path = os.path.abspath(os.path.expanduser(given))
         if not os.path.isdir(os.path.dirname(path)):
             raise OptionError(f"{name} {text}: no such folder to write it in")
         if os.path.isdir(path):
-            raise OptionError(f"{name} {text} is a folder: name a file in it, such as "
-                              f"{os.path.join(file_name(name, text), example)}")
+            raise OptionError(f"{name} {text} is a folder: name a file in it, such as {os.path.join(given, example)}")
         return path
     return read
 
@@ -255,7 +242,8 @@ def _sweep_names_once(values: Values) -> None:
 
 def _grid_size(values: Values) -> None:
     kept = 1 + (values.warmup or 0) + (MAX_RUNS if values.runs is None else values.runs)  # runs a point keeps
-    size, largest = grid_size(values.sweeps), largest_grid(kept)
+    size = grid_size(values.sweeps)
+    largest = max(MAX_GRID, _available_memory() // 2 // (RUN_BYTES * kept))  # points whose results fit
     if size > largest:  # whatever the flag: the results alone would exhaust memory
         raise OptionError(f"the sweep grid has {size:,} points: the results of more than {largest:,} would not "
                           "fit in half the memory available now; sweep fewer values")
@@ -284,7 +272,8 @@ CORE_FLAGS = (
          "what the GPU does is not in it", default=False, rules=(_one_clock,)),
     Flag(("-o",), "output", "also return the result object (instead of the cell's value), as %timeit -o does: "
          "r = %cudatime -o stmt", default=False),
-    Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME", _variable),
+    Flag(("-v", "--var"), "var", "also store the result object in the variable NAME", "NAME",
+         lambda name, text: _own_name(name, text, "store the result in a name of your own")),
     Flag(("-q", "--quiet"), "quiet", "show nothing (use with -o or -v)", default=False),
     Flag(("--text",), "text", "show the text report only, even in a notebook", default=False),
     Flag(("--timeit",), "timeit", "time the statement as %timeit does: the names it binds get their old values "
@@ -401,8 +390,6 @@ def usage(features: Iterable[Optioned]) -> str:
 
 
 _OPTION = re.compile(r"--?[A-Za-z]")
-_SPACE = re.compile(r"\s*")
-_WORD = re.compile(r"\S*")
 
 
 def _split_flag(token: str, table: dict[str, Flag]) -> tuple[str, str | None, str | None]:
@@ -419,11 +406,11 @@ def _split_flag(token: str, table: dict[str, Flag]) -> tuple[str, str | None, st
 def _token(line: str, pos: int) -> tuple[str, int] | None:
     """The next whitespace-separated token from ``pos`` as (token, end), or None at the end; spaces inside
     quotes or brackets do not end one: ``--sweep s='a b',c`` and ``--sweep n=[1, 2]`` are one token each."""
-    start = _SPACE.match(line, pos).end()  # type: ignore[union-attr]  # \s* always matches
+    start = len(line) - len(line[pos:].lstrip())
     try:
         end = next((start + index for index, char in top_level(line[start:]) if char.isspace()), len(line))
     except ValueError:  # a quote or bracket left open or closed twice: up to the next space, for its option to refuse
-        end = _WORD.match(line, start).end()  # type: ignore[union-attr]
+        end = next((index for index in range(start, len(line)) if line[index].isspace()), len(line))
     return (line[start:end], end) if end > start else None
 
 
@@ -440,27 +427,18 @@ def _timeit_value(name: str, flag: Flag, pending: str | None, rest: str) -> None
     number = pending[1:] if pending else words[0] if words else ""
     if name not in TIMEIT_VALUES or not number.isdigit():
         return
-    try:
-        glued = pending is not None or not compile(rest.strip(), "<statement>", "exec")
-    except (SyntaxError, ValueError):
-        glued = True
-    if glued:
-        raise OptionError(f"{name} {number}: here {name} is {flag.names[-1]}, a switch; "
-                          f"%timeit's {TIMEIT_VALUES[name]}")
-
-
-def _unknown(name: str, table: dict[str, Flag]) -> str:
-    """``unknown option --run; did you mean --runs?``: the closest declared spelling, where one is close."""
-    if close := difflib.get_close_matches(name, table, n=1):
-        return f"unknown option {name}; did you mean {close[0]}?"
-    return f"unknown option {name} (put -- before a statement that starts with -)"
+    if pending is None:
+        with contextlib.suppress(SyntaxError, ValueError):
+            compile(rest.strip(), "<statement>", "exec")
+            return
+    raise OptionError(f"{name} {number}: here {name} is {flag.names[-1]}, a switch; %timeit's {TIMEIT_VALUES[name]}")
 
 
 def _read(line: str, flags: Sequence[Flag]) -> tuple[str, Values, list[Flag]]:
     """One pass over a command line, flags into ``Values`` until the statement starts: (the rest of the
     line, verbatim; the values; the flags given, in order)."""
     table = {name: flag for flag in flags for name in flag.names}
-    values = Values({flag.dest: [] if flag.repeat else flag.default for flag in flags})
+    values = {flag.dest: [] if flag.repeat else flag.default for flag in flags}
     given: list[Flag] = []
     pos = 0
     while (found := _token(line, pos)) is not None and (found[0] == "--" or _OPTION.match(found[0])):
@@ -470,8 +448,10 @@ def _read(line: str, flags: Sequence[Flag]) -> tuple[str, Values, list[Flag]]:
             break
         while token:
             name, value, token = _split_flag(token, table)
-            if name not in table:
-                raise OptionError(_unknown(name, table))
+            if name not in table:  # the closest declared spelling, where one is close
+                close = difflib.get_close_matches(name, table, n=1)
+                raise OptionError(f"unknown option {name}; did you mean {close[0]}?" if close else
+                                  f"unknown option {name} (put -- before a statement that starts with -)")
             flag = table[name]
             given.append(flag)
             if flag.metavar is None:  # a switch
@@ -486,7 +466,7 @@ def _read(line: str, flags: Sequence[Flag]) -> tuple[str, Values, list[Flag]]:
                 value, pos = found
             converted = flag.convert(name, value) if flag.convert is not None else value
             values[flag.dest] = [*values[flag.dest], converted] if flag.repeat else converted
-    return line[pos:].strip(), values, given
+    return line[pos:].strip(), Values(**values), given
 
 
 def parse(line: str, features: Sequence[F]) -> tuple[Spec[F], str]:
@@ -499,10 +479,10 @@ def parse(line: str, features: Sequence[F]) -> tuple[Spec[F], str]:
     plan = Plan(runs=values.runs, warmup=values.warmup, budget=values.budget)
     if values.samples is not None:  # -r R [-n N]: R samples, of N runs each or as many as make one long enough
         plan = Plan(values.samples, values.warmup, values.budget, SIZED if values.runs is None else values.runs)
-    show = Show(values.quiet, values.text, values.output, values.var)
-    return Spec(plan, chosen, show, tuple(values.sweeps), values.label, values.save, values.threads,
-                values.raise_error, values.stop_on_error, values.check, values.interleave, values.timeit,
-                "cpu" if values.cpu_clock else "wall" if values.wall_clock else None), rest
+    clock = "cpu" if values.cpu_clock else "wall" if values.wall_clock else None
+    return Spec(plan, chosen, tuple(values.sweeps), clock, values.quiet, values.text, values.output, values.var,
+                values.label, values.save, values.threads, values.raise_error, values.stop_on_error, values.check,
+                values.interleave, values.timeit), rest
 
 
 RUN_BYTES = 256  # what a result keeps per run, rounded up (about 190 bytes, measured on 10,000 runs)
@@ -540,16 +520,6 @@ def top_level(text: str) -> Iterator[tuple[int, str]]:
         raise ValueError("a quote or a bracket is left open")
 
 
-def _split_values(name: str, text: str) -> list[str]:
-    """Split at the commas outside brackets and quotes: ``[1,2],[3,4]`` → ``[1,2]``, ``[3,4]``."""
-    try:
-        cuts = [index for index, char in top_level(text) if char == ","]
-    except ValueError:
-        raise OptionError(f"--sweep {name}: unbalanced quotes or brackets in {text!r}") from None
-    bounds = [-1, *cuts, len(text)]
-    return [text[start + 1:end] for start, end in zip(bounds, bounds[1:])]
-
-
 def _value(name: str, text: str) -> Any:
     """A Python literal, else a plain word (``cpu``, ``cuda:0``, ``#ff0000``) as a string; with a quote in
     it, a literal, or a quoting mistake would be a string that keeps the quotes. Warnings are errors, so
@@ -565,40 +535,25 @@ def _value(name: str, text: str) -> Any:
         return text
 
 
-IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "_", "__", "___", "_i", "_ii", "_iii",
-                           "_ih", "_oh", "_dh"})  # what IPython keeps in the user's namespace
-
-
-def not_yours(name: str) -> str | None:
-    """What ``name`` is when it is not the user's to bind (a builtin, one of IPython's: ``Out``, ``_i3``),
-    which would break later cells; else None."""
-    if hasattr(builtins, name) or name == "__builtins__":
-        return "a builtin"
-    if name in IPYTHON_NAMES or re.fullmatch(r"_i?\d+", name):
-        return "one of IPython's own names"
-    return None
-
-
 def parse_sweep(spec: str) -> tuple[str, list[Any]]:
-    """``NAME=V1,V2,...`` → (NAME, [values]), each a Python literal, else a string; NAME a free variable
-    name: not a keyword, nor a builtin's or IPython's, which the sweep would shadow while it runs."""
+    """``NAME=V1,V2,...`` → (NAME, [values]): split at the commas outside brackets and quotes (``[1,2],[3,4]``
+    → ``[1,2]``, ``[3,4]``), each a Python literal, else a string."""
     name, eq, values = spec.partition("=")
     if not eq or not values.strip():
         raise OptionError(f"--sweep expects NAME=V1,V2,..., got {spec!r}")
     name = _own_name("--sweep", name.strip(), "sweep a name of your own")
-    texts = [text.strip() for text in _split_values(name, values)]
+    try:
+        cuts = [-1, *(index for index, char in top_level(values) if char == ","), len(values)]
+    except ValueError:
+        raise OptionError(f"--sweep {name}: unbalanced quotes or brackets in {values!r}") from None
+    texts = [values[start + 1:end].strip() for start, end in zip(cuts, cuts[1:])]
     if "" in texts:
         raise OptionError(f"--sweep {name}: empty value in {values!r}")
     return name, [_value(name, text) for text in texts]
 
 
 def grid_size(sweeps: Sweeps) -> int:
-    return math.prod(len(values) for _, values in sweeps) if sweeps else 0
-
-
-def largest_grid(runs: int) -> int:
-    """The most sweep points whose results (``runs`` runs each) fit in half the memory available now."""
-    return max(MAX_GRID, _available_memory() // 2 // (RUN_BYTES * max(runs, 1)))
+    return math.prod(len(values) for _, values in sweeps)
 
 
 def _available_memory() -> int:

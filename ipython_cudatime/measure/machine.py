@@ -2,11 +2,9 @@
 process may use, the load, how long the timing thread waited for a core, the involuntary context
 switches, and each imported framework's thread pools (read and set, for ``--threads``).
 
-``features/cpu_context`` reads it three times per call for the CPU facts of a result, and
-``options`` caps ``--threads`` by the usable cores. From ``/proc/loadavg`` (the 1-minute load and
-the threads ready to run now), ``/proc/self/schedstat`` (how long this thread waited for a core),
-``getrusage`` and the process's CPU times. A framework's pools are read only when it is already
-in ``sys.modules``; BLAS pools through ``threadpoolctl``, an optional package, where it is installed.
+``features/cpu_context`` reads it three times per call, ``options`` its usable cores. A framework's pools
+are read only when it is already in ``sys.modules``; BLAS pools through ``threadpoolctl``, an optional
+package, where it is installed.
 """
 
 from __future__ import annotations
@@ -34,14 +32,12 @@ def _read_proc(path: str) -> str | None:
     os calls: Python's ``open`` costs 15 µs, these 2 µs."""
     try:
         fd = os.open(path, os.O_RDONLY)
+        try:
+            return os.read(fd, 512).decode("ascii", "replace")
+        finally:
+            os.close(fd)
     except OSError:
         return None
-    try:
-        return os.read(fd, 512).decode("ascii", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 class Sample(NamedTuple):
@@ -143,9 +139,9 @@ class Machine:
         if seen != self._seen:
             try:
                 import threadpoolctl
+                self._controller = threadpoolctl.ThreadpoolController()
             except ImportError:
-                threadpoolctl = None
-            self._controller = threadpoolctl.ThreadpoolController() if threadpoolctl is not None else None
+                self._controller = None
             self._seen = seen
         if self._controller is None:
             return None
@@ -176,11 +172,8 @@ class Machine:
             yield
             return
         own = [(pool, module, pool.threads(module)) for pool, module in self._own_pools()]
-        blas = self._blas()
-        limits = None
+        limits = self._controller.limit(limits=threads, user_api=BLAS) if self._blas() else None
         try:
-            if blas:
-                limits = self._controller.limit(limits=threads, user_api=BLAS)
             for pool, module, _ in own:
                 pool.set(module, threads)
             yield

@@ -1,23 +1,13 @@
 """Run a cell: one cold run, warm-up runs, then warm runs, with three clocks per run.
 
-Knows nothing of IPython or of any framework: it is handed a callable and a
-``DeviceSet`` (see ``backends``). The run-count rule lives in ``Plan``.
+Knows nothing of IPython or of any framework: it is handed a callable and a ``DeviceSet`` (see
+``backends``). The run-count rule lives in ``Plan``.
 
-Many runs of a tiny cell per sample, as ``timeit`` does: the cell's code inlined in a loop.
-
-A run of ``sum(range(40))`` takes about 300 ns. The harness's own cost per sample (two
-clock reads, the synchronize, calling the compiled cell) is as large or larger, and
-would be billed to every sample. ``timeit`` and torch's ``Timer`` compile the statement
-into the body of ``for _ in itertools.repeat(None, k)``, time the loop and divide by k;
-this does the same, so that a sample's fixed cost is spread over k runs.
-
-The loop is a function whose body is the cell, with every name the cell binds declared
-``global``: the runs read and write the user's namespace as an unbatched run does.
-Only cells whose runs do not depend on each other are batched (``independent``):
-between the runs of one sample nothing puts the cell's names back, as the runner does
-between samples. Nor is a cell batched that cannot be a function body (``return``,
-``yield``, ``await``, ``global``, ``nonlocal``, ``import *``, ``:=``), or that runs in a
-function's local scope.
+Many runs of a tiny cell per sample, as ``timeit`` does (``compile_batch``). A run of ``sum(range(40))``
+takes about 300 ns. The harness's own cost per sample (two clock reads, the synchronize, calling the
+compiled cell) is as large or larger, and would be billed to every sample. ``timeit`` and torch's
+``Timer`` compile the statement into the body of ``for _ in itertools.repeat(None, k)``, time the loop
+and divide by k; this does the same, so that a sample's fixed cost is spread over k runs.
 """
 
 from __future__ import annotations
@@ -56,6 +46,9 @@ NULL_RUNS = 25
 BATCH_TARGET = 100
 MAX_BATCH = 10**7  # runs per sample, at most (a 5 ns `pass` needs 10**4 for a 50 µs sample)
 SIZED = "sized"  # ``Plan.batch``: the runs per sample sized from the warm-up, even with a fixed count
+# 2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them
+_BATCH_SIZES: list[int] = [size for size in (step * 10**power for power in range(8) for step in (1, 2, 5))
+                           if 1 < size <= MAX_BATCH]
 
 Outputs = Callable[[Any], list[Any]]  # ``Cell.outputs``: a run's value -> what the run produced
 
@@ -72,9 +65,9 @@ class Plan:
 
     ``batch`` is the runs per warm sample (see ``Sampler.batch_size``). None: sized from the
     warm-up without ``runs``, 1 with it (-n N makes N runs). SIZED: sized from the warm-up even so
-    (an interleaved sweep's first round, whose -n counts rounds, not runs). A number: that many,
-    when the cell can be batched (its later rounds keep the size the first found, so that every
-    round's sample of a µs-scale cell spreads the harness's cost as ordinary warm runs do).
+    (an interleaved sweep's first round, whose -n counts rounds, not runs). A number: that many, in a
+    plain loop where the cell cannot be batched (its later rounds keep the size the first found, so that
+    every round's sample of a µs-scale cell spreads the harness's cost as ordinary warm runs do).
     """
 
     runs: int | None = None
@@ -82,13 +75,9 @@ class Plan:
     budget: float = DEFAULT_BUDGET
     batch: int | str | None = None
 
-    @property
-    def fixed_batch(self) -> bool:
-        return isinstance(self.batch, int)
-
     def spelled(self) -> str:
         """The fixed count as it was typed: ``-n 10``, ``-r 3 -n 10`` or ``-r 3``."""
-        if self.fixed_batch:
+        if isinstance(self.batch, int):
             return f"-r {self.runs} -n {self.batch}"
         return f"-r {self.runs}" if self.batch == SIZED else f"-n {self.runs}"
 
@@ -124,34 +113,30 @@ class Unrepeatable(StopRepeats):
 
 class Repeats:
     """What must happen between runs of the same cell; the seam between the runner and
-    the user's state (``state.CellRepeats`` is the real one). This default does nothing.
-
-    ``begin()`` is called before the cold run, and ``cold()`` is a context manager around it
-    (left even when it fails); ``after_cold(value)`` after it, with the cold
-    run's value, says whether the cell may run again (when it may not, the plan is cut to
-    the cold run, or with ``-n`` loses its default warm-up); ``reset()`` runs before every
-    later run (warm-up, warm, extra); ``quiet()`` is a context manager around the later
-    runs (it discards their output; a ``StopRepeats`` raised inside ends them quietly);
-    ``end()`` follows them, even when one failed.
-    """
+    the user's state (``state.CellRepeats`` is the real one). This default does nothing."""
 
     def begin(self) -> None:
-        pass
+        """Called before the cold run."""
 
     def cold(self) -> contextlib.AbstractContextManager[Any]:
+        """A context manager around the cold run, left even when it fails."""
         return contextlib.nullcontext()
 
     def after_cold(self, value: Any = None) -> bool:
+        """After the cold run, with its value: whether the cell may run again (when it may not, the
+        plan is cut to the cold run, or with ``-n`` loses its default warm-up)."""
         return True
 
     def reset(self) -> None:
-        pass
+        """Called before every later run (warm-up, warm, extra)."""
 
     def quiet(self) -> contextlib.AbstractContextManager[Any]:
+        """A context manager around the later runs: it discards their output; a ``StopRepeats``
+        raised inside ends them quietly."""
         return contextlib.nullcontext()
 
     def end(self) -> None:
-        pass
+        """Called after the later runs, even when one failed."""
 
     def why_once(self) -> list[str]:
         """Why the cell must not run again (found after the cold run or in a later run), or what
@@ -179,187 +164,47 @@ class Repeats:
         return None
 
 
-@dataclass
-class Measurement:
-    """What ``measure`` hands back: the result, the cold run's value, and what stopped the warm runs."""
-
-    result: CudaTimeResult
-    value: Any = None
-    error: BaseException | None = None
-
-
-def timed_run(fn: Callable[[], Any], devices: DeviceSet, clock: Clock, cpu_times: bool = False,
-              outputs: Outputs | None = None, before: str | None = "synchronize") -> tuple[Run, Any]:
-    """Run ``fn`` once between two synchronizations; return (Run, value).
-
-    ``outputs(value)`` lists what the run produced, for backends that wait on results.
-    ``before="settle"`` replaces the first full synchronize when the previous run's final one
-    just drained every device (consecutive warm runs), which saves a synchronize per run:
-    only what that one cannot see is waited for (``Backend.settle``). ``before=None`` waits
-    for nothing (the null runs that measure the harness).
-    """
-    if before == "synchronize":
-        devices.synchronize()
-    elif before == "settle":
-        devices.settle()
-    timer = devices.timer()
-    cpu0 = clock.cpu() if cpu_times else None
-    if timer is not None:
-        timer.start()
-    t0 = clock.now()
-    value = fn()
-    t1 = clock.now()
-    if timer is not None:
-        timer.stop()
-    devices.synchronize(None if outputs is None else lambda: outputs(value))
-    t2 = clock.now()
-    device = timer.elapsed() if timer is not None else None
-    if cpu0 is not None:
-        (user0, sys0), (user1, sys1) = cpu0, clock.cpu()
-        return Run(t1 - t0, t2 - t0, device, user1 - user0, sys1 - sys0), value
-    return Run(t1 - t0, t2 - t0, device), value
-
-
-def calibrate(devices: DeviceSet, clock: Clock, outputs: Outputs | None = None) -> Harness:
-    """The harness's own cost: NULL_RUNS runs of nothing through ``timed_run`` on ``devices``,
-    as a warm run goes (``outputs`` as the cell's), once per call."""
-    runs = [timed_run(lambda: None, devices, clock, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
-    walls = [run.wall for run in runs]
-    q1, _, q3 = statistics.quantiles(walls, n=4, method="inclusive")
-    device_times = [run.device for run in runs if run.device is not None]
-    device = None if len(device_times) < len(runs) else statistics.median(device_times)
-    return Harness(statistics.median(walls), q3 - q1, device)
-
-
-# 2, 5, 10, 20, 50, ... up to MAX_BATCH, as ``timeit``'s autorange tries them
-_BATCH_SIZES: list[int] = [size for size in (step * 10**power for power in range(8) for step in (1, 2, 5))
-                           if 1 < size <= MAX_BATCH]
-
-
-class Sampler:
-    """The runs of one cell, each timed on ``clock``: the cold run, then later runs, each after
-    ``repeats.reset()``.
-
-    ``batch(k)``, when the cell can be batched (see ``batching``), runs it k times in
-    one call; a sample of k runs is then timed as one and reported per run. The ``watches`` that
-    hear each later run (``Watch.before_run``, ``Watch.after_run``) hear it outside its timed span.
-    """
-
-    def __init__(self, fn: Callable[[], Any], devices: DeviceSet, repeats: Repeats, clock: Clock,
-                 outputs: Outputs | None = None, batch: Callable[[int], Any] | None = None,
-                 watches: Sequence[Watch] = (), cpu_times: bool = False) -> None:
-        self.fn, self.devices, self.repeats, self.clock = fn, devices, repeats, clock
-        self.outputs, self.batch, self.cpu_times = outputs, batch, cpu_times  # cpu_times: -c reads them every run
-        self._each = [watch for watch in watches if watch.hears_each_run()]
-
-    def run(self, before: str | None = "settle", fn: Callable[[], Any] | None = None, runs: int = 1) -> Run:
-        """One later run (of ``fn``: the cell as a watch marked it), or a sample of ``runs`` runs in one
-        batch (clocks per run); before it the cell's names are put back, then the watches that hear
-        each run hear it."""
-        self.repeats.reset()
-        for watch in self._each:
-            watch.before_run()
-        call = fn or self.fn
-        if runs > 1:
-            call = functools.partial(self.batch or self._looped, runs)
-        run = timed_run(call, self.devices, self.clock, self.cpu_times, self.outputs, before)[0]
-        if runs > 1:  # the sample's clocks, per run
-            def per_run(value: float | None) -> float | None:
-                return None if value is None else value / runs
-            run = Run(run.host / runs, run.wall / runs, per_run(run.device), per_run(run.cpu_user),
-                      per_run(run.cpu_sys), batch=runs)
-        for watch in self._each:
-            watch.after_run(run)
-        return run
-
-    def _looped(self, runs: int) -> Any:
-        """The cell ``runs`` times in a plain loop, as timeit runs one; the last run's value."""
-        value = None
-        for _ in range(runs):
-            value = self.fn()
-        return value
-
-    def batch_size(self, plan: Plan, shortest: float, harness: Harness, trials: list[Run]) -> int:
-        """Runs per warm sample as ``plan.batch`` says: a fixed number; or, without a fixed count
-        (-n N: N runs) or with SIZED, sized from the ``shortest`` run so far: 1 when it lasts
-        BATCH_TARGET times the harness's cost, else the first of 2, 5, 10, 20, ... whose sample lasts
-        that long, trying each in turn (the tries go to ``trials``); else 1. Always 1 for a cell
-        that cannot be batched."""
-        goal = BATCH_TARGET * harness.wall
-        if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
-            return plan.batch
-        if self.batch is None or self.repeats.rewinds():
-            return 1
-        if (plan.runs is not None and plan.batch != SIZED) or shortest >= goal:
-            return 1
-        for runs in _BATCH_SIZES:
-            trials.append(self.run(runs=runs))
-            if trials[-1].wall * runs >= goal:
-                break
-        return runs
-
-
-def _drain(devices: DeviceSet) -> None:
-    """After an error, let queued work finish so that the next cell starts clean."""
-    with contextlib.suppress(Exception):
-        devices.synchronize()
-
-
 class Progress:
-    """The seam through which ``measure`` reports between runs, never inside a timed span.
-
-    ``ran(phase, done, warm, harness)``: ``phase`` is "cold", "warm-up" or "warm"; ``done``
-    counts the runs of that phase; ``warm`` is the list of warm samples so far (read, never
-    kept); ``harness`` the harness's own cost (None after the cold run, before it is measured),
-    so that a running median is read on the clock the result will use (``statistics_clock``).
-    An implementation (``progress.LiveProgress``) must return quickly: it is called after
-    every run. ``starting(phase, number)`` comes just before a run's timed span, so that a
-    view can say which run is under way and for how long. This default does nothing.
-    """
+    """The seam through which ``measure`` reports between runs, never inside a timed span. An
+    implementation (``progress.LiveProgress``) must return quickly: it is called after every run.
+    This default does nothing."""
 
     def starting(self, phase: str, number: int) -> None:
-        pass
+        """Just before a run's timed span, so that a view can say which run is under way and for how long."""
 
     def ran(self, phase: str, done: int, warm: Sequence[Run], harness: Harness | None = None) -> None:
-        pass
+        """``phase`` is "cold", "warm-up" or "warm"; ``done`` counts the runs of that phase; ``warm`` is the
+        list of warm samples so far (read, never kept); ``harness`` the harness's own cost (None after the
+        cold run, before it is measured), so that a running median is read on the clock the result will
+        use (``statistics_clock``)."""
 
 
 class Watch:
     """A feature's part in one measurement (``Feature.watch`` makes one per cell or sweep point):
     the seam between the runner and ``features/``. The runner calls it between runs, never inside
-    a timed span, and names no feature. This default watches nothing.
-
-    ``before()`` comes just before the cold run; ``after_cold()`` just after it, once the
-    frameworks it imported have joined; ``before_warm()`` as the warm-up runs begin (inside the
-    quiet of later runs and any ``--threads``); ``before_run()`` and ``after_run(run)`` around each
-    later run or sample (warm-up, warm, extra; ``run`` its clocks, per run), outside its timed span;
-    ``after_warm()`` after the warm runs, however they ended (an error or a stop too). ``around(run)`` is
-    a context manager around ``run`` ("cold", or "extra": the one more run after the warm runs,
-    out of the statistics, that a watch with an ``extra`` name asks for), or None; ``mark(run,
-    fn)`` is the cell as that run calls it. A cell that must not repeat gets no extra runs.
-    ``record(outcome)`` is what the feature keeps on the result: plain data, or None.
-    """
+    a timed span, and names no feature. This default watches nothing. A cell that must not repeat
+    gets no extra runs."""
 
     extra: str | None = None  # the extra run's name, as a stop names it ("profiled", "counting"), or None for none
     batching: bool = True  # False: warm runs are never timed k at a time (a watch that must see each run)
 
     def before(self) -> None:
-        pass
+        """Just before the cold run."""
 
     def after_cold(self) -> None:
-        pass
+        """Just after the cold run, once the frameworks it imported have joined."""
 
     def before_warm(self) -> None:
-        pass
+        """As the warm-up runs begin (inside the quiet of later runs and any ``--threads``)."""
 
     def after_warm(self) -> None:
-        pass
+        """After the warm runs, however they ended (an error or a stop too)."""
 
     def before_run(self) -> None:
-        pass
+        """Before each later run or sample (warm-up, warm, extra), outside its timed span."""
 
     def after_run(self, run: Run) -> None:
-        pass
+        """After each later run or sample, outside its timed span; ``run`` its clocks, per run."""
 
     def hears_each_run(self) -> bool:
         """Whether this watch overrides ``before_run`` or ``after_run``: the others cost a later run nothing."""
@@ -367,12 +212,16 @@ class Watch:
         return kind.before_run is not Watch.before_run or kind.after_run is not Watch.after_run
 
     def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
+        """A context manager around ``run`` ("cold", or "extra": the one more run after the warm runs, out
+        of the statistics, that a watch with an ``extra`` name asks for), or None."""
         return None
 
     def mark(self, run: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """The cell as ``run`` calls it."""
         return fn
 
     def record(self, outcome: Outcome) -> Any:
+        """What the feature keeps on the result: plain data, or None."""
         return None
 
 
@@ -467,28 +316,12 @@ class Outcome:
     other_start: str | None = None  # ``Repeats.other_start``: the warm runs did not time the cold run's job
 
 
-OOM_HINT = (
-    "Out of memory during the warm runs: each run allocates again while the previous result "
-    "is still referenced. Time fewer runs (-n), free tensors with del, or make the cell "
-    "overwrite its result in place."
-)
-
-
-def _is_out_of_memory(exc: BaseException) -> bool:
-    if type(exc).__name__ == "OutOfMemoryError":
-        return True
-    try:
-        return "out of memory" in str(exc).lower()
-    except Exception:  # an exception that cannot be printed
-        return False
-
-
 @dataclass
 class Cell:
     """What ``measure`` runs: the cell as a no-argument callable, and what it knows of it.
     ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``); ``reads()`` the
     values of the names the cell reads (with its outputs they tell ``devices`` what it touched:
-    ``attribute``); ``batch(k)`` runs it k times in one call, or is None (see ``batching``)."""
+    ``attribute``); ``batch(k)`` runs it k times in one call, or is None (see ``compile_batch``)."""
 
     fn: Callable[[], Any]
     outputs: Outputs | None = None
@@ -496,97 +329,62 @@ class Cell:
     batch: Callable[[int], Any] | None = None
 
 
-def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[RecordKeeper] = (),
-            watches: Mapping[str, Watch] | None = None, repeats: Repeats | None = None, clock: Clock | None = None,
-            progress: Progress | None = None) -> Measurement:
-    """Cold run, warm-up and warm runs of ``cell`` (a ``Cell``) on ``devices`` according to ``plan``;
-    the finished ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in
-    a ``Measurement`` with the cold run's value and what stopped the later runs.
+@dataclass
+class Measurement:
+    """What ``measure`` hands back: the result, the cold run's value, and what stopped the warm runs."""
 
-    An exception in the cold run propagates: there is nothing to report. An
-    exception or interrupt during later runs stops them; the runs done so far are
-    returned with the exception in ``Measurement.error``. ``repeats`` (see
-    ``Repeats``) is told about every run, and may cut the plan to the cold run.
+    result: CudaTimeResult
+    value: Any = None
+    error: BaseException | None = None
 
-    After the cold run, null runs measure the harness's own cost (``calibrate``); without
-    a fixed count (``-n``: exactly N runs), warm runs shorter than BATCH_TARGET times it
-    are timed k at a time through ``cell.batch(k)``, and each sample says so.
 
-    ``watches`` (see ``Watch``), the parts of this call's features by feature name, are told of
-    every phase and each leaves its record under that name; each of ``features`` (``features.FEATURES``)
-    gets an entry in the result's records (None where it did not watch). ``clock`` (``Clock``, the
-    default) is what every run and the budget are read on. ``progress`` (see ``Progress``) hears of
-    each run as it ends.
+def timed_run(fn: Callable[[], Any], devices: DeviceSet, clock: Clock, cpu_times: bool = False,
+              outputs: Outputs | None = None, before: str | None = "synchronize") -> tuple[Run, Any]:
+    """Run ``fn`` once between two synchronizations; return (Run, value).
+
+    ``outputs(value)`` lists what the run produced, for backends that wait on results.
+    ``before="settle"`` replaces the first full synchronize when the previous run's final one
+    just drained every device (consecutive warm runs), which saves a synchronize per run:
+    only what that one cannot see is waited for (``Backend.settle``). ``before=None`` waits
+    for nothing (the null runs that measure the harness).
     """
-    repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
-    named = {name: Guarded(name, watch) for name, watch in (watches or {}).items()}
-    parts = list(named.values())
-    batch = cell.batch if all(watch.batching for watch in parts) else None
-    sampler = Sampler(cell.fn, devices, repeats, clock, cell.outputs, batch, parts, cpu_times=task.clock == "cpu")
-    repeats.begin()
-    progress.starting("cold", 1)
-    with repeats.cold():
-        cold, value = _cold_run(sampler, parts)
-    progress.ran("cold", 1, [])
-    asked, extras = plan, [watch for watch in parts if watch.extra]
-    if not repeats.after_cold(value):
-        if plan.runs is None:  # a cell that must not repeat: the cold run alone
-            plan, extras = dataclasses.replace(plan, runs=0), []
-        else:  # with -n N: exactly N more runs, one per sample, no warm-up unless asked
-            plan = dataclasses.replace(plan, warmup=plan.warmup or 0, batch=plan.batch if plan.fixed_batch else 1)
-    harness = calibrate(devices, clock, cell.outputs)
-    try:
-        later = _later_runs(sampler, plan, parts, extras, cold, harness, progress)
-    finally:
-        repeats.end()
-    if later.error is not None:
-        _drain(devices)
-    produced = cell.outputs(value) if cell.outputs is not None else [value]
-    seen = (cell.reads() if cell.reads is not None else []) + produced
-    devices.attribute(seen)
-    result = _assemble(devices, task, features, named, later, Outcome(later.cold, None, None, harness, seen,
-                                                                    repeats.other_start()),
-                       _notes(devices, asked, repeats, later))
-    return Measurement(result, value, later.error)
+    if before == "synchronize":
+        devices.synchronize()
+    elif before == "settle":
+        devices.settle()
+    timer = devices.timer()
+    cpu0 = clock.cpu() if cpu_times else None
+    if timer is not None:
+        timer.start()
+    t0 = clock.now()
+    value = fn()
+    t1 = clock.now()
+    if timer is not None:
+        timer.stop()
+    devices.synchronize(None if outputs is None else lambda: outputs(value))
+    t2 = clock.now()
+    device = timer.elapsed() if timer is not None else None
+    if cpu0 is not None:
+        (user0, sys0), (user1, sys1) = cpu0, clock.cpu()
+        return Run(t1 - t0, t2 - t0, device, user1 - user0, sys1 - sys0), value
+    return Run(t1 - t0, t2 - t0, device), value
 
 
-def _notes(devices: DeviceSet, asked: Plan, repeats: Repeats, later: _Later) -> list[str]:
-    """The result's notes: the devices', why the cell ran once when it changes state that restoring
-    names cannot undo (or what -n forced: ``asked`` is the plan before the cut), and an OOM hint."""
-    notes, reasons, runs = devices.notes(), repeats.why_once(), asked.runs
-    if reasons and runs != 0:
-        total = 1 + sum(run.batch for run in later.warmup + later.warm) + len(later.extra) + (later.stopped is not None)
-        why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
-        if runs is None:
-            ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
-            notes.append(f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them).")
-        else:
-            notes.append(f"The state reflects all {total} runs, not one ({asked.spelled()} forced them): {why}.")
-    notes += repeats.notes()
-    if later.error is not None and _is_out_of_memory(later.error):
-        notes.append(OOM_HINT)
-    return notes
+def calibrate(devices: DeviceSet, clock: Clock, outputs: Outputs | None = None) -> Harness:
+    """The harness's own cost: NULL_RUNS runs of nothing through ``timed_run`` on ``devices``,
+    as a warm run goes (``outputs`` as the cell's), once per call."""
+    runs = [timed_run(lambda: None, devices, clock, outputs=outputs, before=None)[0] for _ in range(NULL_RUNS)]
+    walls = [run.wall for run in runs]
+    q1, _, q3 = statistics.quantiles(walls, n=4, method="inclusive")
+    device_times = [run.device for run in runs if run.device is not None]
+    device = None if len(device_times) < len(runs) else statistics.median(device_times)
+    return Harness(statistics.median(walls), q3 - q1, device)
 
 
-def _cold_run(sampler: Sampler, watches: Sequence[Watch]) -> tuple[Run, Any]:
-    """The first run, between the watches' ``before`` and ``after_cold``; (Run, value). Its error
-    is the user's and propagates, once the devices are drained. The frameworks it imported join
-    after it (``redetect``), before the watches hear that it ended."""
-    sampler.devices.begin()
-    for watch in watches:
-        watch.before()
-    try:
-        with contextlib.ExitStack() as stack:
-            # with the process's CPU times, as ``%time`` prints them
-            ran = timed_run(_entered(stack, watches, "cold", sampler.fn), sampler.devices, sampler.clock,
-                            cpu_times=True, outputs=sampler.outputs)
-    except BaseException:
-        _drain(sampler.devices)
-        raise
-    sampler.devices.redetect()
-    for watch in watches:
-        watch.after_cold()
-    return ran
+def _drain(devices: DeviceSet) -> None:
+    """After an error, let queued work finish so that the next cell starts clean."""
+    with contextlib.suppress(Exception):
+        devices.synchronize()
 
 
 def _entered(stack: contextlib.ExitStack, watches: Sequence[Watch], run: str,
@@ -601,95 +399,230 @@ def _entered(stack: contextlib.ExitStack, watches: Sequence[Watch], run: str,
     return fn
 
 
-@dataclass
-class _Later:
-    """The runs after the cold run, and what stopped them."""
+class Sampler:
+    """The runs of one cell on ``devices``, each timed on ``clock``, and what stopped them: the cold run,
+    then the later runs (warm-up, warm, extra), each after ``repeats.reset()``; ``progress`` hears of each.
+    A sample of k runs (``cell.batch(k)``, unless a watch forbids it: ``Watch.batching``) is timed as one
+    and reported per run."""
 
-    plan: Plan
-    cold: Run
-    warmup: list[Run] = dataclasses.field(default_factory=list)
-    warm: list[Run] = dataclasses.field(default_factory=list)
-    extra: dict[Watch, Run] = dataclasses.field(default_factory=dict)  # watch -> its extra run
-    phase: str = "warm-up"
-    error: BaseException | None = None
-    stopped: str | None = None
+    cold: Run  # set by ``cold_run``
+    harness: Harness  # set by ``later_runs``
 
-    def halt(self, cause: str) -> None:
+    def __init__(self, cell: Cell, devices: DeviceSet, repeats: Repeats, clock: Clock, watches: Sequence[Guarded],
+                 progress: Progress, cpu_times: bool = False) -> None:
+        self.cell, self.devices, self.repeats, self.clock = cell, devices, repeats, clock
+        self.watches, self.progress, self.cpu_times = watches, progress, cpu_times  # cpu_times: -c reads them every run
+        self.batch = cell.batch if all(watch.batching for watch in watches) else None
+        self._each = [watch for watch in watches if watch.hears_each_run()]
+        self.warmup: list[Run] = []
+        self.warm: list[Run] = []
+        self.extra: dict[Watch, Run] = {}  # watch -> its extra run
+        self.phase = "warm-up"
+        self.error: BaseException | None = None
+        self.stopped: str | None = None
+
+    def cold_run(self) -> Any:
+        """The first run, inside ``repeats.cold()`` and between the watches' ``before`` and ``after_cold``;
+        its value. Its error is the user's and propagates, once the devices are drained. The frameworks it
+        imported join after it (``redetect``), before the watches hear that it ended."""
+        self.repeats.begin()
+        self.progress.starting("cold", 1)
+        with self.repeats.cold():
+            self.devices.begin()
+            for watch in self.watches:
+                watch.before()
+            try:
+                with contextlib.ExitStack() as stack:  # with the process's CPU times, as ``%time`` prints them
+                    self.cold, value = timed_run(_entered(stack, self.watches, "cold", self.cell.fn), self.devices,
+                                                 self.clock, cpu_times=True, outputs=self.cell.outputs)
+            except BaseException:
+                _drain(self.devices)
+                raise
+            self.devices.redetect()
+            for watch in self.watches:
+                watch.after_cold()
+        self.progress.ran("cold", 1, [])
+        return value
+
+    def run(self, before: str | None = "settle", fn: Callable[[], Any] | None = None, runs: int = 1) -> Run:
+        """One later run (of ``fn``: the cell as a watch marked it), or a sample of ``runs`` runs in one
+        batch (clocks per run); before it the cell's names are put back, then the watches that hear
+        each run hear it."""
+        self.repeats.reset()
+        for watch in self._each:
+            watch.before_run()
+        call = functools.partial(self.batch or self._looped, runs) if runs > 1 else fn or self.cell.fn
+        run = timed_run(call, self.devices, self.clock, self.cpu_times, self.cell.outputs, before)[0]
+        if runs > 1:  # the sample's clocks, per run
+            def per_run(value: float | None) -> float | None:
+                return None if value is None else value / runs
+            run = Run(run.host / runs, run.wall / runs, per_run(run.device), per_run(run.cpu_user),
+                      per_run(run.cpu_sys), batch=runs)
+        for watch in self._each:
+            watch.after_run(run)
+        return run
+
+    def _looped(self, runs: int) -> Any:
+        """The cell ``runs`` times in a plain loop, as timeit runs one; the last run's value."""
+        value = None
+        for _ in range(runs):
+            value = self.cell.fn()
+        return value
+
+    def batch_size(self, plan: Plan, shortest: float) -> int:
+        """Runs per warm sample: ``plan.batch`` when a number, else 1 unless the plan sizes it and the cell
+        can be batched; then, from the ``shortest`` run so far, 1 when that lasts BATCH_TARGET times the
+        harness's cost, else the first of 2, 5, 10, 20, ... whose sample lasts that long, each tried in
+        turn (the tries count as warm-up runs)."""
+        goal = BATCH_TARGET * self.harness.wall
+        if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
+            return plan.batch
+        if (self.batch is None or self.repeats.rewinds() or (plan.runs is not None and plan.batch != SIZED)
+                or shortest >= goal):
+            return 1
+        for runs in _BATCH_SIZES:
+            self.warmup.append(self.run(runs=runs))
+            if self.warmup[-1].wall * runs >= goal:
+                break
+        return runs
+
+    def _halt(self, cause: str) -> None:
         """Say what stopped the later runs, and in which run: "input() in warm-up run 1"."""
         number = {"warm-up": len(self.warmup) + 1, "warm": len(self.warm) + 1}.get(self.phase, "")
         self.stopped = f"{cause} in {self.phase} run {number}".rstrip()
 
+    def later_runs(self, plan: Plan, extras: Sequence[Guarded]) -> None:
+        """The null runs that measure the harness (``calibrate``), the watches' ``before_warm``, the warm
+        loop, their ``after_warm`` (however the loop ended), then the extra runs that ``extras`` ask for,
+        in order; an error stops them."""
+        self.harness = calibrate(self.devices, self.clock, self.cell.outputs)
+        try:
+            with self.repeats.quiet():
+                for watch in self.watches:
+                    watch.before_warm()
+                try:
+                    self._warm_loop(plan)
+                finally:
+                    for watch in self.watches:
+                        watch.after_warm()
+                for watch in extras:
+                    self.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
+                    with contextlib.ExitStack() as stack:
+                        fn = _entered(stack, [watch], "extra", self.cell.fn)
+                        if watch.failure is None:  # a watch that failed (or failed to enter) gets no run
+                            self.extra[watch] = self.run(before="synchronize", fn=fn)
+        except Unrepeatable:
+            pass  # not an early stop: the repeat note says why the runs ended
+        except StopRepeats as stop:
+            self._halt(stop.args[0] if stop.args else "a stop")
+        except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too
+            if not self.repeats.failed(exc):  # kept, and the stop says which run: "ValueError in warm run 3"
+                self.error = exc
+                self._halt(type(exc).__name__)
 
-def _later_runs(sampler: Sampler, plan: Plan, watches: Sequence[Watch], extras: Sequence[Guarded], cold: Run,
-                harness: Harness, progress: Progress) -> _Later:
-    """The watches' ``before_warm``, the warm loop, their ``after_warm`` (however the loop ended),
-    then the extra runs that ``extras`` ask for, in order; an error stops them."""
-    later = _Later(plan, cold)
+    def _warm_loop(self, plan: Plan) -> None:
+        """Warm-up runs (with the tries that size a batch), then warm samples until the plan has
+        enough, on the budget counted from the end of the cold run; ``progress`` hears of each."""
+        start = self.clock.now()
+        for number in range(1, plan.warmup_count(self.cold.wall) + 1):
+            self.progress.starting("warm-up", number)
+            self.warmup.append(self.run())
+            self.progress.ran("warm-up", len(self.warmup), self.warm, self.harness)
+        shortest = min(run.wall for run in [self.cold, *self.warmup])  # one slow run must not stop batching
+        runs = self.batch_size(plan, shortest)
+        self.phase = "warm"
+        last = (self.warmup[-1].wall if self.warmup else self.cold.wall) * runs  # the last run, or try, as a sample
+        while plan.wants_more(len(self.warm), self.clock.now() - start, last):
+            self.progress.starting("warm", len(self.warm) + 1)
+            self.warm.append(self.run(runs=runs))
+            last = self.warm[-1].wall * runs
+            self.progress.ran("warm", len(self.warm), self.warm, self.harness)
+
+    def _notes(self, asked: Plan) -> list[str]:
+        """The result's notes: the devices', why the cell ran once when it changes state that restoring
+        names cannot undo (or what -n forced: ``asked`` is the plan before the cut), and an OOM hint."""
+        notes, reasons, runs = self.devices.notes(), self.repeats.why_once(), asked.runs
+        if reasons and runs != 0:
+            total = 1 + sum(run.batch for run in self.warmup + self.warm) + len(self.extra) + (self.stopped is not None)
+            why = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+            if runs is None:
+                ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
+                notes.append(f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them).")
+            else:
+                notes.append(f"The state reflects all {total} runs, not one ({asked.spelled()} forced them): {why}.")
+        notes += self.repeats.notes()
+        if self.error is not None and _is_out_of_memory(self.error):
+            notes.append(OOM_HINT)
+        return notes
+
+    def result(self, task: Task, features: Iterable[RecordKeeper], asked: Plan, seen: list[Any]) -> CudaTimeResult:
+        """The result, once: the runs, what the devices say, the task where it ran, the notes, each
+        watch's record (its ``Outcome``, with the watch's extra run and the warm median)."""
+        other_start, notes = self.repeats.other_start(), self._notes(asked)
+        median = None  # the warm median on the statistics' clock (``statistics_clock``)
+        if self.warm:
+            clock = statistics_clock(self.warm, self.harness, task.clock)
+            median = float(statistics.median(getattr(run, clock) for run in self.warm))
+        features = tuple(features)  # read twice: a generator would be spent
+        records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads
+        records.update((watch.name, watch.record(Outcome(self.cold, self.extra.get(watch), median, self.harness,
+                                                         seen, other_start))) for watch in self.watches)
+        notes += [watch.failure for watch in self.watches if watch.failure is not None]
+        device = self.devices.describe()
+        env = Env.here(device, frameworks=self.devices.frameworks)
+        return CudaTimeResult(cold=self.cold, warmup=self.warmup, warm=self.warm, device=device,
+                              synchronized=self.devices.names, notes=notes, stopped=self.stopped,
+                              harness=self.harness, task=dataclasses.replace(task, env=env), records=records,
+                              extra_runs=extra_runs(features, records))
+
+
+OOM_HINT = (
+    "Out of memory during the warm runs: each run allocates again while the previous result "
+    "is still referenced. Time fewer runs (-n), free tensors with del, or make the cell "
+    "overwrite its result in place."
+)
+
+
+def _is_out_of_memory(exc: BaseException) -> bool:
+    with contextlib.suppress(Exception):  # an exception that cannot be printed
+        return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
+    return False
+
+
+def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[RecordKeeper] = (),
+            watches: Mapping[str, Watch] | None = None, repeats: Repeats | None = None, clock: Clock | None = None,
+            progress: Progress | None = None) -> Measurement:
+    """Cold run, warm-up and warm runs of ``cell`` on ``devices`` according to ``plan``; the finished
+    ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in a ``Measurement``
+    with the cold run's value and what stopped the later runs.
+
+    An exception in the cold run propagates: there is nothing to report. An exception or interrupt
+    during later runs stops them; the runs done so far are returned with the exception in
+    ``Measurement.error``. ``repeats`` may cut the plan to the cold run. ``watches``, the parts of this
+    call's features by feature name, each leave their record under that name; each of ``features``
+    (``features.FEATURES``) gets an entry in the result's records (None where it did not watch).
+    """
+    repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
+    parts = [Guarded(name, watch) for name, watch in (watches or {}).items()]
+    sampler = Sampler(cell, devices, repeats, clock, parts, progress, cpu_times=task.clock == "cpu")
+    value = sampler.cold_run()
+    asked, extras = plan, [watch for watch in parts if watch.extra]
+    if not repeats.after_cold(value):
+        if plan.runs is None:  # a cell that must not repeat: the cold run alone
+            plan, extras = dataclasses.replace(plan, runs=0), []
+        else:  # with -n N: exactly N more runs, one per sample, no warm-up unless asked
+            batch = plan.batch if isinstance(plan.batch, int) else 1
+            plan = dataclasses.replace(plan, warmup=plan.warmup or 0, batch=batch)
     try:
-        with sampler.repeats.quiet():
-            for watch in watches:
-                watch.before_warm()
-            try:
-                _warm_loop(sampler, later, harness, progress)
-            finally:
-                for watch in watches:
-                    watch.after_warm()
-            for watch in extras:
-                later.phase = cast(str, watch.extra)  # ``extras`` are the watches with an extra name
-                with contextlib.ExitStack() as stack:
-                    fn = _entered(stack, [watch], "extra", sampler.fn)
-                    if watch.failure is None:  # a watch that failed (or failed to enter) gets no run
-                        later.extra[watch] = sampler.run(before="synchronize", fn=fn)
-    except Unrepeatable:
-        pass  # not an early stop: the repeat note says why the runs ended
-    except StopRepeats as stop:
-        later.halt(stop.args[0] if stop.args else "a stop")
-    except BaseException as exc:  # GeneratorExit and the user's own BaseException subclasses too
-        if not sampler.repeats.failed(exc):  # kept, and the stop says which run: "ValueError in warm run 3"
-            later.error = exc
-            later.halt(type(exc).__name__)
-    return later
-
-
-def _warm_loop(sampler: Sampler, later: _Later, harness: Harness, progress: Progress) -> None:
-    """Warm-up runs (with the tries that size a batch), then warm samples until the plan has
-    enough, on the budget counted from the end of the cold run; ``progress`` hears of each."""
-    plan, cold, clock = later.plan, later.cold, sampler.clock
-    start = clock.now()
-    for number in range(1, plan.warmup_count(cold.wall) + 1):
-        progress.starting("warm-up", number)
-        later.warmup.append(sampler.run())
-        progress.ran("warm-up", len(later.warmup), later.warm, harness)
-    shortest = min(run.wall for run in [cold, *later.warmup])  # one slow run must not stop batching
-    runs = sampler.batch_size(plan, shortest, harness, later.warmup)
-    later.phase = "warm"
-    last = (later.warmup[-1].wall if later.warmup else cold.wall) * runs  # the last run, or try, as a sample
-    while plan.wants_more(len(later.warm), clock.now() - start, last):
-        progress.starting("warm", len(later.warm) + 1)
-        later.warm.append(sampler.run(runs=runs))
-        last = later.warm[-1].wall * runs
-        progress.ran("warm", len(later.warm), later.warm, harness)
-
-
-def _assemble(devices: DeviceSet, task: Task, features: Iterable[RecordKeeper], watches: Mapping[str, Guarded],
-              later: _Later, outcome: Outcome, notes: list[str]) -> CudaTimeResult:
-    """The result, once: the runs, what the devices say, the task where it ran, each watch's record
-    (``outcome``, with the watch's extra run and the warm median)."""
-    median, harness = None, outcome.harness  # the warm median on the statistics' clock (``statistics_clock``)
-    if later.warm:
-        clock = statistics_clock(later.warm, harness, task.clock)
-        median = float(statistics.median(getattr(run, clock) for run in later.warm))
-    features = tuple(features)  # read twice: a generator would be spent
-    records: dict[str, Any] = {feature.name: None for feature in features}  # off: None; r.<name> reads
-    records.update((name, watch.record(dataclasses.replace(outcome, extra=later.extra.get(watch), median=median)))
-                   for name, watch in watches.items())
-    notes = notes + [watch.failure for watch in watches.values() if watch.failure is not None]
-    device = devices.describe()
-    env = Env.here(device, frameworks=devices.frameworks)
-    return CudaTimeResult(cold=later.cold, warmup=later.warmup, warm=later.warm, device=device,
-                          synchronized=devices.names, notes=notes, stopped=later.stopped, harness=harness,
-                          task=dataclasses.replace(task, env=env), records=records,
-                          extra_runs=extra_runs(features, records))
+        sampler.later_runs(plan, extras)
+    finally:
+        repeats.end()
+    if sampler.error is not None:
+        _drain(devices)
+    produced = cell.outputs(value) if cell.outputs is not None else [value]
+    seen = (cell.reads() if cell.reads is not None else []) + produced
+    devices.attribute(seen)
+    return Measurement(sampler.result(task, features, asked, seen), value, sampler.error)
 
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -708,22 +641,26 @@ def _cudatime_batch(_cudatime_k, _cudatime_repeat):
 """
 
 
+def _in_scope(nodes: Iterable[ast.AST], scopes: tuple[type[ast.AST], ...]) -> Iterator[ast.AST]:
+    """``nodes`` and all below them that run in their scope: a node of ``scopes`` is given, never entered."""
+    pending = list(nodes)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, scopes):
+            pending.extend(ast.iter_child_nodes(node))
+
+
 def top_level_names(tree: ast.AST) -> list[str]:
     """Names a cell binds or deletes at its top level (assignments, del, imports, defs, for/with targets)."""
     names: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _DEFS):
-                names.add(child.name)
-            elif isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
-                names.add(child.id)
-            elif isinstance(child, ast.alias) and child.name != "*":
-                names.add((child.asname or child.name).partition(".")[0])
-            elif not isinstance(child, (ast.Lambda, ast.comprehension)):
-                visit(child)
-
-    visit(tree)
+    for node in _in_scope(ast.iter_child_nodes(tree), (*_SCOPES, ast.comprehension)):
+        if isinstance(node, _DEFS):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.alias) and node.name != "*":
+            names.add((node.asname or node.name).partition(".")[0])
     return sorted(names)
 
 
@@ -739,9 +676,10 @@ def _reads(statement: ast.stmt) -> set[str]:
 
 
 def independent(tree: ast.Module) -> bool:
-    """Whether each run does the same work whatever the run before it left: no statement reads a
-    name the cell binds before a statement that always binds it has (``c = a @ b; c.sum()``
-    yes; ``x = x + 1`` or ``for ...: z = ...`` then ``z`` no)."""
+    """Whether each run does the same work whatever the run before it left, as a batch needs: between the
+    runs of one sample nothing puts the cell's names back. So no statement may read a name the cell binds
+    before a statement that always binds it has (``c = a @ b; c.sum()`` yes; ``x = x + 1`` or
+    ``for ...: z = ...`` then ``z`` no)."""
     bound = set(top_level_names(tree))
     done: set[str] = set()
     for statement in tree.body:
@@ -752,30 +690,14 @@ def independent(tree: ast.Module) -> bool:
     return True
 
 
-def _batchable(tree: ast.Module) -> bool:
-    """Whether the cell can be the body of the loop function: runs that do not depend on each other,
-    no ``:=`` anywhere, and none of ``_NOT_IN_A_LOOP_FUNCTION`` in what runs with the cell (defs,
-    lambdas and classes are scopes of their own)."""
-    if not tree.body or not independent(tree) or any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree)):
-        return False
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, _NOT_IN_A_LOOP_FUNCTION):
-            return False
-        if not isinstance(node, _SCOPES):
-            pending.extend(ast.iter_child_nodes(node))
-    return True
-
-
 def _loop_module(tree: ast.Module) -> ast.Module:
-    """``_TEMPLATE`` with the cell as the loop's body and its bound names declared global; the
-    template's lines are put on the cell's first line, so a traceback shows the cell's lines only."""
+    """``_TEMPLATE`` with the cell as the loop's body and its bound names declared global, so that the
+    runs read and write the user's namespace as an unbatched run does; the template's lines are put on
+    the cell's first line, so a traceback shows the cell's lines only."""
     module = ast.parse(_TEMPLATE)
     body = list(tree.body)
     for node in ast.walk(module):
-        if hasattr(node, "lineno"):
-            ast.copy_location(node, body[0])
+        ast.copy_location(node, body[0])  # a no-op on the nodes without a location
     function = cast(ast.FunctionDef, module.body[0])  # the template's def, whose body[1] is its for loop
     if isinstance(body[-1], ast.Expr):  # the final expression's value is the batch's value
         body[-1] = ast.copy_location(ast.Assign([ast.Name("_cudatime_value", ast.Store())], body[-1].value),
@@ -790,9 +712,13 @@ def _loop_module(tree: ast.Module) -> ast.Module:
 def compile_batch(tree: ast.Module, compile_module: Callable[[ast.Module], CodeType],
                   namespace: dict[str, Any]) -> Callable[[int], Any] | None:
     """``batch(k)``: run the cell ``k`` times in ``namespace`` (the user's globals) and return the
-    last run's value; or None when the cell is not batched. ``tree`` is the cell's transformed
-    module AST, ``compile_module(module)`` compiles a module AST as the shell does."""
-    if not _batchable(tree):
+    last run's value; or None when the cell is not batched: its runs depend on each other
+    (``independent``), or it cannot be the loop function's body (``:=`` anywhere, or one of
+    ``_NOT_IN_A_LOOP_FUNCTION`` in what runs with the cell: defs, lambdas and classes are scopes of
+    their own). ``tree`` is the cell's transformed module AST, ``compile_module(module)`` compiles a
+    module AST as the shell does."""
+    if (not tree.body or not independent(tree) or any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree))
+            or any(isinstance(node, _NOT_IN_A_LOOP_FUNCTION) for node in _in_scope(tree.body, _SCOPES))):
         return None
     try:
         code = compile_module(_loop_module(tree))

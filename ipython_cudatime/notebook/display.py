@@ -1,33 +1,14 @@
-"""How results are shown: the reports ``%cudatime`` publishes, and how a result echoed as a cell's
-value looks. The data (``result``, ``compare``) knows nothing of this layer.
+"""How results are shown: the reports ``%cudatime`` publishes, how a result echoed as a cell's
+value looks, and the live progress while a measurement runs. The data (``result``, ``compare``)
+knows nothing of this layer.
 
-In a notebook kernel: ``text/plain`` (the text report) and self-contained ``text/html``
-(the report with its chart as an SVG image), which every frontend renders the same
-before and after the notebook is saved and reopened, trusted or not. Widgets are only
-for the live progress view (``progress``), which this final bundle replaces through its
-display id. In terminal IPython: the text report only. Which of the two is one decision,
-made once and passed in (``Display(shell, keepers, notebook=...)``, as rich's ``force_jupyter``),
-never a global to patch.
-
-Live progress while a measurement runs: what is happening during a slow cell or a sweep.
-
-A measurement that takes longer than ``SHOW_AFTER`` seconds gets a view: runs done out
-of planned (or the time budget used), the running median, the sweep point. The runner
-reports before and after each run (``runner.Progress``); the view refreshes at most every
-``MIN_INTERVAL`` seconds and never so often that refreshing costs more than
-``COST_SHARE`` of the time measured. Between runs it refreshes on the runner's thread. A run
-that lasts (a slow cold run, one long warm run) would leave the view still, so a ticker
-thread wakes every ``TICK`` seconds and, when no refresh came for as long, shows the run
-under way and its time so far ("warm run 1 of 1: 1.2 s so far"): a value set on a widget
-from another thread is sent like any other (ipywidgets 7 and 8 alike). Only those refreshes
-fall inside a timed span, a fraction of a millisecond in a run of at least ``TICK`` seconds.
-All time is read on the runner's ``Clock``.
-
-- In a notebook with ipywidgets: core widgets (FloatProgress, HTML), shown under a
-  display id that the final static report then replaces; the widgets are closed, so
-  nothing widget-based is left in the saved notebook.
-- Elsewhere (terminal, or no ipywidgets): one updating line on stderr when stderr is a
-  TTY, else nothing.
+In a notebook kernel: ``text/plain`` (the text report) and self-contained ``text/html`` (the
+report with its chart as an SVG image), which every frontend renders the same before and after
+the notebook is saved and reopened, trusted or not. Widgets are only for the live progress view,
+which this final bundle replaces through its display id: nothing widget-based is left in the
+saved notebook. In terminal IPython: the text report only, the progress one updating line on a
+TTY stderr. Which of the two is one decision, made once and passed in (``Display(shell, keepers,
+notebook=...)``, as rich's ``force_jupyter``), never a global to patch.
 """
 
 from __future__ import annotations
@@ -61,11 +42,6 @@ if TYPE_CHECKING:
     from ..results.result import Harness, RecordKeeper, Run
 
 
-def in_notebook(shell: Any) -> bool:
-    """Whether ``shell`` runs under a Jupyter kernel (Lab, Notebook, VS Code, Colab)."""
-    return getattr(shell, "kernel", None) is not None
-
-
 def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
     """The text report of a result, or of results side by side: the truth every view shares."""
     return bundle(obj, keepers, html=False)["text/plain"]
@@ -73,33 +49,28 @@ def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
 
 def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper], html: bool = True) -> dict[str, str]:
     """The mimebundle for a result or results side by side: the text report, and (``html``) the HTML
-    report with its chart. Both views read one ``Reading`` of a result, or one ``Verdicts`` of results,
-    so that each finding, noise check and contrast is worked out once. ``keepers`` (the features) word
-    the records, and a table's columns and notes where the results carry no features of their own
-    (``Results.keepers``: those the magics or ``store.load`` made them with)."""
+    report with its chart, both read from one ``Reading`` of a result or one ``Verdicts`` of results.
+    ``keepers`` (the features) word the records where the results carry no features of their own."""
     obj = obj.read_by(keepers)  # a result read back without features holds plain records: they word them
     if isinstance(obj, Results):
         verdicts = Verdicts(obj.keepers)
         data = {"text/plain": results_text(obj, verdicts)}
-        if html:
-            data["text/html"] = results_html(obj, verdicts)
-        return data
+        return {**data, "text/html": results_html(obj, verdicts)} if html else data
     reading = Reading.of(obj, keepers)
     data = {"text/plain": render_text(reading)}
-    if html:
-        data["text/html"] = render_html(reading, chart_html(obj))
-    return data
+    return {**data, "text/html": render_html(reading, chart_html(obj))} if html else data
 
 
 class Display:
     """Shows results on one shell.
 
     ``keepers`` are the features that word a result's records (``features.FEATURES``, handed in
-    as the magics are). ``notebook`` is the frontend decision: None detects it (``in_notebook``),
-    True or False forces it (tests, or a frontend we misjudge). ``install`` gives echoed results their
-    reprs through IPython's formatters, registered by type, so that the data imports no
-    display code: the text report as text/plain, and the HTML report as text/html, which
-    IPython asks for only where a notebook shows it (terminal IPython never draws a chart).
+    as the magics are). ``notebook`` is the frontend decision: None detects it (a Jupyter kernel
+    behind the shell: Lab, Notebook, VS Code, Colab), True or False forces it (tests, or a frontend
+    we misjudge). ``install`` gives echoed results their reprs through IPython's formatters,
+    registered by type, so that the data imports no display code: the text report as text/plain,
+    and the HTML report as text/html, which IPython asks for only where a notebook shows it
+    (terminal IPython never draws a chart).
     """
 
     SHOWN: ClassVar[tuple[type, ...]] = (CudaTimeResult, Results)
@@ -107,7 +78,7 @@ class Display:
     def __init__(self, shell: Any, keepers: Iterable[RecordKeeper], notebook: bool | None = None) -> None:
         self.shell = shell
         self.keepers = tuple(keepers)
-        self.notebook = in_notebook(shell) if notebook is None else notebook
+        self.notebook = getattr(shell, "kernel", None) is not None if notebook is None else notebook
         # (cell, object) last published: its echo in the same cell is one line
         self._shown: tuple[int, object] | None = None
 
@@ -167,12 +138,24 @@ FINISHED_SHOWN = 8  # finished sweep points listed under the bar, the latest one
 
 
 class LiveProgress(Progress):
-    """Follows one ``%cudatime`` (all points of a sweep) and owns its progress view.
+    """Follows one ``%cudatime`` (all points of a sweep) and owns its progress view: what is happening
+    during a slow cell or a sweep.
 
-    Use it as a context manager around the measurement; ``finish(data)`` publishes the
-    final bundle in place of the view, and leaving the context removes a view that no
-    report replaced (``-q``, ``-o``, an error). The bar is the share of the time spent out of
-    the time spent and left (``_left``), so the cold run and the run under way move it too.
+    A measurement that takes longer than ``SHOW_AFTER`` seconds gets a view: runs done out of planned
+    (or the time budget used), the running median, the sweep point. The runner reports before and after
+    each run (``runner.Progress``); the view refreshes at most every ``MIN_INTERVAL`` seconds and never
+    so often that refreshing costs more than ``COST_SHARE`` of the time measured. Between runs it
+    refreshes on the runner's thread. A run that lasts (a slow cold run, one long warm run) would leave
+    the view still, so a ticker thread wakes every ``TICK`` seconds and, when no refresh came for as
+    long, shows the run under way and its time so far ("warm run 1 of 1: 1.2 s so far"): a value set on
+    a widget from another thread is sent like any other (ipywidgets 7 and 8 alike). Only those refreshes
+    fall inside a timed span, a fraction of a millisecond in a run of at least ``TICK`` seconds. All
+    time is read on the runner's ``Clock``.
+
+    Use it as a context manager around the measurement; ``finish(data)`` publishes the final bundle in
+    place of the view, and leaving the context removes a view that no report replaced (``-q``, ``-o``,
+    an error). The bar is the share of the time spent out of the time spent and left (``_left``), so the
+    cold run and the run under way move it too.
     """
 
     def __init__(self, view: WidgetView | LineView | None, runs: int | None = None, budget: float = 1.0,
@@ -198,7 +181,6 @@ class LiveProgress(Progress):
         self._ticker: threading.Thread | None = None
 
     def next_point(self, label: str) -> None:
-        """The sweep moves on to its next point, described by ``label``."""
         now = self.clock.now()
         if self.point >= 0:
             self._took.append(now - self._point_started)
@@ -239,12 +221,10 @@ class LiveProgress(Progress):
         self._next = now + max(MIN_INTERVAL, cost / COST_SHARE)
 
     def tick(self) -> None:
-        """The ticker's look: when a run has been under way for ``MIN_INTERVAL`` or more and no
-        refresh came for as long, show the run and its time so far."""
+        """The ticker's look: a run under way for ``MIN_INTERVAL`` or more, with no refresh for as long."""
         running, now = self._running, self.clock.now()
-        if running is None or now < self._next or now - running[2] < MIN_INTERVAL:
-            return
-        self._refresh(now)
+        if running is not None and now >= self._next and now - running[2] >= MIN_INTERVAL:
+            self._refresh(now)
 
     def _text(self, now: float) -> str:
         """One run named (the one under way, else the last that ended), the running median, and
@@ -277,7 +257,6 @@ class LiveProgress(Progress):
         return f"{done} warm sample{'s' if done != 1 else ''}, {fmt(spent)} of the {fmt(self.budget)} budget"
 
     def _fraction(self, now: float) -> float:
-        """The share of the whole measurement done: the time spent out of the time spent and left."""
         spent = now - self.started
         total = spent + self._left(now)
         self._shown = max(self._shown, min(spent / total, 1.0) if total > 0 else 0.0)
@@ -322,11 +301,10 @@ class LiveProgress(Progress):
             self._ticker = None
 
     def finish(self, data: dict[str, Any]) -> None:
-        """Publish the final bundle, in place of the view when one is showing."""
         self._stop_ticker()
         view, self.view = self.view, None
         if isinstance(view, WidgetView) and view.shown:
-            view.replace(data)
+            view.close(data)
             return
         if view is not None:
             view.close()  # a stderr line is cleared before the report
@@ -370,13 +348,10 @@ class WidgetView:
         """Show ``status`` as text, and under it the ``finished`` sweep points (label, median): an
         HTML widget renders markup, and both hold the user's sweep values and labels, so they are
         escaped (``<img onerror=...>`` shows as typed)."""
-        if self.widgets is None:
-            self._show()
-        assert self.widgets is not None  # what _show() made
-        box, bar, text = self.widgets
+        _, bar, text = self.widgets or self._show()
         bar.value, text.value = fraction, escape(status, quote=False) + _finished_table(finished)
 
-    def _show(self) -> None:
+    def _show(self) -> tuple[Any, Any, Any]:
         import ipywidgets
 
         bar = ipywidgets.FloatProgress(value=0.0, min=0.0, max=1.0, layout=ipywidgets.Layout(width="240px"))
@@ -387,28 +362,21 @@ class WidgetView:
             setattr(model, OWN_WIDGET, True)
         view = {"version_major": 2, "version_minor": 0, "model_id": box.model_id}
         self._publish({"text/plain": "cudatime: measuring", WIDGET_MIME: view}, False)
+        return self.widgets
 
-    def replace(self, data: dict[str, Any]) -> None:
-        """The final bundle takes the view's place; then the widgets go."""
-        self._publish(data, True)
-        self._close_widgets()
-
-    def close(self) -> None:
-        """No report follows: leave an empty output where the view was."""
+    def close(self, data: dict[str, Any] | None = None) -> None:
+        """The final bundle takes the view's place (an empty output where no report follows); then every
+        model made is closed: a model left open stays in the notebook's saved widget state."""
         if self.widgets is not None:
-            self._publish({"text/plain": ""}, True)
-            self._close_widgets()
+            self._publish({"text/plain": ""} if data is None else data, True)
+            for model in self._models():
+                model.close()
+            self.widgets = None
 
     def _models(self) -> list[Any]:
         """Every model the view made: its widgets, their layouts and styles."""
         models = [(widget, widget.layout, getattr(widget, "style", None)) for widget in self.widgets or ()]
         return [model for group in models for model in group if model is not None]
-
-    def _close_widgets(self) -> None:
-        """Close every model made: a model left open stays in the notebook's saved widget state."""
-        for model in self._models():
-            model.close()
-        self.widgets = None
 
 
 class LineView:

@@ -1,9 +1,8 @@
 """The IPython layer: parse the options, compile the cell once, run it, show the result.
 
-Compiling follows IPython's own ``%time``/``%timeit`` (transform_cell → ast_parse →
-transform_ast → compile), so ``%magics``, ``!cmd`` and AST transformers work in the
-cell; the code then runs in the user namespace. ``shell.run_cell`` is never
-called: it would reset the outer cell's result.
+Compiling follows IPython's own ``%time``/``%timeit`` (transform_cell → ast_parse → transform_ast → compile),
+so ``%magics``, ``!cmd`` and AST transformers work in the cell; the code then runs in the user namespace.
+``shell.run_cell`` is never called: it would reset the outer cell's result.
 """
 
 from __future__ import annotations
@@ -144,9 +143,7 @@ class CompiledCell:
             """What a run produced: its value and the values of the names it bound (JAX waits on these)."""
             return [value, *(namespace[name] for name in bound if name in namespace)]
 
-        def values() -> list[Any]:
-            """The values of the names the cell reads, found in the first of ``namespaces`` that has
-            each (they tell which frameworks the cell's work went through)."""
+        def values() -> list[Any]:  # they tell which frameworks the cell's work went through
             spaces = ((name, next((space for space in namespaces if name in space), None)) for name in read)
             return [space[name] for name, space in spaces if space is not None]
 
@@ -211,14 +208,10 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
 
 @magics_class
 class CudaTimeMagics(Magics):
-    """The magics and what they keep between cells. The seams are passed in, with defaults:
-    ``registry``, the device backends to look for (``backends.REGISTRY``); ``probes``, the
-    cold-run probes (``features.cold_causes.probes.PROBES``); ``clock``, what runs are timed with (``clocks.Clock``);
-    ``notebook``, the frontend decision (``display.Display``: None detects a Jupyter kernel, True
-    or False forces it); ``machine``, where the CPU facts are read and threads set
-    (``machine.Machine``); ``features``, the measurement features (``features.FEATURES``),
-    whose flags the command line takes (a feature whose name the result already answers to is
-    refused here, ``CudaTimeResult.check_keepers``). Tests register an instance built with their own."""
+    """The magics and what they keep between cells. The seams are passed in, with defaults (tests register
+    an instance built with their own): the device backends to look for, the cold-run probes, the clock runs
+    are timed with, ``notebook`` (None detects a Jupyter kernel, True or False forces it), the ``machine``
+    where the CPU facts are read and threads set, and the ``features``, whose flags the command line takes."""
 
     shell: Any  # the InteractiveShell they are registered on (Magics allows None; these magics always have one)
 
@@ -255,16 +248,15 @@ class CudaTimeMagics(Magics):
         except SyntaxError as exc:  # the user's, shown as IPython shows one in a cell
             _show_syntax_error_plainly(self.shell, exc)
             raise exc.with_traceback(None)  # noqa: B904  # the user's error itself, raised again: no new one to chain
-        points = grid_size(spec.sweeps) if spec.sweeps else 1
-        plan = spec.plan
+        points, plan = grid_size(spec.sweeps), spec.plan
         if spec.interleave:  # each point is timed once per round, one warm sample each time
-            points, plan = points * (spec.plan.runs or 1), dataclasses.replace(spec.plan, runs=1)
-        with live_progress(self.shell, spec.show.quiet, plan, self.display.notebook, points, self.clock) as live:
+            points, plan = points * (plan.runs or 1), dataclasses.replace(plan, runs=1)
+        with live_progress(self.shell, spec.quiet, plan, self.display.notebook, points, self.clock) as live:
             if spec.sweeps:
                 value, error = self._sweep(spec, compiled, where, run_setup, live)
             else:
                 value, error = self._time(spec, compiled, where, run_setup, live)
-                value = None if _ends_with_semicolon(source) and not spec.show.output else value
+                value = None if _ends_with_semicolon(source) and not spec.output else value
         if error is None:
             return value
         if isinstance(error, UsageError):  # a bad command line is never the cell's error: it always stops
@@ -280,10 +272,9 @@ class CudaTimeMagics(Magics):
 
     def _measure(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
                  params: Mapping[str, Any] | None = None, hold: InterruptHold | None = None) -> Measurement:
-        """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run;
-        ``live`` (``progress.LiveProgress``) hears of each run; ``hold`` (``state.InterruptHold``)
-        starts when the later runs end. The result says what it timed: the cell, its label, the
-        swept ``params``, this machine; each feature of ``spec`` watches the runs."""
+        """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run; ``live``
+        hears of each run, ``hold`` starts when the later runs end. The result says what it timed: the cell, its
+        label, the swept ``params``, this machine; each feature of ``spec`` watches the runs."""
         shell = self.shell
         scope = shell.user_ns if where is None else where
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
@@ -327,7 +318,7 @@ class CudaTimeMagics(Magics):
             point = Point(result.task, result)
             self._keep(spec, [point], point)
             self._show(spec, result, live)
-        value = result if spec.show.output else None if spec.timeit else measurement.value
+        value = result if spec.output else None if spec.timeit else measurement.value
         return value, KeyboardInterrupt() if hold.caught and error is None else error
 
     def _keep(self, spec: Spec[Feature], points: list[Point], point: Point) -> None:
@@ -343,20 +334,17 @@ class CudaTimeMagics(Magics):
 
     def _show(self, spec: Spec[Feature], obj: CudaTimeResult | Results, live: LiveProgress) -> None:
         """-o VAR binds what was timed; unless -q, its report replaces the progress view."""
-        if spec.show.var:
-            self.shell.user_ns[spec.show.var] = obj
-        if not spec.show.quiet:
-            self.display.show(obj, spec.show.text, live)
+        if spec.var:
+            self.shell.user_ns[spec.var] = obj
+        if not spec.quiet:
+            self.display.show(obj, spec.text, live)
 
     def _sweep(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
                run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Results | None, BaseException | None]:
-        """Time the cell at every point of the --sweep grid; return (Results or None, error).
-
-        Before each point the cell's names are put back as they were, the swept names
-        are bound, then the setup code runs (untimed), so that setup can prepare each
-        point's inputs. The swept names get their old values back (or are deleted) after.
-        With --interleave each point is timed so once per round (``run_interleaved``).
-        """
+        """Time the cell at every point of the --sweep grid; return (Results or None, error). Before each point
+        the cell's names are put back as they were, the swept names are bound, then the setup code runs (untimed),
+        so that setup can prepare each point's inputs. The swept names get their old values back (or are deleted)
+        after. With --interleave each point is timed so once per round (``run_interleaved``)."""
         scope = self.shell.user_ns if where is None else where
         swept = NameSnapshot(scope, [name for name, _ in spec.sweeps])
         cell_state = NameSnapshot(scope, compiled.bound)
@@ -399,7 +387,7 @@ class CudaTimeMagics(Magics):
                 check_values(sweep, values)
             self._show(spec, sweep, live)
         error = KeyboardInterrupt() if hold.caught and sweep.error is None else sweep.error
-        return (sweep if spec.show.output else None), error
+        return (sweep if spec.output else None), error
 
     cudatime.__doc__ = cli.usage(FEATURES)
 

@@ -121,9 +121,8 @@ def _ticks(low: float, high: float, log: bool, most: int) -> list[float]:
 
 
 def _marks(result: CudaTimeResult, bars: list[Bar], x: _Axis, y: _Axis) -> tuple[list[str], str]:
-    """The runs as SVG elements (``x``, ``y``: data to pixels) and the x label: a bar per run, a stroke as wide
-    as the bar in one ``<path>`` per colour; past ``MANY_RUNS`` the cold run's diamond, the warm-up runs'
-    dots and the warm runs' histogram (log-spaced bins on a log axis) drawn sideways, one path."""
+    """The runs as SVG elements (``x``, ``y``: data to pixels) and the x label: a stroke per bar, or past
+    ``MANY_RUNS`` the cold run's diamond, the warm-up runs' dots and the warm runs' histogram drawn sideways."""
     if not many_runs(result):
         width = 0.85 * (x(2) - x(1))
         strokes: dict[str, list[str]] = {}
@@ -153,9 +152,8 @@ def _marks(result: CudaTimeResult, bars: list[Bar], x: _Axis, y: _Axis) -> tuple
 
 
 def chart_svg(result: CudaTimeResult) -> bytes:
-    """SVG bytes of the run chart, written by hand to stay small in a saved notebook (3 kB, not matplotlib's
-    20 kB): a bar per run, or past ``MANY_RUNS`` runs their distribution; text as ``<text>`` in the
-    reader's sans-serif, coordinates in CSS pixels to a tenth, the same bytes for the same result."""
+    """SVG bytes of the run chart (see the module's docstring): coordinates in CSS pixels to a tenth, the
+    same bytes for the same result."""
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
     left, right, upper, lower = MARGINS_PX
@@ -226,14 +224,14 @@ USER_TEXT = {"parse_math": False, "usetex": False}
 CHART_RC: dict[Any, Any] = {"text.usetex": False}
 
 
-def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
-    """A Figure with one axes (object API, never pyplot: nothing is left open or shown twice)."""
+def figure(height_px: float) -> tuple[Figure, Axes]:
+    """A Figure ``CHART_PX`` wide with one axes (object API, never pyplot: nothing is left open or shown twice)."""
     import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(CHART_RC):
-        fig = Figure(figsize=(width_px / 96, height_px / 96), dpi=96)
+        fig = Figure(figsize=(CHART_PX / 96, height_px / 96), dpi=96)
         FigureCanvasSVG(fig)
         axes = fig.add_subplot()
     fig.patch.set_facecolor(PANEL)
@@ -247,24 +245,14 @@ def figure(height_px: float, width_px: float = CHART_PX) -> tuple[Figure, Axes]:
     return fig, axes
 
 
-def place(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> None:
-    """Fixed margins in pixels (``MARGINS_PX``; ``left_px`` for names left of the plot), ``extra_bottom_px``
-    more below for wrapped tick labels (the figure grows by as much, so the plot keeps its height)."""
-    width, height = (size * fig.dpi for size in fig.get_size_inches())
-    height += extra_bottom_px
-    fig.set_size_inches(width / fig.dpi, height / fig.dpi)
-    _, right, top, bottom = MARGINS_PX
-    fig.subplots_adjust(left=left_px / width, right=1 - right / width, top=1 - top / height,
-                        bottom=(bottom + extra_bottom_px) / height)
-
-
 def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
-    """Label the ``which`` axis of ``axes`` (its data drawn) in the report's units: a few round
-    values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
+    """Scale the ``which`` axis of ``axes`` (its data drawn) and label it in the report's units: a few
+    round values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
     Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``);
     the other axis (runs, swept values, rows) has none."""
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
+    (axes.set_yscale if which == "y" else axes.set_xscale)("log" if log else "linear")
     axis, other = (axes.yaxis, axes.xaxis) if which == "y" else (axes.xaxis, axes.yaxis)
     other.set_minor_locator(NullLocator())
     most = 5 if which == "y" else 3  # side by side, "100 ms" labels need about 60 px each
@@ -285,8 +273,9 @@ VALUE_MARGIN = 0.1  # of the swept values' span, beyond them on either side of t
 
 
 def value_ticks(axes: Axes, values: Iterable[float], log: bool) -> None:
-    """The swept values as the x ticks, thinned so that no two labels touch and none passes the
-    chart's right edge (where "1e+06" was cut in half)."""
+    """The swept values as the x ticks on a ``log`` or linear axis, thinned so that no two labels touch and
+    none passes the chart's right edge (where "1e+06" was cut in half)."""
+    axes.set_xscale("log" if log else "linear")
     values = sorted(set(values))
     where = [math.log(v) if log else v for v in values]
     span = (where[-1] - where[0]) or 1.0
@@ -324,10 +313,18 @@ def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
     return max(len(lines) for lines in wrapped), key
 
 
-def svg_bytes(fig: Figure) -> bytes:
-    """The figure as SVG, the same bytes for the same chart: no date, a fixed salt for matplotlib's ids."""
+def svg_bytes(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> bytes:
+    """The figure in fixed margins (``MARGINS_PX``; ``left_px`` for names left of the plot, ``extra_bottom_px``
+    more below for wrapped tick labels: the figure grows by as much, so the plot keeps its height) as SVG, the
+    same bytes for the same chart: no date, a fixed salt for matplotlib's ids."""
     import matplotlib
 
+    width, height = (size * fig.dpi for size in fig.get_size_inches())
+    height += extra_bottom_px
+    fig.set_size_inches(width / fig.dpi, height / fig.dpi)
+    _, right, top, bottom = MARGINS_PX
+    fig.subplots_adjust(left=left_px / width, right=1 - right / width, top=1 - top / height,
+                        bottom=(bottom + extra_bottom_px) / height)
     buffer = io.BytesIO()
     with matplotlib.rc_context({**CHART_RC, "svg.hashsalt": "ipython_cudatime"}):  # ticks are made as it draws
         fig.savefig(buffer, format="svg", facecolor=PANEL, dpi=144, metadata={"Date": None})

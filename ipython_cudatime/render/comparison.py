@@ -2,8 +2,7 @@
 
 Text (the truth), and HTML with a chart (an SVG ``<img>``, see ``chart``): warm median (and cold)
 against the swept value, or a dot plot with a row per result. One label's points from one machine read
-as a sweep; anything else (several labels, results loaded from other kernels or machines) as a
-comparison, each row named by its label, swept values and, from several machines, the machine.
+as a sweep; anything else (several labels, results loaded from other kernels or machines) as a comparison.
 """
 
 from __future__ import annotations
@@ -20,26 +19,7 @@ from ..results.ratios import Verdicts, interval_text, times_text
 from ..results.result import format_params as _params
 from ..units import format_seconds as fmt
 from ..units import inert, plain, range_text, ratio_text, shortened, time_unit
-from .chart import (
-    CHAR_PX,
-    COLOURS,
-    FONT_PT,
-    FONT_PX,
-    MARGINS_PX,
-    MUTED,
-    SERIES,
-    USER_TEXT,
-    category_ticks,
-    figure,
-    img_tag,
-    legend_html,
-    legend_item,
-    place,
-    svg_bytes,
-    swatch,
-    time_axis,
-    value_ticks,
-)
+from . import chart
 from .report import capped, report_html, section_html, sentence_html, table_html
 
 if TYPE_CHECKING:
@@ -57,13 +37,22 @@ LOG_SPAN = 20  # times spanning this factor are drawn on a log axis
 X_LOG_SPAN = 10  # and swept values spanning a decade
 
 
-def spread_text(result: CudaTimeResult) -> str:
-    """A table's spread cell: the IQR, min–max below ``IQR_MIN_RUNS`` (quartiles of a few samples mean little)."""
+def _spread(result: CudaTimeResult) -> tuple[float, float] | None:
+    """(low, high) of the warm runs as a table words them and a chart draws them: the quartiles, min and max
+    below ``IQR_MIN_RUNS`` (quartiles of a few samples mean little); None without two."""
     if result.runs < 2:
-        return "one run" if result.runs else ""
+        return None
     if result.has_iqr:
-        return f"IQR {fmt(result.iqr)}"
-    return f"min–max {range_text(min(result.samples), max(result.samples))}"
+        q1, _, q3 = statistics.quantiles(result.samples, n=4, method="inclusive")
+        return q1, q3
+    return min(result.samples), max(result.samples)
+
+
+def spread_text(result: CudaTimeResult) -> str:
+    """A table's spread cell: the IQR, or min–max (``_spread``)."""
+    if (spread := _spread(result)) is None:
+        return "one run" if result.runs else ""
+    return f"IQR {fmt(spread[1] - spread[0])}" if result.has_iqr else f"min–max {range_text(*spread)}"
 
 
 def median_text(result: CudaTimeResult) -> str:
@@ -136,6 +125,7 @@ def _sweep_pairs(sweep: Results) -> list[tuple[int, int]]:
 
 
 HEADER: Row = ("point", "warm median (95% CI)", "spread", "cold", "runs", "speed-up", "error")
+COMPARE_HEADER: Row = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
 VERDICT = ("speed-up", "vs first")  # each table's own verdict on a row: a keeper's judging columns follow it
 
 
@@ -184,16 +174,6 @@ def _by_speed(points: Iterable[Point]) -> list[Point]:
     """The points with warm runs, the fastest (the smallest warm median) first."""
     timed = [(p.result.median, i, p) for i, p in enumerate(points) if p.result is not None and p.result.median]
     return [p for _, _, p in sorted(timed, key=lambda each: each[:2])]
-
-
-def _spread(result: CudaTimeResult | None) -> tuple[float, float] | None:
-    """(low, high) of the warm runs as a chart draws them, as ``spread_text`` words them; None without two."""
-    if result is None or result.runs < 2:
-        return None
-    if result.has_iqr:
-        q1, _, q3 = statistics.quantiles(result.samples, n=4, method="inclusive")
-        return q1, q3
-    return min(result.samples), max(result.samples)
 
 
 def _grid_cell(point: Point | None, fastest: Point | None, factor: int) -> str:
@@ -307,9 +287,9 @@ def sweep_chart(sweep: Results) -> str:
     x_name, numeric, categories, series = _sweep_series(sweep, done)
     if note := crowded(len(series), CHART_SERIES, "lines") if numeric else crowded(len(done), CHART_ROWS, "points"):
         return note
-    fig, axes = figure(CHART_HEIGHT_PX)
+    fig, axes = chart.figure(CHART_HEIGHT_PX)
     lines, key = 1, list[str]()
-    for colour, points in zip(itertools.cycle(SERIES), series.values()):
+    for colour, points in zip(itertools.cycle(chart.SERIES), series.values()):
         xs = [x for x, _ in points]
         medians = [r.median for _, r in points]  # None where a point has no warm runs: matplotlib leaves a gap
         axes.plot(xs, medians, marker="o", color=colour, linestyle="-" if numeric else "none")  # type: ignore[arg-type]
@@ -324,30 +304,25 @@ def sweep_chart(sweep: Results) -> str:
     if numeric:
         values = [p.params[x_name] for p in done]
         x_log = _spans_decades(values, X_LOG_SPAN)
-        axes.set_xscale("log" if x_log else "linear")
-        value_ticks(axes, values, x_log)
+        chart.value_ticks(axes, values, x_log)
     else:
         axes.set_xlim(-0.5, len(categories) - 0.5)
-        lines, key = category_ticks(axes, categories)
-    axes.set_xlabel(x_name, fontsize=FONT_PT)
-    axes.set_ylabel("time", fontsize=FONT_PT)
+        lines, key = chart.category_ticks(axes, categories)
+    axes.set_xlabel(x_name, fontsize=chart.FONT_PT)
+    axes.set_ylabel("time", fontsize=chart.FONT_PT)
     log = _spans_decades([v for _, points in series.items() for _, r in points for v in (r.median, r.cold_time)])
-    axes.set_yscale("log" if log else "linear")
-    time_axis(axes, log)
-    place(fig, (lines - 1) * FONT_PX * 1.25)  # room for the lines of the x tick labels
+    chart.time_axis(axes, log)
     solid, dashed = (" (solid line)", " (dashed line)") if numeric else ("", "")
     spread_mark = "shaded band" if numeric else "bar through it"
-    items = [legend_item(f"<span style='color:{MUTED}'>●</span> warm median{solid}, its spread a {spread_mark}"),
-             legend_item(f"<span style='color:{MUTED}'>○</span> cold run{dashed}")]
+    items = [chart.legend_item(f"<span style='color:{chart.MUTED}'>●</span> warm median{solid}, its spread a "
+                               f"{spread_mark}"),
+             chart.legend_item(f"<span style='color:{chart.MUTED}'>○</span> cold run{dashed}")]
     if any(series):  # a series is unnamed ("") only where it is the one
-        items += [legend_item(swatch(colour) + escape(name or "the rest"))
-                  for colour, name in zip(itertools.cycle(SERIES), series)]
-    return img_tag(svg_bytes(fig), "cudatime: warm median and cold run per sweep point") + legend_html(items, key)
-
-
-def sweep_html(sweep: Results, verdicts: Verdicts | None = None) -> str:
-    """``results_html`` of a sweep, whatever ``is_sweep`` would say of it."""
-    return _html(sweep, verdicts, sweep=True)
+        items += [chart.legend_item(chart.swatch(colour) + escape(name or "the rest"))
+                  for colour, name in zip(itertools.cycle(chart.SERIES), series)]
+    svg = chart.svg_bytes(fig, (lines - 1) * chart.FONT_PX * 1.25)  # room for the lines of the x tick labels
+    image = chart.img_tag(svg, "cudatime: warm median and cold run per sweep point")
+    return image + chart.legend_html(items, key)
 
 
 def _names(points: Sequence[Point]) -> list[str]:
@@ -388,9 +363,6 @@ def compare_notes(results: Results, verdicts: Verdicts) -> list[str]:
     return lines + keeper_notes(results, names, verdicts, "rows")
 
 
-COMPARE_HEADER: Row = ("label", "warm median (95% CI)", "spread", "cold", "cold/warm", "vs first", "device", "error")
-
-
 NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's dots (102 px of a 270 px chart)
 NAME_LINES = 3  # lines a name may take; a longer one ends in "…" (the table below has it whole)
 
@@ -414,26 +386,26 @@ def compare_chart(results: Results) -> str:
     if note := crowded(len(done), CHART_ROWS, "rows"):
         return note
     names = [_row_name(name) for name, _ in done]
-    row_px = max(name.count("\n") + 1 for name in names) * FONT_PX * 1.25 + 10
-    fig, axes = figure(MARGINS_PX[2] + MARGINS_PX[3] + row_px * len(done))
+    row_px = max(name.count("\n") + 1 for name in names) * chart.FONT_PX * 1.25 + 10
+    fig, axes = chart.figure(chart.MARGINS_PX[2] + chart.MARGINS_PX[3] + row_px * len(done))
+    warm, cold = chart.COLOURS["warm"], chart.COLOURS["cold"]
     for y, (_, r) in enumerate(done):
         interval = _spread(r)
         if interval is not None:
-            axes.hlines(y, *interval, color=COLOURS["warm"], linewidth=2.5)
+            axes.hlines(y, *interval, color=warm, linewidth=2.5)
         if r.median is not None:
-            axes.plot([r.median], [y], "o", color=COLOURS["warm"], markersize=7)
-        axes.plot([r.cold_time], [y], "o", markerfacecolor="none", color=COLOURS["cold"], markersize=7)
-    axes.set_yticks(range(len(done)), names, **USER_TEXT)
+            axes.plot([r.median], [y], "o", color=warm, markersize=7)
+        axes.plot([r.cold_time], [y], "o", markerfacecolor="none", color=cold, markersize=7)
+    axes.set_yticks(range(len(done)), names, **chart.USER_TEXT)
     axes.set_ylim(len(done) - 0.5, -0.5)  # the first row on top, as in the table
     log = _spans_decades([v for _, r in done for v in (r.median, r.cold_time)])
-    axes.set_xscale("log" if log else "linear")
-    time_axis(axes, log, "x")
-    axes.set_xlabel("time per run" + (" (log)" if log else ""), fontsize=FONT_PT)
-    place(fig, left_px=NAME_CHARS * CHAR_PX + 12)
-    image = img_tag(svg_bytes(fig), "cudatime: warm median, its spread and the cold run per row")
-    items = [legend_item(f"<span style='color:{COLOURS['warm']}'>●</span> warm median, its spread as a line"),
-             legend_item(f"<span style='color:{COLOURS['cold']}'>○</span> cold run")]
-    return image + legend_html(items)
+    chart.time_axis(axes, log, "x")
+    axes.set_xlabel("time per run" + (" (log)" if log else ""), fontsize=chart.FONT_PT)
+    svg = chart.svg_bytes(fig, left_px=NAME_CHARS * chart.CHAR_PX + 12)
+    image = chart.img_tag(svg, "cudatime: warm median, its spread and the cold run per row")
+    items = [chart.legend_item(f"<span style='color:{warm}'>●</span> warm median, its spread as a line"),
+             chart.legend_item(f"<span style='color:{cold}'>○</span> cold run")]
+    return image + chart.legend_html(items)
 
 
 def is_sweep(results: Results) -> bool:
@@ -456,18 +428,14 @@ def results_text(results: Results, verdicts: Verdicts | None = None) -> str:
 
 def results_html(results: Results, verdicts: Verdicts | None = None) -> str:
     """The chart, the table, the notes; a two-name sweep's grid first, its table then opening on demand."""
-    return _html(results, verdicts, is_sweep(results))
-
-
-def _html(results: Results, verdicts: Verdicts | None, sweep: bool) -> str:
-    verdicts = verdicts or Verdicts(results.keepers)
+    verdicts, sweep = verdicts or Verdicts(results.keepers), is_sweep(results)
     html, grid = table_html(*_table(results, verdicts)), _grid_table(results, verdicts) if sweep else None
     if grid is not None:
         title, header, rows = grid
         html = (f"<div><b>{escape(title)}</b></div>{table_html(header, rows, 'cudatime-grid')}"
                 + capped(f"<div style='font-size:90%'>{escape(GRID_KEY)}</div>")
                 + section_html("Every point", html, "cudatime-section-points"))
-    chart = sweep_chart(results) if sweep else compare_chart(results)
+    drawn = sweep_chart(results) if sweep else compare_chart(results)
     notes = _sweep_notes(results, verdicts) if sweep else compare_notes(results, verdicts)
     extras = capped("".join(f"<div>{sentence_html(line)}</div>" for line in notes))
-    return report_html([capped(chart), html, extras], "cudatime-sweep" if sweep else "cudatime-compare", wide=True)
+    return report_html([capped(drawn), html, extras], "cudatime-sweep" if sweep else "cudatime-compare", wide=True)

@@ -100,28 +100,6 @@ def _hand_over(result: CudaTimeResult) -> str:
             f"({fmt(hosts[0])} the first time)")
 
 
-def findings(result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> list[Finding]:
-    """The sentences under the numbers, most important first; ``keepers`` (the features) word their own."""
-    return list(Reading.of(result, keepers).findings)
-
-
-def _findings(result: CudaTimeResult, pairs: Iterable[tuple[RecordKeeper, Any]]) -> list[Finding]:
-    """The async trap, the features' sentences in their order, what a device clock that saw too little of
-    the synchronized time missed (and why the statistics then use the wall clock), what the result notes."""
-    found = _async_findings(result) + [each for keeper, judged in pairs for each in keeper.findings(result, judged)]
-    if (coverage := result.coverage) is not None and coverage < COVERED:
-        found.append(Finding("coverage", f"The device clock (events on the current stream) saw {coverage:.0%} of "
-                             "the synchronized time: the rest ran on other streams or other devices (or in a "
-                             "framework these events do not see), which only the synchronized wall clock includes."))
-    if why := result.clock_why():
-        found.append(Finding("clock", why))
-    if result.stopped:  # these two may come from a file: one line each, whatever they hold
-        found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
-                                        "the statistics cover the runs done."))
-    found.extend(Finding("note", inert(note, newlines=False)) for note in result.notes)
-    return found
-
-
 @dataclass(frozen=True)
 class Reading:
     """One result as its views read it (as pyinstrument's renderers read a ``Session``): (keeper, what it
@@ -134,8 +112,23 @@ class Reading:
 
     @classmethod
     def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
+        """The findings, most important first: the async trap, the features' sentences in their order, what a
+        device clock that saw too little of the synchronized time missed (and why the statistics then use the
+        wall clock), what the result notes."""
         pairs = tuple((keeper, judgement(keeper, result)) for keeper in keepers)
-        return cls(result, pairs, tuple(_findings(result, pairs)))
+        found = _async_findings(result) + [each for keeper, judged in pairs for each in keeper.findings(result, judged)]
+        if (coverage := result.coverage) is not None and coverage < COVERED:
+            found.append(Finding("coverage", f"The device clock (events on the current stream) saw {coverage:.0%} "
+                                 "of the synchronized time: the rest ran on other streams or other devices (or in a "
+                                 "framework these events do not see), which only the synchronized wall clock "
+                                 "includes."))
+        if why := result.clock_why():
+            found.append(Finding("clock", why))
+        if result.stopped:  # these two may come from a file: one line each, whatever they hold
+            found.append(Finding("stopped", f"Stopped early by {inert(result.stopped, newlines=False)}; "
+                                            "the statistics cover the runs done."))
+        found.extend(Finding("note", inert(note, newlines=False)) for note in result.notes)
+        return cls(result, pairs, tuple(found))
 
 
 # One table style for every report, on each cell: the frontends set their own rules (right-aligned, padded by
@@ -174,17 +167,14 @@ def sentence_html(text: str) -> str:
     return FLAG.sub(r"<span style='white-space:nowrap'>\1</span>", escape(text))
 
 
-def scrolling(html: str) -> str:
-    """``html`` in a box that scrolls sideways when it is wider than the output area, never cut."""
-    return f"<div style='overflow-x:auto;max-width:100%'>{html}</div>"
-
-
 def table_html(header: Sequence[str], rows: Iterable[Sequence[object]], cls: str = "cudatime-table") -> str:
-    """A compact table of text cells under a header row; a column empty in every row is left out."""
+    """A compact table of text cells under a header row, in a box that scrolls sideways when it is wider than
+    the output area (never cut); a column empty in every row is left out."""
     rows = [tuple(row) for row in rows]
     keep = [i for i in range(len(header)) if any(row[i] != "" for row in rows)] if rows else range(len(header))
     body = _row([header[i] for i in keep], "th") + "".join(_row([str(row[i]) for i in keep]) for row in rows)
-    return scrolling(f"<table class='{cls}' style='border-collapse:collapse;margin:4px 0'>{body}</table>")
+    return (f"<div style='overflow-x:auto;max-width:100%'><table class='{cls}' "
+            f"style='border-collapse:collapse;margin:4px 0'>{body}</table></div>")
 
 
 def pairs_html(pairs: Iterable[tuple[str, str]], cls: str) -> str:

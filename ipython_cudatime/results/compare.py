@@ -80,10 +80,6 @@ class Check:
         return cls(**dict(data, **{name: _converted(data[name], params_from_json, tuple) for name in _ROWS}))
 
 
-def _squeezed(text: str) -> str:
-    return "".join(text.split())
-
-
 @dataclass
 class Results:
     """Results side by side (a sweep, the ``-l`` record, loaded files): one list of ``Point``s, each
@@ -129,7 +125,8 @@ class Results:
         chosen: list[Point] = []
         unknown: list[str] = []
         for word in words:
-            found = [p for p in self.points if word == p.label or _squeezed(word) == _squeezed(p.name)]
+            squeezed = "".join(word.split())  # "label[n=2, m=3]" names "label[n=2,m=3]"
+            found = [p for p in self.points if word == p.label or squeezed == "".join(p.name.split())]
             chosen += [point for point in found if all(point is not seen for seen in chosen)]
             unknown += [] if found else [word]
         return Results(chosen, keepers=self.keepers), unknown
@@ -208,7 +205,8 @@ def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, 
         finished(done[-1])
         if error is not None:
             break
-    return Results(done, stopped=stopped, interrupted=_interrupted(error), error=error), values
+    interrupted = isinstance(error, (KeyboardInterrupt, SystemExit))
+    return Results(done, stopped=stopped, interrupted=interrupted, error=error), values
 
 
 def _attempt(time_point: Callable[..., tuple[CudaTimeResult, Any]], args: tuple[Any, ...], stop_on_error: bool
@@ -226,10 +224,6 @@ def _attempt(time_point: Callable[..., tuple[CudaTimeResult, Any]], args: tuple[
         except Exception:
             text = f"<unprintable {type(exc).__name__}>"
         return None, text, *stops
-
-
-def _interrupted(error: BaseException | None) -> bool:
-    return isinstance(error, (KeyboardInterrupt, SystemExit))
 
 
 def rotation(count: int, rounds: int) -> list[list[int]]:
@@ -265,17 +259,14 @@ def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict
     values: list[Any] = [None] * len(grid_points)
     errors: dict[int, str] = {}
     stopped = error = None
-    for order in rotation(len(grid_points), rounds):
-        for index in (i for i in order if i not in errors):
-            first = timed[index][0] if timed[index] else None
-            got, failed, stopped, error = _attempt(time_point, (grid_points[index], first), stop_on_error)
-            if got is not None:
-                timed[index].append(got[0])
-                values[index] = got[1]
-            elif failed is not None:
-                errors[index] = failed
-            if error is not None:
-                break
+    for index in (i for order in rotation(len(grid_points), rounds) for i in order if i not in errors):
+        first = timed[index][0] if timed[index] else None
+        got, failed, stopped, error = _attempt(time_point, (grid_points[index], first), stop_on_error)
+        if got is not None:
+            timed[index].append(got[0])
+            values[index] = got[1]
+        elif failed is not None:
+            errors[index] = failed
         if error is not None:
             break
     reached = [i for i in range(len(grid_points)) if timed[i] or i in errors]
@@ -286,7 +277,8 @@ def run_interleaved(points: Iterable[dict[str, Any]], time_point: Callable[[dict
         done.append(Point(own or dataclasses.replace(task, params=grid_points[i]), result, errors.get(i)))
     for point in done:
         finished(point)
-    return Results(done, stopped=stopped, interrupted=_interrupted(error), error=error), [values[i] for i in reached]
+    interrupted = isinstance(error, (KeyboardInterrupt, SystemExit))
+    return Results(done, stopped=stopped, interrupted=interrupted, error=error), [values[i] for i in reached]
 
 
 def to_numpy(value: Any) -> NDArray[Any]:

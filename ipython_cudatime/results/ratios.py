@@ -17,13 +17,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
-def _result(item: CudaTimeResult | Point | None) -> CudaTimeResult | None:
-    return item.result if isinstance(item, Point) else item
-
-
 def _name(item: CudaTimeResult | Point | None, fallback: str) -> str:
     """A result's short name: its label (and swept values), else ``fallback``."""
-    task = item.task if isinstance(item, Point) else getattr(item, "task", None)
+    task = getattr(item, "task", None)  # a point's; a result's, None where made by hand
     return task.name if task is not None and (task.label or task.params) else fallback
 
 
@@ -39,15 +35,10 @@ def bootstrap_medians(samples: Sequence[float], rng: Any, draws: int = RESAMPLES
 
     ordered = numpy.sort(numpy.asarray(samples, dtype=float))
     n, k = len(ordered), (len(ordered) + 1) // 2
-
-    def value(uniform: NDArray[Any]) -> NDArray[Any]:
-        picked: NDArray[Any] = ordered[numpy.minimum((uniform * n).astype(int), n - 1)]
-        return picked
-
     low = rng.beta(k, n - k + 1, draws)
-    if n % 2:
-        return value(low)
-    medians: NDArray[Any] = (value(low) + value(low + (1 - low) * rng.beta(1, n - k, draws))) / 2
+    uniforms = [low] if n % 2 else [low, low + (1 - low) * rng.beta(1, n - k, draws)]  # even n: two middle ranks
+    picked = [ordered[numpy.minimum((uniform * n).astype(int), n - 1)] for uniform in uniforms]
+    medians: NDArray[Any] = sum(picked) / len(picked)
     return medians
 
 
@@ -156,7 +147,7 @@ def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None,
     """Which of two results (or points) is faster, and can the runs tell: a winner only where the ratio's
     95% interval excludes 1 (``CI_MIN_RUNS`` samples each: fewer cannot bound a median)."""
     names = tuple(names or (_name(a, "a"), _name(b, "b")))
-    a, b = _result(a), _result(b)
+    a, b = (item.result if isinstance(item, Point) else item for item in (a, b))
     if a is None or b is None or not a.median or not b.median:
         return Contrast(names, (a.median if a is not None else None, b.median if b is not None else None),
                         reason="a result has no warm runs")

@@ -90,12 +90,11 @@ def frozen_from(cls: type[Frozen], values: Mapping[str, Any]) -> Frozen:
     fields, post_init = _filling(cls)
     if tuple(values) != fields:
         return cls(**values)
-    made: Any = object.__new__(cls)
+    made = object.__new__(cls)
     made.__dict__.update(values)
     if post_init is not None:
         post_init(made)
-    result: Frozen = made
-    return result
+    return made
 
 
 @dataclass(frozen=True)
@@ -108,14 +107,12 @@ class Env:
     host: str = ""
 
     @classmethod
-    def here(cls, device: str, modules: Mapping[str, Any] | None = None,
-             frameworks: Iterable[str] | None = None) -> Env:
-        """This process, now: the versions of ``frameworks`` (default: the backends') already imported
-        (in ``modules``, default ``sys.modules``): asking a version must never import a framework."""
-        modules = sys.modules if modules is None else modules
+    def here(cls, device: str, frameworks: Iterable[str] | None = None) -> Env:
+        """This process, now: the versions of ``frameworks`` (default: the backends') already imported (in
+        ``sys.modules``): asking a version must never import a framework."""
         names = backends.frameworks() if frameworks is None else frameworks
-        versions = {name: str(getattr(modules[name], "__version__", "unknown"))
-                    for name in names if modules.get(name) is not None}
+        versions = {name: str(getattr(sys.modules[name], "__version__", "unknown"))
+                    for name in names if sys.modules.get(name) is not None}
         return cls(device, versions, platform.python_version(), platform.node())
 
 
@@ -320,7 +317,6 @@ class RecordKeeper:
 
 
 def judgement(keeper: RecordKeeper, result: CudaTimeResult) -> Any:
-    """What ``keeper`` judged of its record on ``result`` (``RecordKeeper.judge``)."""
     return keeper.judge(result, result.records.get(keeper.name))
 
 
@@ -377,7 +373,7 @@ class CudaTimeResult:
     @classmethod
     def check_keepers(cls, keepers: Iterable[RecordKeeper]) -> None:
         """ValueError for a keeper whose name cannot be ``r.<name>`` (a feature named ``median`` would be shadowed)."""
-        taken = {item.name for item in dataclasses.fields(cls)} | set(STATS)
+        taken = {item.name for item in dataclasses.fields(cls)}
         taken |= {name for name in dir(cls) if not name.startswith("_")}
         seen: set[str] = set()
         for keeper in keepers:
@@ -532,14 +528,13 @@ class CudaTimeResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the records under their own key (no feature's name can take a field), the statistics
         for a reader of the file (``from_dict`` recomputes them)."""
-        data = {name: getattr(self, name) for name in STATS}
-        data.update(task=self.task.to_dict() if self.task is not None else None, cold=self.cold._asdict(),
-                    warmup=[run._asdict() for run in self.warmup], warm=[run._asdict() for run in self.warm],
-                    device=self.device, synchronized=list(self.synchronized), notes=list(self.notes),
-                    stopped=self.stopped, extra_runs=list(self.extra_runs),
-                    records={name: record_json(record) for name, record in self.records.items()},
-                    batch=self.batch, harness=self.harness._asdict() if self.harness is not None else None)
-        return data
+        return {**{name: getattr(self, name) for name in STATS},
+                "task": self.task.to_dict() if self.task is not None else None, "cold": self.cold._asdict(),
+                "warmup": [run._asdict() for run in self.warmup], "warm": [run._asdict() for run in self.warm],
+                "device": self.device, "synchronized": list(self.synchronized), "notes": list(self.notes),
+                "stopped": self.stopped, "extra_runs": list(self.extra_runs),
+                "records": {name: record_json(record) for name, record in self.records.items()},
+                "batch": self.batch, "harness": self.harness._asdict() if self.harness is not None else None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], features: Collection[RecordKeeper] = ()) -> CudaTimeResult:

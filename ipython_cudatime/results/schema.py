@@ -60,7 +60,7 @@ class _Code:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.names: dict[str, Any] = {"_Unsure": _Unsure}
-        self.variables = 0
+        self.variables = itertools.count(1)
 
     def name(self, value: Any) -> str:
         """A name the code reads ``value`` by (a check, a set of keys, a type)."""
@@ -70,8 +70,7 @@ class _Code:
 
     def var(self) -> str:
         """A fresh local variable: the value at one place in the line."""
-        self.variables += 1
-        return f"_v{self.variables}"
+        return f"_v{next(self.variables)}"
 
     def add(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
@@ -180,15 +179,23 @@ class optional(Check):
         _emit(self.check, code, var, depth + 1)
 
 
+def _checked(value: Any, checks: Iterable[tuple[Any, Callable[[Any], Any]]], part: Callable[[Any], str]
+             ) -> dict[Any, Any]:
+    """{key: what its check keeps of ``value[key]``} for each (key, check) of ``checks``; a bad value is named
+    by ``part(key)`` before its own path: a field's name, an index ``[3]``, an object's key ``["name"]``."""
+    kept: dict[Any, Any] = {}
+    key = None
+    try:
+        for key, check in checks:
+            kept[key] = check(value[key])
+    except BadField as exc:
+        raise exc.within(part(key)) from None
+    return kept
+
+
 def _items(checks: Iterable[Callable[[Any], Any]], value: list[Any]) -> list[Any]:
     """Each item of ``value`` checked by its check in ``checks``; a bad one is named by its index."""
-    kept: list[Any] = []
-    try:
-        for check, item in zip(checks, value):
-            kept.append(check(item))
-    except BadField as exc:
-        raise exc.within(f"[{len(kept)}]") from None
-    return kept
+    return list(_checked(value, zip(range(len(value)), checks), "[{}]".format).values())
 
 
 class list_of(Check):
@@ -217,14 +224,7 @@ class dict_of(Check):
     def __call__(self, value: Any) -> dict[str, Any]:
         if type(value) is not dict:
             _fail("an object", value)
-        kept: dict[str, Any] = {}
-        key = ""
-        try:
-            for key, item in value.items():
-                kept[key] = self.check(item)
-        except BadField as exc:
-            raise exc.within(f"[{json.dumps(key)}]") from None
-        return kept
+        return _checked(value, zip(value, itertools.repeat(self.check)), lambda key: f"[{json.dumps(key)}]")
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
@@ -267,14 +267,7 @@ class record(Check):
         for name in self._required:
             if name not in value:
                 raise BadField("is missing", name)
-        kept: dict[str, Any] = {}
-        name = ""
-        try:
-            for name, check in self._checks.items():
-                if name in value:
-                    kept[name] = check(value[name])
-        except BadField as exc:
-            raise exc.within(name) from None
+        kept = _checked(value, ((name, check) for name, check in self._checks.items() if name in value), str)
         return {**value, **kept} if self._others_kept else kept
 
     def quick(self, value: Any) -> dict[str, Any]:
@@ -291,21 +284,15 @@ class record(Check):
         code = _Code()
         code.add(0, f"def fast({(var := code.var())}):")
         code.add(1, "try:")
-        self._emit_copying(code, var, 2)
+        self.emit(code, var, 2, copying=True)
         code.add(1, f"except ({code.name(BadField)}, KeyError): raise _Unsure from None")
         code.add(1, f"return {var}")
         return code.function()
 
-    def emit(self, code: _Code, var: str, depth: int) -> None:
-        """In a list, a row or an object of any keys, a record is kept as it is: no undeclared key."""
-        code.add(depth, f"if type({var}) is not dict: raise _Unsure")
-        depth = self._emit_exact(code, var, depth)
-        code.add(depth, f"if not {var}.keys() <= {code.name(frozenset(self.fields))}: raise _Unsure")
-        self._emit_fields(code, var, depth)
-
-    def _emit_copying(self, code: _Code, var: str, depth: int) -> None:
-        """At the top, or in a record's field, a record is rebound to a copy of its declared fields where
-        it holds other keys (a line's statistics, a roofline's ridge) or a field's record was copied."""
+    def emit(self, code: _Code, var: str, depth: int, copying: bool = False) -> None:
+        """Where the record holds other keys (a line's statistics, a roofline's ridge) or a field's record was
+        copied, ``var`` is rebound to a copy of its declared fields at the top or in a record's field (``copying``);
+        in a list, a row or an object of any keys, where it must be kept as it is, the code is unsure."""
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
         depth = self._emit_exact(code, var, depth)
         copied = self._emit_fields(code, var, depth)
@@ -314,6 +301,9 @@ class record(Check):
         if not changed:
             return
         code.add(depth, f"if {' or '.join(changed)}:")
+        if not copying:
+            code.add(depth + 1, "raise _Unsure")
+            return
         copy = (f"dict({var})" if self._others_kept
                 else f"{{key: {var}[key] for key in {code.name(self.fields)} if key in {var}}}")
         code.add(depth + 1, f"{var} = {copy}")
@@ -338,7 +328,7 @@ class record(Check):
 
     def _emit_fields(self, code: _Code, var: str, depth: int) -> list[tuple[str, str]]:
         """The required keys' test, then each field's; gives (name, variable) of each field holding a
-        record, which may be copied (``_emit_copying``)."""
+        record, which may be copied (``emit``)."""
         if self._required:
             code.add(depth, f"if not {code.name(frozenset(self._required))} <= {var}.keys(): raise _Unsure")
         copied = []
@@ -354,7 +344,7 @@ class record(Check):
             if check is not inner:
                 code.add(within, f"if {item} is not None:")
                 within += 1
-            inner._emit_copying(code, item, within)
+            inner.emit(code, item, within, copying=True)
             copied.append((name, item))
         return copied
 
@@ -421,11 +411,8 @@ FAILED = record({"task": TASK, "error": TEXT}, required=("task", "error"))  # a 
 @functools.lru_cache(maxsize=8)
 def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
     """A saved result: its fields, and under "records" each feature's as it declares it (``schema``)."""
-    records: dict[str, Check] = {}
-    for feature in features:
-        check = type(feature).schema  # read on the class: a check is a plain function, never bound
-        if check is not None:
-            records[feature.name] = optional(check)
+    # each check read on the class: a plain function, which an instance would bind
+    records = {feature.name: optional(check) for feature in features if (check := type(feature).schema) is not None}
     fields = {**RESULT_FIELDS, "records": optional(record(records))}
     return record(fields, required=("cold", "warmup", "warm", "device"), others_kept=True)
 

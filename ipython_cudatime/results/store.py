@@ -141,21 +141,11 @@ def _upgraded(data: dict[str, Any], features: Collection[RecordKeeper]) -> dict[
     return {**kept, "records": {**records, **{name: data[name] for name in beside}}}
 
 
-def _point(data: dict[str, Any], features: Collection[RecordKeeper]) -> tuple[Point, None] | tuple[None, str]:
-    """The point on a line (of any schema this version reads), or the reason it could not be rebuilt."""
-    try:
-        return Point.from_dict(checked_line(_upgraded(data, features), features), features), None
-    except BadField as exc:
-        return None, f"bad field: {exc}"
-    except (KeyError, TypeError, ValueError) as exc:  # a checked line should never get here: say so, go on
-        return None, f"could not rebuild its result ({type(exc).__name__}: {exc})"
-
-
 def _lines(file: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
     """(number, bytes) per line, split at ``\n`` only; a line over ``MAX_LINE`` is (number, None), unheld."""
     for number, raw in enumerate(iter(lambda: file.readline(MAX_LINE + 1), b""), 1):
         if len(raw) <= MAX_LINE or raw.endswith(b"\n"):
-            yield number, raw
+            yield number, raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw  # less an editor's UTF-8 mark
             continue
         while raw and not raw.endswith(b"\n"):
             raw = file.readline(1 << 20)
@@ -167,16 +157,18 @@ def _read_lines(path: str | os.PathLike[str], lines: Iterable[tuple[int, bytes |
     """The points of one file's ``lines``; bad lines are added to ``problems``, and a newer file's lines all are."""
     points, newest = [], 0
     for number, raw in lines:
-        if number == 1 and raw is not None and raw.startswith(codecs.BOM_UTF8):  # an editor's UTF-8 mark
-            raw = raw[len(codecs.BOM_UTF8):]
         if raw is not None and not raw.strip():
             continue
         data, why = (_object(raw, decode) if raw is not None
                      else (None, f"longer than the {MAX_LINE:,} bytes a line may hold"))
-        if data is not None:
-            newest = max(newest, data["schema"])
-            point, why = _point(data, features) if data["schema"] <= SCHEMA else (None, None)
-            points += [point] if point is not None else []
+        newest = max(newest, data["schema"] if data is not None else 0)
+        if data is not None and data["schema"] <= SCHEMA:  # a line of any schema this version reads
+            try:
+                points.append(Point.from_dict(checked_line(_upgraded(data, features), features), features))
+            except BadField as exc:
+                why = f"bad field: {exc}"
+            except (KeyError, TypeError, ValueError) as exc:  # a checked line should never get here: say so, go on
+                why = f"could not rebuild its result ({type(exc).__name__}: {exc})"
         if why:
             problems.append(f"{path}, line {number}: {why}; skipped")
     if newest > SCHEMA:
