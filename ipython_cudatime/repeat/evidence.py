@@ -178,8 +178,11 @@ class Evidence:
                 f"{put_back}{hint}"]
 
     def failed(self, error: BaseException) -> str:
-        """Why the probe run raised ``error``: what the first run changed made it fail (a graph that
-        ``backward()`` freed, its gradients set); what the probe changed is undone afterwards."""
+        """Why the first later run raised ``error`` where the cold run did not: what the first run changed (a
+        graph that ``backward()`` freed, its gradients set), or, where nothing seen changed, what it could not see."""
+        if not self.cold:
+            return (f"a second run raised {failure_text(error)}, though the first did not: the first run changed "
+                    "something the cell needs that the checks cannot read")
         hint = ("; to time a backward pass, build the loss in the cell (loss = model(x).sum(); "
                 "loss.backward()) or call backward(retain_graph=True)"
                 ) if any(".grad" in phrase for phrase in self.cold) else ""

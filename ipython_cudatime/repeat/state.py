@@ -27,7 +27,6 @@ from typing import Any, NoReturn, TextIO
 
 from ..backends.objects import Kind
 from ..measure.runner import Repeats, StopRepeats, Unrepeatable
-from ..units import failure_text
 from .evidence import Around, Evidence, proven_pure
 from .evidence import Watch as EffectWatch
 from .fingerprint import MISSING, Fingerprint, NamesView, module_views
@@ -444,12 +443,9 @@ class CellRepeats(Repeats):
         objects are read once more, and what the failed run changed is put back where it can be or named."""
         if not (isinstance(error, Exception) and self._later == 1 and not self.forced):
             return False
-        if self.evidence.probing:
-            self.reasons.append(self.evidence.failed(error))
-            return True
-        self.reasons.append(f"a second run raised {failure_text(error)}, though the first did not: the first run "
-                            "changed something the cell needs that the checks cannot read")
-        self._notes += self.evidence.settle(undo=True)
+        self.reasons.append(self.evidence.failed(error))
+        if not self.evidence.probing:
+            self._notes += self.evidence.settle(undo=True)
         return True
 
     def _probe(self) -> None:
