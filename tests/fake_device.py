@@ -33,7 +33,7 @@ the ``timing`` tests of the clocks themselves.
 import contextlib
 
 from ipython_cudatime.backends import REGISTRY
-from ipython_cudatime.backends.base import Backend, EventTimer, Place, event_elapsed_ms
+from ipython_cudatime.backends.base import Backend, EventTimer
 from ipython_cudatime.backends.objects import Leaf
 from ipython_cudatime.measure.machine import Machine
 
@@ -128,25 +128,14 @@ class FakeEvent:
         return (stop.time - self.time) * 1e3
 
 
-class FakePlace(Place):
-    """The fake's current device; a "stream" is the index of the device it belongs to."""
-
-    def __init__(self, device):
-        self._device = device
-
-    def device(self):
-        return self._device.current
-
-    def stream(self, device):
-        return device
-
-
 class FakeBackend(Backend):
     name = FakeDevice.name
 
-    def __init__(self, device, place=None):
+    def __init__(self, device, placed=True):
+        """``placed``: events on the fake's current device, on its "stream" (the device's index), else wherever."""
         self.device = device
-        self._timer = EventTimer(lambda: FakeEvent(device), event_elapsed_ms, place or FakePlace(device))
+        where = {"device": lambda: device.current, "stream": lambda index: index} if placed else {}
+        self._timer = EventTimer(lambda: FakeEvent(device), **where)
 
     @classmethod
     def detect(cls, module):

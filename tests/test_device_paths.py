@@ -8,7 +8,6 @@ import fake_device
 import pytest
 
 from ipython_cudatime import report
-from ipython_cudatime.backends.base import Place
 from ipython_cudatime.features import FEATURES
 from ipython_cudatime.features.cold_causes.probes import Cause, Probe
 from ipython_cudatime.render.report import Reading
@@ -94,7 +93,7 @@ class CurrentStreamOnly:
         self.device = device
 
     def detect(self, module):
-        return fake_device.FakeBackend(self.device, place=Place())
+        return fake_device.FakeBackend(self.device, placed=False)
 
 
 def test_the_fake_device_refuses_an_event_on_another_device_as_torch_does(ip, seams):

@@ -52,13 +52,9 @@ def _detect(registry: Iterable[Entry], tried: set[Entry]) -> list[Backend]:
 
 def object_kinds(registry: Iterable[Entry] = REGISTRY) -> list[Kind]:
     """How the repeat decision reads the objects of every framework of ``entries`` imported now, the host's first."""
-    found: list[Kind] = []
-    for module_name, backend_class in entries(registry):
-        framework = sys.modules.get(module_name)
-        kinds = getattr(backend_class, "kinds", None)  # an entry that declares none reads as Python objects
-        if framework is not None and kinds is not None:
-            found += kinds(framework)
-    return found
+    # an entry that declares no kinds reads as Python objects
+    declared = [(sys.modules.get(name), getattr(backend, "kinds", None)) for name, backend in entries(registry)]
+    return [kind for module, kinds in declared if module is not None and kinds is not None for kind in kinds(module)]
 
 
 class DeviceSet:

@@ -58,38 +58,30 @@ class DeviceTimer:
         raise NotImplementedError
 
 
-class Place:
-    """Where an ``EventTimer`` records: the run's current device and its stream (None: ``record()``'s choice)."""
-
-    def device(self) -> Any:
-        return None
-
-    def stream(self, device: Any) -> Any:
-        return None
-
-
 class EventTimer(DeviceTimer):
-    """Reusable timing events from ``make_event()``; ``elapsed_ms(start, stop)`` reads milliseconds between two.
-    Both events of a run are recorded on the device current when it started (``place``): after
-    ``torch.cuda.set_device(1)`` in the cell, torch would refuse a stop event on another device. An event
-    stays bound to its first device, so there is one pair per device, made once (a driver call each)."""
+    """Reusable timing events from ``make_event()``; ``elapsed_ms(start, stop)`` reads milliseconds between two
+    (by default ``start.elapsed_time(stop)``, as torch's events do).
+    Both events of a run are recorded on the device current when it started (``device()``), on that device's
+    ``stream(device)`` (None: ``record()``'s choice): after ``torch.cuda.set_device(1)`` in the cell, torch would
+    refuse a stop event on another device. An event stays bound to its first device, so there is one pair per
+    device, made once (a driver call each)."""
 
-    def __init__(self, make_event: Callable[[], Any], elapsed_ms: Callable[[Any, Any], float],
-                 place: Place | None = None) -> None:
-        self._make_event, self._elapsed_ms = make_event, elapsed_ms
-        self._place = place or Place()
+    def __init__(self, make_event: Callable[[], Any], elapsed_ms: Callable[[Any, Any], float] | None = None,
+                 device: Callable[[], Any] = lambda: None, stream: Callable[[Any], Any] = lambda device: None) -> None:
+        self._make_event, self._current, self._stream = make_event, device, stream
+        self._elapsed_ms = elapsed_ms or (lambda start, stop: float(start.elapsed_time(stop)))
         self._pairs: dict[Any, tuple[Any, Any]] = {}
         self._device: Any = None
 
     def _record(self, event: Any) -> None:
-        stream = self._place.stream(self._device)
+        stream = self._stream(self._device)
         if stream is None:
             event.record()
         else:
             event.record(stream)
 
     def start(self) -> None:
-        self._device = self._place.device()
+        self._device = self._current()
         if self._device not in self._pairs:
             self._pairs[self._device] = (self._make_event(), self._make_event())
         self._record(self._pairs[self._device][0])
@@ -99,11 +91,6 @@ class EventTimer(DeviceTimer):
 
     def elapsed(self) -> float:
         return self._elapsed_ms(*self._pairs[self._device]) / 1e3
-
-
-def event_elapsed_ms(start: Any, stop: Any) -> float:
-    """``start.elapsed_time(stop)``: how torch's events read milliseconds."""
-    return float(start.elapsed_time(stop))
 
 
 class Pool:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Backend
-from .objects import Kind, Leaf, Unseen
+from .objects import Kind, Leaf, Stateful, Unseen
 
 
 class CpuBackend(Backend):
@@ -28,7 +28,12 @@ class CpuBackend(Backend):
     @classmethod
     def kinds(cls, numpy: Any) -> tuple[Kind, ...]:
         """NumPy's arrays by a checksum of their memory, generators by their state, scalars and dtypes immutable."""
-        return (NumpyArray(numpy), NumpyGenerator(numpy.random.Generator, numpy.random.RandomState),
+        random = numpy.random  # a Generator's state is its bit generator's; a RandomState keeps its own
+        return (NumpyArray(numpy),
+                Stateful((random.Generator,), lambda generator: generator.bit_generator.state,
+                         lambda generator, state: setattr(generator.bit_generator, "state", state), pickle.dumps),
+                Stateful((random.RandomState,), lambda generator: generator.get_state(),
+                         lambda generator, state: generator.set_state(state), pickle.dumps),
                 Leaf(numpy.generic, numpy.dtype, numpy.ufunc))
 
 
@@ -70,33 +75,6 @@ class NumpyArray(Kind):
 
     def change(self, before: Any, after: Any) -> str:
         return " (written in place)" if before[:3] == after[:3] else " (reshaped)"
-
-
-class NumpyGenerator(Kind):
-    """A generator of the user's own (``default_rng()``, ``RandomState``) by its state (the global one is restored)."""
-
-    def __init__(self, *types: type) -> None:
-        self.types = types
-
-    @staticmethod
-    def _state(generator: Any) -> Any:
-        return generator.bit_generator.state if hasattr(generator, "bit_generator") else generator.get_state()
-
-    def token(self, generator: Any) -> Any:
-        return pickle.dumps(self._state(generator))
-
-    def copy(self, generator: Any) -> Any:
-        return self._state(generator)
-
-    def equal(self, generator: Any, other: Any) -> bool:
-        state = self._state(other) if isinstance(other, self.types) else other
-        return pickle.dumps(self._state(generator)) == pickle.dumps(state)
-
-    def restore(self, generator: Any, saved: Any) -> None:
-        if hasattr(generator, "bit_generator"):
-            generator.bit_generator.state = saved
-        else:
-            generator.set_state(saved)
 
 
 class PandasTable(Kind):

@@ -6,7 +6,8 @@ where that cannot be done."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
@@ -58,6 +59,28 @@ class Leaf(Kind):
         self.types = types
 
 
+class Stateful(Kind):
+    """A random generator of the user's own by its state (the global ones are put back anyway): ``state`` reads
+    it, ``put`` sets it, ``encode`` turns it into bytes to compare."""
+
+    def __init__(self, types: tuple[type, ...], state: Callable[[Any], Any], put: Callable[[Any, Any], None],
+                 encode: Callable[[Any], bytes]) -> None:
+        self.types, self._state, self._put, self._encode = types, state, put, encode
+
+    def token(self, generator: Any) -> bytes:
+        return self._encode(self._state(generator))
+
+    def copy(self, generator: Any) -> Any:
+        return self._state(generator)
+
+    def equal(self, generator: Any, other: Any) -> bool:
+        """Against another generator, or a state copied."""
+        return self.token(generator) == self._encode(self._state(other) if isinstance(other, self.types) else other)
+
+    def restore(self, generator: Any, saved: Any) -> None:
+        self._put(generator, saved)
+
+
 class Opaque(Kind):
     """Objects the host cannot read without synchronizing a device (a GPU array with no version counter)."""
 
@@ -72,11 +95,6 @@ class Opaque(Kind):
 
 def present(module: Any, *names: str) -> tuple[type, ...]:
     """The classes ``module.name`` (dotted) that exist in this version of the framework."""
-    found = []
-    for name in names:
-        value = module
-        for part in name.split("."):
-            value = getattr(value, part, None)
-        if isinstance(value, type):
-            found.append(value)
-    return tuple(found)
+    found = (functools.reduce(lambda value, part: getattr(value, part, None), name.split("."), module)
+             for name in names)
+    return tuple(value for value in found if isinstance(value, type))

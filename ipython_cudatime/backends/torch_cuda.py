@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .base import DeviceTimer, EventTimer, Place, event_elapsed_ms
+from .base import DeviceTimer, EventTimer
 from .torch_objects import TorchBackend
 
 MEMORY_KEYS = ("num_device_alloc", "segment.all.current", "reserved_bytes.all.current", "allocation.all.allocated",
@@ -19,19 +19,6 @@ def _read(nested: dict[str, Any], key: str) -> int:
     for part in key.split("."):
         value = value.get(part, 0) if isinstance(value, dict) else 0
     return int(value)
-
-
-class CudaPlace(Place):
-    """torch.cuda's current device, and that device's current stream (events on it see its work)."""
-
-    def __init__(self, cuda: Any) -> None:
-        self._cuda = cuda
-
-    def device(self) -> int:
-        return int(self._cuda.current_device())
-
-    def stream(self, device: int) -> Any:
-        return self._cuda.current_stream(device)
 
 
 class TorchCudaBackend(TorchBackend):
@@ -80,8 +67,9 @@ class TorchCudaBackend(TorchBackend):
 
     def timer(self) -> DeviceTimer | None:
         if self._timer is None and self.current_device_ready():
-            make_event = functools.partial(self._torch.cuda.Event, enable_timing=True)
-            self._timer = EventTimer(make_event, event_elapsed_ms, CudaPlace(self._torch.cuda))
+            cuda = self._torch.cuda  # the current device, and its current stream: events on it see its work
+            self._timer = EventTimer(functools.partial(cuda.Event, enable_timing=True),
+                                     device=lambda: int(cuda.current_device()), stream=cuda.current_stream)
         return self._timer
 
     def describe(self) -> str:

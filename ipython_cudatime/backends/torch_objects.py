@@ -11,9 +11,9 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .base import Backend, DeviceTimer, EventTimer, Pool, event_elapsed_ms
+from .base import Backend, DeviceTimer, EventTimer, Pool
 from .cpu import NumpyArray
-from .objects import Kind, Leaf, Unseen, present
+from .objects import Kind, Leaf, Stateful, Unseen, present
 
 COPY_LIMIT = 1 << 31  # bytes: a tensor larger than this is not copied to be put back
 SMALL_BYTES = 1 << 16  # a host tensor this small is always checksummed, with crc32: its fixed cost is the least
@@ -21,20 +21,16 @@ CHECKSUM_BYTES = 1 << 30  # the larger host tensors checksummed, per kind (one t
 
 
 class TorchTensor(Kind):
-    """A tensor by its version counter, which every in-place write through it bumps (``t._version``, on the host:
-    reading it never synchronizes a device), and its gradient (accumulated in place by ``backward()``); put back by
-    copying its values in.
+    """A tensor by its version counter, which every in-place write through it bumps (``t._version``, read on the
+    host: never a synchronization), and its gradient (``backward()`` accumulates in place); put back by copying in.
 
-    Writes the counter does not see are read too. ``.data`` is an alias with a counter of its own (the moving
-    average of older training code, ``ema.data.mul_(0.9).add_(p.data, alpha=0.1)``), and a kernel may write into
-    its own arguments (BatchNorm's running mean): a checksum of the values sees both, for host tensors, small ones
-    always, larger ones up to ``allowance`` bytes per kind (``object_kinds`` makes one per timed cell, and the walk's
-    one second, ``Budget.seconds``, holds them too), first met first. Assigning ``.data`` moves the tensor onto
-    another storage with its counter unchanged: where its values live (storage address, offset, shape, strides,
-    dtype) is in the token, for every tensor. A device's tensor is read by that alone: a checksum would read its
-    memory from the device and wait for it, so a write through ``.data`` on a GPU goes unseen (a reduction on the
-    device, with no synchronization, is not done: it could not be tested without a GPU); so does one into a host
-    tensor past the allowance."""
+    ``.data`` is an alias with a counter of its own (``ema.data.mul_(0.9)``), and a kernel may write into its own
+    arguments (BatchNorm's running mean): a checksum of a host tensor's values sees both, a small one's always,
+    larger ones' up to ``allowance`` bytes per kind (one kind per timed cell; the walk's ``Budget.seconds`` holds
+    them too), first met first. Assigning ``.data`` moves the tensor onto another storage with its counter
+    unchanged: where its values live is in every token. A device's tensor is read by that alone: a checksum would
+    wait for the device (a reduction on it could not be tested without a GPU), so a write through ``.data`` on a
+    GPU goes unseen, as does one into a host tensor past the allowance."""
 
     def __init__(self, torch: Any, allowance: int = CHECKSUM_BYTES) -> None:
         import numpy  # a dependency of this package; torch's own .numpy() imported it already
@@ -164,26 +160,6 @@ def _alike(tensor: Any, other: Any) -> bool:
     return bool((tensor.shape, tensor.dtype, tensor.device) == (other.shape, other.dtype, other.device))
 
 
-class TorchGenerator(Kind):
-    """A ``torch.Generator`` of the user's own, by its state (the global ones are put back anyway)."""
-
-    def __init__(self, torch: Any) -> None:
-        self.torch, self.types = torch, (torch.Generator,)
-
-    def token(self, generator: Any) -> Any:
-        return generator.get_state().numpy().tobytes()
-
-    def copy(self, generator: Any) -> Any:
-        return generator.get_state()
-
-    def equal(self, generator: Any, other: Any) -> bool:
-        state = other if isinstance(other, self.torch.Tensor) else other.get_state()
-        return bool(self.torch.equal(generator.get_state(), state))
-
-    def restore(self, generator: Any, saved: Any) -> None:
-        generator.set_state(saved)
-
-
 class TorchModule(Kind):
     """An ``nn.Module`` by its attributes, the contents of its dicts (parameters, buffers, submodules,
     hooks) and its training flag, each by identity: a hook added, a buffer replaced, ``train()``. Its
@@ -251,7 +227,10 @@ class TorchBackend(Backend):
     def kinds(cls, torch: Any) -> tuple[Kind, ...]:
         """Tensors (parameters included), modules, generators, and torch's immutable descriptions."""
         leaves = present(torch, "dtype", "device", "layout", "memory_format", "finfo", "iinfo", "qscheme")
-        return TorchTensor(torch), TorchModule(torch), TorchGenerator(torch), Leaf(*leaves)
+        generators = Stateful((torch.Generator,), lambda generator: generator.get_state(),
+                              lambda generator, state: generator.set_state(state),
+                              lambda state: state.numpy().tobytes())
+        return TorchTensor(torch), TorchModule(torch), generators, Leaf(*leaves)
 
 
 class TorchAcceleratorBackend(TorchBackend):
@@ -277,8 +256,7 @@ class TorchAcceleratorBackend(TorchBackend):
 
     def timer(self) -> DeviceTimer | None:
         if self._timer is None and hasattr(self._torch, "Event"):
-            make_event = functools.partial(self._torch.Event, device=self._device, enable_timing=True)
-            self._timer = EventTimer(make_event, event_elapsed_ms)
+            self._timer = EventTimer(functools.partial(self._torch.Event, device=self._device, enable_timing=True))
         return self._timer
 
     def describe(self) -> str:

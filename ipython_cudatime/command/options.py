@@ -4,11 +4,7 @@ A ``Flag`` holds all there is to know about one option; the help (``usage``), th
 the checks are made from those declarations (the core flags below, each feature's own passed in). Every
 rule is checked before setup code or the cell runs; a broken one is a one-line ``OptionError``. Parsed by
 hand, not with argparse, so that the statement after the options keeps its exact spacing and quotes,
-and ``--sweep n=[1, 2]`` is one value. Text in, plain values out: no results, no IPython.
-
-The grammar of ``--sweep NAME=V1,V2``: values split at commas outside quotes and brackets (``top_level``,
-which also reads the command line), each a Python literal or a plain word; a grid's size is computed
-without building it (``grid_size``), so that one too large for memory is refused before it exists.
+and ``--sweep n=[1, 2]`` is one value (``top_level``). Text in, plain values out: no results, no IPython.
 """
 
 from __future__ import annotations
@@ -205,10 +201,9 @@ def _samples(name: str, text: str) -> int:
 
 
 def _one_run_no_warmup(values: Values) -> None:
-    if values.runs == 0 and values.warmup:
-        raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -w")
-    if values.runs == 0 and values.samples:
-        raise OptionError("-n 0 runs the cell once in all: it cannot be combined with -r")
+    for flag, given in (("-w", values.warmup), ("-r", values.samples)):
+        if values.runs == 0 and given:
+            raise OptionError(f"-n 0 runs the cell once in all: it cannot be combined with {flag}")
 
 
 def _one_clock(values: Values) -> None:
@@ -420,9 +415,8 @@ TIMEIT_VALUES = {"-p": "-p P (the digits shown) has no counterpart: figures show
 
 
 def _timeit_value(name: str, flag: Flag, pending: str | None, rest: str) -> None:
-    """``-p 3 -n 5 stmt``: %timeit's value after a switch of ours, refused in one line rather than read as
-    the statement: a number glued to the switch (``-p3``), or one that starts no statement Python reads
-    (``-p 1 + 1`` profiles ``1 + 1``)."""
+    """``-p 3 -n 5 stmt``: %timeit's value after a switch of ours, refused rather than read as the statement: a
+    number glued to the switch (``-p3``), or one that starts no statement Python reads (``-p 1 + 1`` profiles)."""
     words = rest.split(maxsplit=1)
     number = pending[1:] if pending else words[0] if words else ""
     if name not in TIMEIT_VALUES or not number.isdigit():
@@ -492,10 +486,9 @@ _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
 def top_level(text: str) -> Iterator[tuple[int, str]]:
-    """Yield (index, character) for each character of ``text`` outside quotes and brackets. Not left to
-    ``tokenize``, whose rules for quotes, backslashes and ``#`` changed in Python 3.12 (PEP 701): a quote
-    opens a string the same quote closes, a backslash in it escapes the next character, ``#`` is a
-    character like any other. ValueError for a bracket closed that was not open, or one left open."""
+    """Yield (index, character) for each character of ``text`` outside quotes and brackets; ValueError for a
+    bracket closed that was not open, or one left open. Not left to ``tokenize``, whose rules for quotes,
+    backslashes and ``#`` changed in Python 3.12 (PEP 701): here ``#`` is a character like any other."""
     closing: list[str] = []
     quote: str | None = None
     escaped = False
@@ -553,6 +546,7 @@ def parse_sweep(spec: str) -> tuple[str, list[Any]]:
 
 
 def grid_size(sweeps: Sweeps) -> int:
+    """Computed without building the grid: one too large for memory is refused before it exists."""
     return math.prod(len(values) for _, values in sweeps)
 
 

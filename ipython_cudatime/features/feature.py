@@ -5,8 +5,7 @@ place all it adds: flags, ``settings`` for one call, its part in the runs (``wat
 (plain data, saved as it is, read back by ``from_json``, checked by ``schema``) and its words in every
 view. The runner, the store and the renderers loop over the features they are given and name none,
 so a new feature is one module and one line in ``FEATURES``. A feature holds no state; what lasts
-across cells (the probes) comes through ``Call``. Where a word method raises, the view shows one
-line saying what was not shown and why (``Feature.__init_subclass__``): a feature cannot sink a report.
+across cells (the probes) comes through ``Call``.
 """
 
 from __future__ import annotations
@@ -50,9 +49,8 @@ class Call:
 
 
 class Feature(RecordKeeper):
-    """One measurement feature: the keeper of its record (``result.RecordKeeper``: its name, schema,
-    saved form and words in every view), with the flags it declares and its part in the runs. Every
-    method has a default that adds nothing, so a feature overrides only what it adds."""
+    """One measurement feature: the keeper of its record (``result.RecordKeeper``), with its flags and its
+    part in the runs. Every method has a default that adds nothing: a feature overrides what it adds."""
 
     flags: ClassVar[tuple[Flag, ...]] = ()  # the options it declares
     # True: it watches every round of an --interleave point, whose records its ``merged`` adds up (the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from ..backends import REGISTRY, DeviceSet, Entry
+from ..backends import DeviceSet, Entry
 from ..measure.machine import Clock
 from ..units import format_seconds as fmt
 from ..units import ratio_text
@@ -20,12 +20,11 @@ from .display import Display
 class AutoTimer:
     _devices: DeviceSet  # by pre_run_cell(): the devices of the cell being timed
 
-    def __init__(self, shell: Any, registry: Collection[Entry] = REGISTRY, clock: Clock | None = None,
-                 display: Display | None = None) -> None:
+    def __init__(self, shell: Any, registry: Collection[Entry], clock: Clock, display: Display) -> None:
         self.shell = shell
-        self.display = display or Display(shell, ())  # how its line is shown (one line: no records to word)
+        self.display = display  # how its line is shown
         self.registry = registry
-        self.clock = clock or Clock()
+        self.clock = clock
         self.enabled = False
         self.first: dict[str, float] = {}  # cell source -> its first synchronized time
         self._start: float | None = None

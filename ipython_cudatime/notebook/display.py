@@ -48,9 +48,8 @@ def text(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper]) -> str:
 
 
 def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper], html: bool = True) -> dict[str, str]:
-    """The mimebundle for a result or results side by side: the text report, and (``html``) the HTML
-    report with its chart, both read from one ``Reading`` of a result or one ``Verdicts`` of results.
-    ``keepers`` (the features) word the records where the results carry no features of their own."""
+    """The mimebundle for a result or results side by side: the text report and (``html``) the HTML report, both
+    read from one ``Reading`` or ``Verdicts``; ``keepers`` word the records of results that carry no features."""
     obj = obj.read_by(keepers)  # a result read back without features holds plain records: they word them
     if isinstance(obj, Results):
         verdicts = Verdicts(obj.keepers)
@@ -62,16 +61,10 @@ def bundle(obj: CudaTimeResult | Results, keepers: Iterable[RecordKeeper], html:
 
 
 class Display:
-    """Shows results on one shell.
-
-    ``keepers`` are the features that word a result's records (``features.FEATURES``, handed in
-    as the magics are). ``notebook`` is the frontend decision: None detects it (a Jupyter kernel
-    behind the shell: Lab, Notebook, VS Code, Colab), True or False forces it (tests, or a frontend
-    we misjudge). ``install`` gives echoed results their reprs through IPython's formatters,
-    registered by type, so that the data imports no display code: the text report as text/plain,
-    and the HTML report as text/html, which IPython asks for only where a notebook shows it
-    (terminal IPython never draws a chart).
-    """
+    """Shows results on one shell. ``keepers``: the features that word a result's records. ``notebook``: None
+    detects a Jupyter kernel behind the shell (Lab, Notebook, VS Code, Colab), True or False forces it (tests, or
+    a frontend we misjudge). ``install`` registers echoed results' reprs with IPython's formatters, by type, so
+    that the data imports no display code; IPython asks for the text/html only where a notebook shows it."""
 
     SHOWN: ClassVar[tuple[type, ...]] = (CudaTimeResult, Results)
 
@@ -138,24 +131,19 @@ FINISHED_SHOWN = 8  # finished sweep points listed under the bar, the latest one
 
 
 class LiveProgress(Progress):
-    """Follows one ``%cudatime`` (all points of a sweep) and owns its progress view: what is happening
-    during a slow cell or a sweep.
+    """Follows one ``%cudatime`` (all points of a sweep) and owns its progress view, shown once it has taken
+    ``SHOW_AFTER`` seconds: the run, the running median, the time left, the sweep point.
 
-    A measurement that takes longer than ``SHOW_AFTER`` seconds gets a view: runs done out of planned
-    (or the time budget used), the running median, the sweep point. The runner reports before and after
-    each run (``runner.Progress``); the view refreshes at most every ``MIN_INTERVAL`` seconds and never
-    so often that refreshing costs more than ``COST_SHARE`` of the time measured. Between runs it
-    refreshes on the runner's thread. A run that lasts (a slow cold run, one long warm run) would leave
-    the view still, so a ticker thread wakes every ``TICK`` seconds and, when no refresh came for as
-    long, shows the run under way and its time so far ("warm run 1 of 1: 1.2 s so far"): a value set on
-    a widget from another thread is sent like any other (ipywidgets 7 and 8 alike). Only those refreshes
-    fall inside a timed span, a fraction of a millisecond in a run of at least ``TICK`` seconds. All
-    time is read on the runner's ``Clock``.
+    The runner reports before and after each run (``runner.Progress``); the view refreshes then, on its thread,
+    at most every ``MIN_INTERVAL`` seconds and never for more than ``COST_SHARE`` of the time measured. A run
+    that lasts (a slow cold run) would leave the view still, so a ticker thread looks every ``TICK`` seconds and
+    shows the run under way ("warm run 1 of 1: 1.2 s so far"): a widget's value set from another thread is sent
+    like any other (ipywidgets 7 and 8). Only those refreshes fall inside a timed span, a fraction of a
+    millisecond in a run of at least ``TICK`` seconds. All time is read on the runner's ``Clock``.
 
-    Use it as a context manager around the measurement; ``finish(data)`` publishes the final bundle in
-    place of the view, and leaving the context removes a view that no report replaced (``-q``, ``-o``,
-    an error). The bar is the share of the time spent out of the time spent and left (``_left``), so the
-    cold run and the run under way move it too.
+    A context manager around the measurement: ``finish(data)`` publishes the final bundle in place of the view;
+    leaving removes a view no report replaced (``-q``, ``-o``, an error). The bar is the time spent out of the
+    time spent and left (``_left``), so the cold run and the run under way move it too.
     """
 
     def __init__(self, view: WidgetView | LineView | None, runs: int | None = None, budget: float = 1.0,
@@ -207,9 +195,8 @@ class LiveProgress(Progress):
             self._refresh(now)
 
     def _refresh(self, now: float) -> None:
-        """Show where the measurement stands; the next refresh waits until this one's cost is
-        COST_SHARE of the time between them (the first, which makes the view and imports
-        ipywidgets, is a one-off)."""
+        """Show where the measurement stands; the next refresh waits until this one's cost is COST_SHARE of the
+        time between them (the first, which makes the view and imports ipywidgets, is a one-off)."""
         fraction, text = self._fraction(now), self._text(now)
         with self._lock:
             if self.view is None:
@@ -345,9 +332,8 @@ class WidgetView:
         self._publisher.publish(data, metadata={}, transient={"display_id": self.display_id}, update=update)
 
     def update(self, fraction: float, status: str, finished: Sequence[tuple[str, str]] = ()) -> None:
-        """Show ``status`` as text, and under it the ``finished`` sweep points (label, median): an
-        HTML widget renders markup, and both hold the user's sweep values and labels, so they are
-        escaped (``<img onerror=...>`` shows as typed)."""
+        """Show ``status``, and under it the ``finished`` sweep points (label, median): both hold the user's sweep
+        values and labels, so they are escaped for the HTML widget (``<img onerror=...>`` shows as typed)."""
         _, bar, text = self.widgets or self._show()
         bar.value, text.value = fraction, escape(status, quote=False) + _finished_table(finished)
 
@@ -399,11 +385,9 @@ class LineView:
             self.shown = False
 
 
-def live_progress(shell: Any, quiet: bool, plan: Plan, notebook: bool, points: int = 1,
-                  clock: Clock | None = None) -> LiveProgress:
-    """The progress follower for one ``%cudatime`` (its ``runner.Plan``, on the runner's ``clock``):
-    a widget view in a notebook with ipywidgets, a stderr line on a TTY, or none (``quiet``: -q,
-    or nowhere to show it)."""
+def live_progress(shell: Any, quiet: bool, plan: Plan, notebook: bool, points: int, clock: Clock) -> LiveProgress:
+    """The progress follower for one ``%cudatime`` (its ``runner.Plan``, on the runner's ``clock``): a widget view
+    in a notebook with ipywidgets, a stderr line on a TTY, or none (``quiet``: -q, or nowhere to show it)."""
     view: WidgetView | LineView | None = None
     if not quiet:
         # a widget view where ipywidgets is installed (found, not imported: that waits for a view)

@@ -68,9 +68,8 @@ def _ends_with_semicolon(source: str) -> bool:
 
 
 def _render_as_users(shell: Any, error: BaseException, tb: TracebackType | None) -> None:
-    """Make IPython show ``error`` with the user's frames only, on IPython 7 (which would show its
-    magic machinery's frames) as on 9: IPython renders an exception that has a
-    ``_render_traceback_`` through it, in the terminal and in the kernel's error reply."""
+    """Make IPython 7 (which would show its magic machinery's frames) as 9 show ``error`` with the user's frames
+    only: IPython renders an exception through its ``_render_traceback_``, in a terminal and in a kernel."""
     with contextlib.suppress(Exception):  # __slots__, a raising __setattr__ or __str__: IPython's own view
         rendered: list[str]
         if tb is None:  # no frame of the user's (an interrupt held while the report was shown): the line alone
@@ -81,9 +80,8 @@ def _render_as_users(shell: Any, error: BaseException, tb: TracebackType | None)
 
 
 def _show_syntax_error_plainly(shell: Any, error: SyntaxError) -> None:
-    """IPython shows a SyntaxError raised while code runs with every frame above it (its own, this
-    magic's); one in the cell's text is shown as in a cell, with no frame. The shell's
-    ``showsyntaxerror`` is wrapped for the one call that shows ``error`` (IPython 7.34 and 9)."""
+    """IPython shows a SyntaxError raised while code runs with every frame above it (its own, this magic's): one
+    in the cell's text is shown as in a cell, with none, the shell's ``showsyntaxerror`` wrapped for that call."""
     original = shell.showsyntaxerror
 
     def show(filename: str | None = None, running_compiled_code: bool = False) -> None:
@@ -97,9 +95,8 @@ def _show_syntax_error_plainly(shell: Any, error: SyntaxError) -> None:
 
 
 def _cell_number(shell: Any) -> int:
-    """The number of the cell being run, for ``Cell In[N]`` in tracebacks. IPython 9 increments
-    ``execution_count`` before the cell runs, IPython 7 after; the running cell's
-    ExecutionResult knows its own number in both."""
+    """The number of the cell being run, for ``Cell In[N]`` in tracebacks: IPython 9 increments ``execution_count``
+    before the cell runs, IPython 7 after; the running cell's ExecutionResult knows its own number in both."""
     running = getattr(shell.displayhook, "exec_result", None)
     number = getattr(running, "execution_count", None)
     return int(shell.execution_count if number is None else number)
@@ -156,19 +153,15 @@ class CompiledCell:
         def run() -> Any:
             if statements is not None:
                 exec(statements, globals_, locals_)
-            if expression is not None:
-                return eval(expression, globals_, locals_)
-            return None
+            return None if expression is None else eval(expression, globals_, locals_)
 
         return run
 
     def batch(self, globals_: dict[str, Any], locals_: Mapping[str, Any] | None) -> Callable[[int], Any] | None:
-        """``batch(k)`` running the cell k times in one call (see ``batching``), or None when it
-        cannot be batched; never for a cell run in a function's own local scope. The loop is compiled
-        once per namespace, as the cell is: every round of an interleaved sweep then runs code the
-        interpreter has already adapted to it (Python 3.11+ specializes code as it runs), where a loop
-        compiled afresh for each round made that round's one sample pay the warm-up (a 300 ns cell
-        read up to 40% slower, with an interval several times as wide)."""
+        """``batch(k)`` running the cell k times in one call (see ``batching``), or None where it cannot be
+        batched (in a function's own local scope). Compiled once per namespace, as the cell is: every round of an
+        interleaved sweep then runs code Python 3.11+ has already specialized, where a loop compiled afresh each
+        round made its one sample pay the warm-up (a 300 ns cell read up to 40% slower, its interval far wider)."""
         if locals_ is not None and locals_ is not globals_:
             return None
         if self._batch is None or self._batch[0] is not globals_:
@@ -177,12 +170,10 @@ class CompiledCell:
 
 
 def _round(spec: Spec[Feature], first: CudaTimeResult | None) -> Spec[Feature]:
-    """What one point's timing in one round of an interleaved sweep asks for: one warm sample. The
-    point's first round (``first`` is None) makes the warm-up, sizes the sample from it as the
-    runs of an ordinary call are sized (a µs-scale cell's sample is a batch of many runs, so that
-    the harness's cost per sample is not read as the cell's), and watches with the features (their
-    records come from it); every later round makes one sample of the size the first one found,
-    watched by the features that add up every round's record (``Feature.every_round``)."""
+    """One point's timing in one round of an interleaved sweep: one warm sample. The first round (``first`` is
+    None) makes the warm-up and sizes the sample from it as an ordinary call's runs are (a µs-scale cell's is a
+    batch, so that the harness's cost is not read as the cell's), watched by the features; each later round makes
+    a sample of that size, watched by the features that add up every round's record (``Feature.every_round``)."""
     if not spec.interleave:
         return spec
     if first is None:
@@ -200,17 +191,15 @@ def _compare_arguments(words: list[str]) -> tuple[list[str], list[str]]:
     files = words[at + 1:]
     if not files or any(word.startswith("--") for word in files):
         raise UsageError("--load expects one or more files: %cudatime_compare [labels...] --load FILE [FILE...]")
-    for file in files:
-        if "\0" in file:  # open() would raise ValueError
-            raise UsageError(f"--load expects file names without a NUL byte, got {file!r}")
+    if bad := [file for file in files if "\0" in file]:  # open() would raise ValueError
+        raise UsageError(f"--load expects file names without a NUL byte, got {bad[0]!r}")
     return words[:at], files
 
 
 @magics_class
 class CudaTimeMagics(Magics):
-    """The magics and what they keep between cells. The seams are passed in, with defaults (tests register
-    an instance built with their own): the device backends to look for, the cold-run probes, the clock runs
-    are timed with, ``notebook`` (None detects a Jupyter kernel, True or False forces it), the ``machine``
+    """The magics and what they keep between cells. The seams are passed in, with defaults (tests register their
+    own): the device backends, the cold-run probes, the clock, ``notebook`` (see ``Display``), the ``machine``
     where the CPU facts are read and threads set, and the ``features``, whose flags the command line takes."""
 
     shell: Any  # the InteractiveShell they are registered on (Magics allows None; these magics always have one)
@@ -272,9 +261,8 @@ class CudaTimeMagics(Magics):
 
     def _measure(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None, live: LiveProgress,
                  params: Mapping[str, Any] | None = None, hold: InterruptHold | None = None) -> Measurement:
-        """Time the cell once (cold, warm-up, warm runs), restoring its names before every later run; ``live``
-        hears of each run, ``hold`` starts when the later runs end. The result says what it timed: the cell, its
-        label, the swept ``params``, this machine; each feature of ``spec`` watches the runs."""
+        """Time the cell once (cold, warm-up, warm runs), its names restored before every later run, watched by
+        ``spec``'s features; ``live`` hears of each run, ``hold`` starts when the later runs end."""
         shell = self.shell
         scope = shell.user_ns if where is None else where
         frameworks = {module.partition(".")[0] for module, _ in self.registry}
@@ -288,9 +276,8 @@ class CudaTimeMagics(Magics):
 
     @staticmethod
     def _watches(spec: Spec[Feature], call: Call) -> dict[str, Watch]:
-        """Each chosen feature's part in this measurement, by the feature's name (its record's key); a
-        feature that cannot run here says why, as a one-line UsageError; one whose watch could not be
-        made for another reason (a framework version it does not know) is one line in the report."""
+        """Each chosen feature's part in this measurement, by its name: one that cannot run here says why in a
+        UsageError; one whose watch failed otherwise (a framework version it does not know) is a line in the report."""
         watches = {}
         for feature, settings in spec.features:
             try:
@@ -303,9 +290,8 @@ class CudaTimeMagics(Magics):
 
     def _time(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
               run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Any, BaseException | None]:
-        """Setup, then the runs, then the result kept, saved and shown; return (value, error): the
-        report is shown before any error is raised. A Ctrl-C once the later runs are over waits for
-        the report to be shown and saved."""
+        """Setup, the runs, the result kept, saved and shown; (value, error): the report is shown before an error
+        is raised, and a Ctrl-C once the later runs are over waits for it to be shown and saved."""
         with InterruptHold() as hold:
             try:
                 if run_setup is not None:
@@ -341,10 +327,9 @@ class CudaTimeMagics(Magics):
 
     def _sweep(self, spec: Spec[Feature], compiled: CompiledCell, where: dict[str, Any] | None,
                run_setup: Callable[[], Any] | None, live: LiveProgress) -> tuple[Results | None, BaseException | None]:
-        """Time the cell at every point of the --sweep grid; return (Results or None, error). Before each point
-        the cell's names are put back as they were, the swept names are bound, then the setup code runs (untimed),
-        so that setup can prepare each point's inputs. The swept names get their old values back (or are deleted)
-        after. With --interleave each point is timed so once per round (``run_interleaved``)."""
+        """Time the cell at every point of the --sweep grid: (Results or None, error). Before each point the cell's
+        names are put back, the swept names bound, then the setup runs (untimed), so that it can prepare the point's
+        inputs; the swept names get their old values back after (``run_interleaved``: once per round)."""
         scope = self.shell.user_ns if where is None else where
         swept = NameSnapshot(scope, [name for name, _ in spec.sweeps])
         cell_state = NameSnapshot(scope, compiled.bound)

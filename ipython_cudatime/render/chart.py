@@ -1,21 +1,18 @@
 """The chart of every run, an SVG ``<img>`` written by hand; the sweep and comparison charts' matplotlib setup.
 
-Each bar is one run, in order: host time (Python busy) in full colour, the rest of the synchronized
-time (the device still working) in a lighter solid colour, one ``<path>`` per colour, not an element per bar.
-Past ``MANY_RUNS`` runs a bar would be under a pixel or two and the bars after the cold run would
-cover it: the chart then shows the cold run as its own marker beside the warm runs' histogram. Written by
-hand (1-3 kB; matplotlib's was 20 kB), it keeps a report light in a saved notebook.
+Each bar is one run, in order: host time (Python busy) in full colour, the rest of the synchronized time (the
+device still working) lighter. Past ``MANY_RUNS`` runs a bar would be under a pixel or two and the bars after the
+cold run would cover it: the chart then shows the cold run as its own marker beside the warm runs' histogram.
+Written by hand (1-3 kB; matplotlib's was 20 kB), it keeps a report light in a saved notebook.
 
-Charts are ``<img src="data:image/svg+xml;base64,…">``: an untrusted notebook (one downloaded from
-GitHub) loses inline ``<svg>``, ``<style>`` and ``var(--jp-…)`` rules when reopened, but keeps that.
-No theme reaches inside an image, so the chart sets its own background (``PANEL``) with its text: no
-grey reads at 4.5:1 on both a light and a dark page. The run chart's text is ``<text>`` (sans-serif);
-matplotlib's is paths, each string an SVG comment beside them (``<!-- 1 ms -->``), where tests read ticks.
+Charts are ``<img src="data:image/svg+xml;base64,…">``: an untrusted notebook (one downloaded from GitHub) loses
+inline ``<svg>``, ``<style>`` and ``var(--jp-…)`` rules when reopened, but keeps that. No theme reaches inside an
+image, so the chart sets its own background (``PANEL``) under its text: no grey reads at 4.5:1 on both a light
+and a dark page. Matplotlib's text is paths, each string an SVG comment beside them, where tests read ticks.
 
-Sizes are CSS pixels (1 pt = 4/3 px). The ``<img>`` follows the panel's width up to its natural size,
-its text shrinking with it: so a chart is drawn for a phone, ``CHART_PX`` wide with ``FONT_PX`` text,
-still 11 px text shown 200 px wide (drawn 500 px wide and shrunk, its text was 6.1-6.7 px there). Time
-axes are in the report's units; legends are HTML below the image, listing only what the chart draws.
+Sizes are CSS pixels (1 pt = 4/3 px). The ``<img>`` follows the panel's width up to its natural size, its text
+shrinking with it: so a chart is drawn for a phone, ``CHART_PX`` wide with ``FONT_PX`` text, still 11 px text
+shown 200 px wide. Time axes are in the report's units; legends are HTML below the image, naming what it draws.
 """
 
 from __future__ import annotations
@@ -103,9 +100,8 @@ class _Axis:
 
 
 def _ticks(low: float, high: float, log: bool, most: int) -> list[float]:
-    """At most ``most`` round values in [low, high]: 1, 2, 2.5 or 5 times a power of ten apart on a linear
-    axis (0 included); on a log axis decades (every other one and more where there are many), or 1-2-5 steps,
-    or 1..9, within a short span."""
+    """At most ``most`` round values in [low, high]: 1, 2, 2.5 or 5 times a power of ten apart on a linear axis;
+    on a log axis decades (every other one and more where there are many), or 1-2-5 or 1..9 in a short span."""
     if high <= low:
         return [low]
     if log:
@@ -246,10 +242,8 @@ def figure(height_px: float) -> tuple[Figure, Axes]:
 
 
 def time_axis(axes: Axes, log: bool, which: str = "y") -> None:
-    """Scale the ``which`` axis of ``axes`` (its data drawn) and label it in the report's units: a few
-    round values from 0 on a linear axis; on a log axis decades, or 1-2-5 steps within a short span.
-    Minor ticks stay unlabelled (matplotlib would write them as bare ``4×10⁻³`` beside ``1 ms``);
-    the other axis (runs, swept values, rows) has none."""
+    """Scale the ``which`` axis of ``axes`` (its data drawn) and label it in the report's units, as ``_ticks`` does.
+    Minor ticks stay unlabelled (matplotlib would write bare ``4×10⁻³`` beside ``1 ms``); the other axis has none."""
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 
     (axes.set_yscale if which == "y" else axes.set_xscale)("log" if log else "linear")
@@ -298,9 +292,8 @@ CATEGORY_LINES = 3  # wrapped category labels of more lines than this become num
 
 
 def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
-    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (never "contiguo /
-    us"); numbers instead, keyed below (``1: label``), past CATEGORY_LINES lines or where a word is too wide.
-    Returns the lines the tallest takes, and the key."""
+    """Horizontal labels under categories 0..n-1, wrapped at spaces to the room each has (never "contiguo / us"),
+    or numbers keyed below (``1: label``) past CATEGORY_LINES lines or a word too wide: (the tallest's lines, key)."""
     room = (CHART_PX - MARGINS_PX[0] - MARGINS_PX[1]) / max(len(labels), 1)
     chars = max(3, int(room / CHAR_PX))  # CHAR_PX is wide: a word 2 characters longer still fits
     wrapped = [textwrap.wrap(label, chars, break_long_words=False) or [""] for label in labels]
@@ -314,9 +307,8 @@ def category_ticks(axes: Axes, labels: Sequence[str]) -> tuple[int, list[str]]:
 
 
 def svg_bytes(fig: Figure, extra_bottom_px: float = 0.0, left_px: float = MARGINS_PX[0]) -> bytes:
-    """The figure in fixed margins (``MARGINS_PX``; ``left_px`` for names left of the plot, ``extra_bottom_px``
-    more below for wrapped tick labels: the figure grows by as much, so the plot keeps its height) as SVG, the
-    same bytes for the same chart: no date, a fixed salt for matplotlib's ids."""
+    """The figure as SVG in fixed margins (``left_px`` for names left of the plot; the figure grows by
+    ``extra_bottom_px`` for wrapped tick labels, so the plot keeps its height), the same bytes for the same chart."""
     import matplotlib
 
     width, height = (size * fig.dpi for size in fig.get_size_inches())

@@ -303,8 +303,7 @@ def sweep_chart(sweep: Results) -> str:
             axes.vlines(xs, lows, highs, color=colour, linewidth=3, alpha=0.5)
     if numeric:
         values = [p.params[x_name] for p in done]
-        x_log = _spans_decades(values, X_LOG_SPAN)
-        chart.value_ticks(axes, values, x_log)
+        chart.value_ticks(axes, values, _spans_decades(values, X_LOG_SPAN))
     else:
         axes.set_xlim(-0.5, len(categories) - 0.5)
         lines, key = chart.category_ticks(axes, categories)
@@ -390,8 +389,7 @@ def compare_chart(results: Results) -> str:
     fig, axes = chart.figure(chart.MARGINS_PX[2] + chart.MARGINS_PX[3] + row_px * len(done))
     warm, cold = chart.COLOURS["warm"], chart.COLOURS["cold"]
     for y, (_, r) in enumerate(done):
-        interval = _spread(r)
-        if interval is not None:
+        if (interval := _spread(r)) is not None:
             axes.hlines(y, *interval, color=warm, linewidth=2.5)
         if r.median is not None:
             axes.plot([r.median], [y], "o", color=warm, markersize=7)
@@ -416,9 +414,8 @@ def is_sweep(results: Results) -> bool:
 
 
 def results_text(results: Results, verdicts: Verdicts | None = None) -> str:
-    """Results side by side in text: the table (a two-name sweep's grid first), then the notes under it.
-    ``verdicts`` (``ratios.Verdicts``), given, is shared with the HTML view of the same results, so that
-    neither works out a judgement or a contrast the other did; made here otherwise."""
+    """Results side by side in text: the table (a two-name sweep's grid first), then the notes under it. The
+    ``verdicts`` given are shared with the HTML view, so that neither works out a judgement the other did."""
     verdicts, sweep = verdicts or Verdicts(results.keepers), is_sweep(results)
     grid = _grid_table(results, verdicts) if sweep else None
     lines = [grid[0], *_table_text(*grid[1:]), GRID_KEY, ""] if grid else []

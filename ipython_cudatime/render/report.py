@@ -1,11 +1,9 @@
-"""One result's reports: the text (what terminal IPython prints, and the fallback everywhere else)
-and the HTML (a one-line answer, the run chart, the findings, the run breakdown, collapsible sections).
+"""One result's reports: the text (what terminal IPython prints, and the fallback everywhere else) and the HTML.
 
-A finding has a ``kind`` (a stable key tests and widgets use) and ``text``, plain sentences every view
-shares; a ``Reading`` works them out once for all the views. The HTML is the lasting output in a
-notebook, so it uses only what every frontend keeps in an untrusted notebook (see ``chart``): tags with
-classes, ``<details>``, inline styles with literal values and the chart as an ``<img>``. Colours are
-left to the frontend (so they follow its theme), except where an element sets both text and background.
+A ``Reading`` works out the findings (a stable ``kind``, plain sentences every view shares) once for all the
+views. The HTML is the lasting output in a notebook, so it uses only what every frontend keeps in an untrusted
+notebook (see ``chart``): tags with classes, ``<details>``, inline styles with literal values, the chart as an
+``<img>``. Colours are left to the frontend (its theme), except where an element sets both text and background.
 """
 
 from __future__ import annotations
@@ -73,9 +71,8 @@ def _async_gap(host: float, wall: float) -> bool:
 
 
 def _async_findings(result: CudaTimeResult) -> list[Finding]:
-    """The async trap: the cold run or the warm medians handed control back long before the work was done.
-    What ``%time`` prints, the host's hand-over, varies from run to run (a first dispatch, a busy core): so
-    the sentence gives every run's range, the first named, never one run's figure as "what %time prints"."""
+    """The async trap: the cold run or the warm medians handed control back long before the work was done. The
+    host's hand-over (what ``%time`` prints) varies from run to run, so the sentence gives every run's range."""
     cold, warm = result.cold, result.warm
     warm_gap = bool(warm) and _async_gap(median(run.host for run in warm), median(run.wall for run in warm))
     if not (_async_gap(cold.host, cold.wall) or warm_gap):
@@ -102,9 +99,8 @@ def _hand_over(result: CudaTimeResult) -> str:
 
 @dataclass(frozen=True)
 class Reading:
-    """One result as its views read it (as pyinstrument's renderers read a ``Session``): (keeper, what it
-    judged of its record) in the keepers' order, and the findings, worked out once, so that neither the text
-    nor the HTML report asks the noise check or a feature a second time."""
+    """One result as its views read it: (keeper, what it judged of its record) in the keepers' order, and the
+    findings, worked out once, so that neither report asks the noise check or a feature a second time."""
 
     result: CudaTimeResult
     pairs: tuple[tuple[RecordKeeper, Any], ...]
@@ -112,9 +108,8 @@ class Reading:
 
     @classmethod
     def of(cls, result: CudaTimeResult, keepers: Iterable[RecordKeeper]) -> Reading:
-        """The findings, most important first: the async trap, the features' sentences in their order, what a
-        device clock that saw too little of the synchronized time missed (and why the statistics then use the
-        wall clock), what the result notes."""
+        """The findings, most important first: the async trap, the features' sentences, what a device clock that
+        saw too little of the synchronized time missed (and why the statistics then use the wall clock), the notes."""
         pairs = tuple((keeper, judgement(keeper, result)) for keeper in keepers)
         found = _async_findings(result) + [each for keeper, judged in pairs for each in keeper.findings(result, judged)]
         if (coverage := result.coverage) is not None and coverage < COVERED:
@@ -140,11 +135,9 @@ BREAKS = re.compile(r"[\s\-–/]")  # where a browser may break a short cell's l
 
 
 def _row(cells: Sequence[str], tag: str = "td") -> str:
-    """A table row of ``tag`` cells. Short cells stay on one line (marked only where a browser could break
-    one past its spaces: a hyphen, a dash), long ones wrap at spaces (a table fits a narrow panel), and
-    where one may wrap its row's cells sit at the top. ``break-word`` breaks a word only where it alone is
-    wider than its line, leaving the column a word wide; ``anywhere`` let a table squeeze a column to one
-    character per line ("dtype / ='flo / at32'")."""
+    """A table row of ``tag`` cells. Short cells stay on one line (marked only where a browser could break one
+    past its spaces: a hyphen, a dash), long ones wrap at spaces, their row's cells at the top. ``break-word``
+    breaks a word only where it alone is wider than its line (``anywhere`` squeezed a column to a character)."""
     top = ";vertical-align:top" if any(len(text) > LONG_CELL for text in cells) else ""
     fit = [";overflow-wrap:break-word" if len(text) > LONG_CELL else ";white-space:nowrap" if BREAKS.search(
         text.replace(" ", "")) else "" for text in cells]
@@ -186,9 +179,8 @@ def pairs_html(pairs: Iterable[tuple[str, str]], cls: str) -> str:
 
 
 def section_html(title: str, body: str, cls: str) -> str:
-    """A collapsed section with the browser's own disclosure marker, which turns when it opens.
-    Classic Notebook's stylesheet makes every summary a block (no marker); the summary's inline
-    ``display:list-item`` (kept untrusted) gives the marker back there."""
+    """A collapsed section with the browser's own disclosure marker. Classic Notebook's stylesheet makes every
+    summary a block (no marker): the summary's inline ``display:list-item`` gives the marker back there."""
     return (f"<details class='{cls}' style='margin:4px 0'><summary style='display:list-item;cursor:pointer'><b>"
             f"{escape(title)}</b></summary><div style='padding:2px 0 4px 14px'>{body}</div></details>") if body else ""
 
@@ -270,9 +262,8 @@ def stacked_bar(parts: Iterable[tuple[str, float, str]], total: float,
 
 
 def report_html(parts: Iterable[str], cls: str, wide: bool = False) -> str:
-    """Every report's frame: normal line height, the frontend's colours and font, REPORT_PX wide at most.
-    A ``wide`` frame (a sweep's or a comparison's) is as wide as its widest part, up to the output's: its
-    text and chart ``capped``, its table may use the rest, so no column is out of view beside empty space."""
+    """Every report's frame, REPORT_PX wide at most; a ``wide`` one (a sweep's or a comparison's) as wide as its
+    widest part, up to the output's: its text and chart ``capped``, its table may use the rest."""
     width = "display:inline-block;max-width:100%" if wide else f"max-width:{REPORT_PX}px"
     return (f"<div class='{cls}' style='{width};line-height:1.4;text-align:left;overflow-wrap:break-word'>"
             + "".join(parts) + "</div>")

@@ -28,10 +28,8 @@ class JaxProbe(Probe[dict[str, float]]):
 
     @classmethod
     def detect(cls, jax: Any) -> JaxProbe | None:
-        monitoring = getattr(jax, "monitoring", None)
-        if monitoring is None or not hasattr(monitoring, "register_event_duration_secs_listener"):
-            return None
-        return cls(jax)
+        listens = hasattr(getattr(jax, "monitoring", None), "register_event_duration_secs_listener")
+        return cls(jax) if listens else None
 
     def state(self, moment: str) -> dict[str, float]:
         return {"compile": self.compile_seconds}

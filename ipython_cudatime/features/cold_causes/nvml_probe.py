@@ -61,12 +61,10 @@ class NvmlProbe(Probe[dict[str, int] | None]):
     def causes(self, before: dict[str, int] | None, after_cold: dict[str, int] | None,
                after_warm: dict[str, int] | None, source: str | None = None) -> list[Cause]:
         """The clock state before the cold run and after the warm runs: context, not a cost."""
-        if before is None and after_warm is None:
-            return []
         parts = []
         for label, state in (("before the cold run", before), ("after the warm runs", after_warm)):
             if state is not None:
                 held = [name for bit, name in REASONS.items() if state["reasons"] & bit] or ["none"]
                 parts.append(f"{label}: SM clock {state['sm_mhz']} of {state['max_mhz']} MHz, "
                              f"held back by: {', '.join(held)}")
-        return [Cause("GPU clock state", None, "; ".join(parts), explains=False)]
+        return [Cause("GPU clock state", None, "; ".join(parts), explains=False)] if parts else []

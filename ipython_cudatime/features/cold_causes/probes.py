@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from ...measure.runner import Outcome, Watch
@@ -50,13 +50,6 @@ class Unmade(Probe[None]):
         return [self._cause]
 
 
-def _made(probe_class: type[Probe[Any]], framework: Any) -> Probe[Any] | None:
-    try:
-        return probe_class.detect(framework)
-    except Exception as error:  # a framework version the probe does not know: say so, never fail the cell
-        return Unmade(probe_class, error)
-
-
 def _reading(probe: Probe[Any], read: Callable[[], Any]) -> Any:
     """What ``read`` (``probe``'s ``state`` or ``initial``) returns, or the ``Cause`` saying why not where it raised."""
     try:
@@ -77,21 +70,22 @@ def _probe_causes(probe: Probe[Any], source: str | None, before: Any, after_cold
 
 
 class ProbeSet:
-    """The probes of ``registry`` for the frameworks imported so far, each made once and kept
-    by its owner (the magics): a probe may listen across cells (JAX's compile listener cannot
-    be removed, so the one JaxProbe registers it once)."""
+    """The probes of ``registry`` for the frameworks imported so far, each made once and kept by its
+    owner (the magics): a probe may listen across cells (``JaxProbe``'s listener cannot be removed)."""
 
     def __init__(self, registry: Collection[Entry] = PROBES) -> None:
         self._registry = registry
         self._made: dict[Entry, Probe[Any] | None] = {}
 
-    def active(self, modules: Mapping[str, Any] | None = None) -> list[Probe[Any]]:
-        modules = sys.modules if modules is None else modules
+    def active(self) -> list[Probe[Any]]:
         for entry in self._registry:
-            framework = modules.get(entry[0])
+            framework = sys.modules.get(entry[0])
             if framework is not None and self._made.get(entry) is None:
-                self._made[entry] = _made(entry[1], framework)
-        return [probe for entry in self._registry if modules.get(entry[0]) is not None
+                try:
+                    self._made[entry] = entry[1].detect(framework)
+                except Exception as error:  # a framework version the probe does not know: say so, never fail the cell
+                    self._made[entry] = Unmade(entry[1], error)
+        return [probe for entry in self._registry if sys.modules.get(entry[0]) is not None
                 and (probe := self._made.get(entry)) is not None]
 
 
@@ -99,26 +93,13 @@ class ColdWatch(Watch):
     """Reads every active probe at the runner's three moments, then names the causes: its record."""
 
     def __init__(self, probes: list[Probe[Any]], source: str | None = None, probe_set: ProbeSet | None = None) -> None:
-        self.probes = probes
+        self.probes, self._probe_set = probes, probe_set
         self.source = source  # the cell's code, for the probes' causes (see ``Probe.causes``)
         self.states: dict[str, list[Any]] = {}  # moment -> each probe's state then
-        self._probe_set = probe_set
 
     @classmethod
     def detect(cls, probes: ProbeSet, source: str | None = None) -> ColdWatch:
         return cls(probes.active(), source, probes)
-
-    def redetect(self) -> None:
-        """After the cold run: the probes of frameworks it imported join, each with the state it
-        reads before its framework was ever used (``Probe.initial``) as its "before"; a probe
-        with none cannot say what the cold run changed and stays out."""
-        if self._probe_set is None or "before" not in self.states:
-            return
-        for probe in self._probe_set.active():
-            initial = None if probe in self.probes else _reading(probe, probe.initial)
-            if initial is not None:
-                self.probes.append(probe)
-                self.states["before"].append(initial)
 
     def snapshot(self, moment: str) -> None:
         self.states[moment] = [_reading(probe, functools.partial(probe.state, moment)) for probe in self.probes]
@@ -127,7 +108,15 @@ class ColdWatch(Watch):
         self.snapshot("before")
 
     def after_cold(self) -> None:
-        self.redetect()
+        """The probes of frameworks the cold run imported join first, each with the state it reads before
+        its framework was ever used (``Probe.initial``) as its "before"; a probe with none cannot say what
+        the cold run changed and stays out."""
+        if self._probe_set is not None and "before" in self.states:
+            for probe in self._probe_set.active():
+                initial = None if probe in self.probes else _reading(probe, probe.initial)
+                if initial is not None:
+                    self.probes.append(probe)
+                    self.states["before"].append(initial)
         self.snapshot("after_cold")
 
     def after_warm(self) -> None:

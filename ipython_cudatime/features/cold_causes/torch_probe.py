@@ -6,7 +6,7 @@ import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from ...backends.torch_cuda import TorchCudaBackend
@@ -29,7 +29,7 @@ MATRIX_PRODUCT = re.compile(
 SETTINGS = "precision settings"  # context for the reader, not a cost of the cold run
 
 
-def workspace_size(torch: Any, environ: Mapping[str, str] = os.environ) -> int:
+def workspace_size(torch: Any) -> int:
     """The cuBLAS workspace torch allocates on the current device, in bytes: what torch says where
     it can be asked (``torch.backends.cuda.cublas_workspace_size``, newer than 2.11), else
     CublasHandlePool.cpp's rule for the current device's compute capability."""
@@ -37,7 +37,7 @@ def workspace_size(torch: Any, environ: Mapping[str, str] = os.environ) -> int:
     if ask is not None:
         with contextlib.suppress(Exception):
             return int(ask())
-    pairs = CONFIG_PAIR.findall(environ.get("CUBLAS_WORKSPACE_CONFIG", ""))
+    pairs = CONFIG_PAIR.findall(os.environ.get("CUBLAS_WORKSPACE_CONFIG", ""))
     if pairs:
         return sum(int(kib) * 1024 * int(count) for kib, count in pairs)
     return HOPPER_WORKSPACE if tuple(torch.cuda.get_device_capability()) == (9, 0) else DEFAULT_WORKSPACE
@@ -45,10 +45,7 @@ def workspace_size(torch: Any, environ: Mapping[str, str] = os.environ) -> int:
 
 def _dynamo_compile_seconds() -> float:
     """Total dynamo compile time so far (0.0 when dynamo was never loaded: no compile happened)."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    if utils is None:
-        return 0.0
-    metrics = getattr(utils, "compilation_time_metrics", {})
+    metrics = getattr(sys.modules.get("torch._dynamo.utils"), "compilation_time_metrics", {})
     # "_compile.compile_inner" in recent torch; "_compile.<locals>.compile_inner" in older ones
     return float(sum(sum(times) for name, times in metrics.items() if name.endswith(".compile_inner")))
 
@@ -75,8 +72,7 @@ class TorchProbe(Probe[dict[str, Any]]):
     label = "PyTorch state"
 
     def __init__(self, torch: Any) -> None:
-        self._torch = torch
-        self._cuda_backend = TorchCudaBackend(torch)
+        self._torch, self._cuda_backend = torch, TorchCudaBackend(torch)
 
     @classmethod
     def detect(cls, torch: Any) -> TorchProbe | None:
@@ -99,11 +95,9 @@ class TorchProbe(Probe[dict[str, Any]]):
         return {"compile": 0.0, "cuda": False}
 
     def _workspace_blocks(self) -> int | None:
-        """Active allocator blocks of this device's cuBLAS workspace size, or None where the
-        allocator has no snapshot: with ``PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync`` torch
-        raises RuntimeError ("...not meaningful") and the workspace cannot be looked for. The
-        snapshot leaves out the allocation traces recent torch collects by default (time and memory
-        spent for nothing here; older torch has no such argument, and no traces)."""
+        """Active allocator blocks of this device's cuBLAS workspace size, or None where the allocator has
+        no snapshot (``backend:cudaMallocAsync``: RuntimeError). The snapshot leaves out the allocation
+        traces recent torch collects by default, time and memory spent for nothing (older torch has none)."""
         snapshot = self._torch.cuda.memory_snapshot
         try:
             try:

@@ -1,9 +1,6 @@
-"""The CPU facts of every call and why its warm runs were noisy or slow: a feature that is always on.
-
-Its record is the call's ``CpuContext`` (cores, load, pools, CPU against wall time, waits), read
-three times per call by ``CpuWatch``. Its words read the noise check on those facts (``noise.judged``),
-worked out once per result for all of them.
-"""
+"""The CPU facts of every call (its record, ``CpuContext``, read three times per call by ``CpuWatch``)
+and why its warm runs were noisy or slow: its words read the noise check on those facts (``noise.judged``),
+worked out once per result for all of them. Always on."""
 
 from __future__ import annotations
 
@@ -45,9 +42,8 @@ class CpuFacts(Feature):
         return [f"threads  : --threads {result.task.threads}: {pools}"]
 
     def findings(self, result: CudaTimeResult, record: Noise | None) -> list[Finding]:
-        """The noise warning, one line with its cause and fix, then the cause's full reasoning (kind
-        ``noise-<cause>``, a ``reason``: the HTML report puts it in this feature's section), when
-        the answer is in doubt or the warm runs were slowed down by the CPU."""
+        """The noise warning, one line with its cause and fix, then the cause's full reasoning: a ``reason``,
+        which the HTML report puts in this feature's section."""
         if record is None or record.warning is None or record.cause is None:  # both, or neither
             return []
         cause = record.cause
@@ -64,17 +60,22 @@ class CpuFacts(Feature):
         return [*([("spread", record.quiet)] if record.quiet is not None else []), *context_rows(record.context)]
 
     def cells(self, record: Noise | None) -> tuple[str, ...]:
-        return (record.cell if record is not None else "",)
+        """The noise cell: "noisy: oversubscribed", "slowed: loaded", "noisy: cause unknown", or "" for steady runs."""
+        cause = record.cause if record is not None else None
+        if cause is None:
+            return ("",)
+        symptom = "noisy" if cause.symptom == "noisy" else "slowed"
+        return (f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}",)
 
     def table_notes(self, rows: list[tuple[str, CudaTimeResult, Noise | None]], what: str) -> list[str]:
         """Each cause found once, in full, with the rows it was found at ("all 8 points" where it was found
         at every one of three or more rows with warm runs); the numbers in its sentence are the first such
         row's ("numbers from n=256")."""
-        found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # cause -> (its text, the rows found at)
+        found: dict[tuple[str, str | None], tuple[str, list[str]]] = {}  # (kind, pool blamed) -> (text, rows)
         timed = sum(result.runs > 0 for _, result, _ in rows)
         for name, _, noise in rows:
-            if noise is not None and noise.cause is not None:
-                found.setdefault(noise.cause.group, (noise.cause.text, []))[1].append(name)
+            if noise is not None and (cause := noise.cause) is not None:
+                found.setdefault((cause.kind, cause.pool), (cause.text, []))[1].append(name)
         return [f"{f'all {timed} {what}' if len(where) == timed > 2 else ', '.join(where)}"
                 f"{f' (numbers from {where[0]})' if len(where) > 1 else ''}: {text}" for text, where in found.values()]
 

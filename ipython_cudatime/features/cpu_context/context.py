@@ -116,8 +116,7 @@ class CpuContext:
 
     @property
     def others(self) -> float:
-        """How many cores' worth of work the rest of the machine wanted: the larger of the load
-        average before the call and the threads ready to run then (0 when neither is known)."""
+        """How many cores' worth of work the rest of the machine wanted before the call (0: not known)."""
         known = [value for value in (self.load_before, self.ready_before) if value is not None]
         return max(known) if known else 0.0
 

@@ -1,12 +1,10 @@
 """Why warm runs were noisy or slow, from the CPU facts of the measurement (``context``).
 
-Two symptoms: *noisy* (the median's 95% interval reaches past 10% of it, or the runs fall into
-groups, and the spread is wider than the clocks' jitter), or *starved* (the timing thread waited for
-a core). Runs that vary around a median they pin down get at most a quiet note (``quiet_note``). A
-cause is named only where the facts support it: oversubscribed (a pool the cell ran in has more
-threads than free cores), loaded, varies (a quiet machine, a busy process), or unknown. The warning
-is one line, its full reasoning (``NoiseCause.text``) goes under "Why"; the same check serves a
-report, every sweep point and every compared result.
+Two symptoms: *noisy* (an answer in doubt: ``is_noisy``) or *starved* (the timing thread waited for a
+core); runs that vary around a median they pin down get at most a quiet note (``quiet_note``). A cause
+is named only where the facts support it (``_cause``). The warning is one line, its full reasoning
+(``NoiseCause.text``) goes under "Why"; the same check serves a report, every sweep point and every
+compared result.
 """
 
 from __future__ import annotations
@@ -54,19 +52,6 @@ class NoiseCause:
     fix: str = ""
     pool: str | None = None  # the pool an oversubscription is blamed on
 
-    @property
-    def group(self) -> tuple[str, str | None]:
-        """What a table names once for all the rows it was found at: the kind, and the pool blamed."""
-        return self.kind, self.pool
-
-
-def clock_jitter(result: CudaTimeResult) -> float:
-    """The spread the clocks and the synchronize show on their own, per run: JITTER_TIMES the null
-    runs' IQR spread over a sample's runs; NOISY_MIN_IQR where the harness was not measured."""
-    if result.harness is None:
-        return NOISY_MIN_IQR
-    return JITTER_TIMES * result.harness.jitter / result.batch
-
 
 def uncertainty(result: CudaTimeResult) -> float | None:
     """How far the warm median's 95% interval reaches from the median, as a share of it; below
@@ -90,13 +75,9 @@ def modes(result: CudaTimeResult) -> tuple[list[float], list[float]] | None:
     cut = max(range(least, len(ordered) - least + 1), key=lambda i: ordered[i] - ordered[i - 1])
     low, high = ordered[:cut], ordered[cut:]
     gap = high[0] - low[-1]
-    if gap < MODE_GAP * median or any(gap <= MODE_SPREAD * _iqr(group) for group in (low, high)):
+    if gap < MODE_GAP * median or any(gap <= MODE_SPREAD * (g[3 * len(g) // 4] - g[len(g) // 4]) for g in (low, high)):
         return None
     return low, high
-
-
-def _iqr(ordered: list[float]) -> float:
-    return ordered[(3 * len(ordered)) // 4] - ordered[len(ordered) // 4]
 
 
 def split(result: CudaTimeResult) -> tuple[list[float], list[float]] | None:
@@ -115,8 +96,10 @@ def is_noisy(result: CudaTimeResult) -> bool:
     share = uncertainty(result)
     if result.runs < 3 or share is None:
         return False
+    # the spread the clocks and the synchronize show on their own, per run (NOISY_MIN_IQR: harness not measured)
+    jitter = NOISY_MIN_IQR if result.harness is None else JITTER_TIMES * result.harness.jitter / result.batch
     low, high = result.median_ci or (min(result.samples), max(result.samples))
-    if high - low <= clock_jitter(result) and (result.iqr or 0.0) <= clock_jitter(result):
+    if max(high - low, result.iqr or 0.0) <= jitter:
         return False
     return share > NOISY_CI or split(result) is not None
 
@@ -126,9 +109,8 @@ def quiet_note(result: CudaTimeResult) -> str | None:
     they pin down, so no warning: ``the middle half of the runs spans 30% of the median; the
     median is known to ±0.9%``. None for steady or noisy runs."""
     median, iqr, share = result.median, result.iqr, uncertainty(result)
-    if not median or iqr is None or share is None or result.median_ci is None or is_noisy(result):
-        return None
-    if iqr / median <= VARIES:
+    if (not median or iqr is None or share is None or result.median_ci is None or iqr / median <= VARIES
+            or is_noisy(result)):
         return None
     return (f"the middle half of the runs spans {iqr / median:.0%} of the median; the median is known to "
             f"±{percent_text(share)} (95% CI)")
@@ -236,24 +218,13 @@ def noise(result: CudaTimeResult, context: CpuContext | None) -> tuple[str, Nois
 
 @dataclass(frozen=True)
 class Noise:
-    """What the noise check made of one result (``judged``), for every view of it: its CPU facts
-    (None: not recorded), the one-line warning and its cause (both None for steady runs), and the
-    quiet note on runs that vary around a median they pin down (``quiet_note``)."""
+    """What the noise check made of one result (``judged``), for every view of it: its CPU facts (None:
+    not recorded), the warning and its cause (both None for steady runs), and the ``quiet_note``."""
 
     context: CpuContext | None
     warning: str | None
     cause: NoiseCause | None
     quiet: str | None
-
-    @property
-    def cell(self) -> str:
-        """A table's noise cell: "noisy: oversubscribed", "slowed: loaded", "noisy: cause unknown",
-        or "" for steady runs."""
-        cause = self.cause
-        if cause is None:
-            return ""
-        symptom = "noisy" if cause.symptom == "noisy" else "slowed"
-        return f"{symptom}: {'cause unknown' if cause.kind == 'unknown' else cause.kind}"
 
 
 def judged(result: CudaTimeResult, context: CpuContext | None) -> Noise:

@@ -13,8 +13,6 @@ from ...results.result import CudaTimeResult
 from ..feature import Call, Feature
 from .record import MEMORY, DeviceMemory, device_memory, memory_sentence
 
-NOT_READY = {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
-
 
 class MemoryWatch(Watch):
     """The allocator's counters before the cold run, after it and after the warm runs. torch is
@@ -28,7 +26,7 @@ class MemoryWatch(Watch):
         torch = self._modules.get("torch")  # None, or a torch without CUDA, has no "cuda"
         backend = TorchCudaBackend(torch) if hasattr(torch, "cuda") else None
         if backend is None or not backend.current_device_ready():
-            return NOT_READY
+            return {"cuda": False}  # no CUDA context on the current device (or no torch): nothing to read
         return {"cuda": True, **backend.memory_stats()}
 
     def before(self) -> None:

@@ -70,10 +70,8 @@ class Profiling(Feature):
     def findings(self, result: CudaTimeResult, record: Profile | None) -> list[Finding]:
         if record is None:
             return []
-        found = [Finding("profile", f"Profile: {record.verdict}.")]
-        if record.warning:
-            found.append(Finding("profile-warning", f"Note: {record.warning}."))
-        return found
+        warning = [Finding("profile-warning", f"Note: {record.warning}.")] if record.warning else []
+        return [Finding("profile", f"Profile: {record.verdict}."), *warning]
 
     def section_html(self, result: CudaTimeResult, record: Profile | None) -> str:
         if record is None:

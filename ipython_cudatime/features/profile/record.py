@@ -1,6 +1,6 @@
 """The ``--profile`` record, ``Profile``, and its words: the text report's ``profile  :`` block, and a
 profile on its own (what ``profile_trace`` prints). The words sit beside the record, so that a
-profile read from a file prints itself; ``profile`` makes records, ``verdicts`` judges them."""
+profile read from a file prints itself; ``summary`` makes records, ``verdicts`` judges them."""
 
 from __future__ import annotations
 
@@ -70,15 +70,13 @@ def _cut(name: str, width: int = 100) -> str:
 def profile_lines(profile: Profile) -> list[str]:
     """The ``profile  :`` block: counts, busy fraction, launches, breakdown, top names, the trace kept."""
     device = profile.busy_fraction is not None
-    counts = count_text(profile.kernel_count, profile.counted)
+    copies = f", {profile.copy_count:,} memcpy/memset" if device else ""
     if profile.wall is None:
         source = f"trace {profile.trace_file}" if profile.trace_file else "trace"
     else:
         source = f"{'the cold run' if profile.cold else 'one extra run'} ({fmt(profile.wall)})"
-    if device:
-        counts += f", {profile.copy_count:,} memcpy/memset"
-    lines = [f"profile  : {source}: {counts}, {fmt(profile.kernel_time)} in "
-             f"{'kernels' if device else 'them'}"
+    lines = [f"profile  : {source}: {count_text(profile.kernel_count, profile.counted)}{copies}, "
+             f"{fmt(profile.kernel_time)} in {'kernels' if device else 'them'}"
              + (f"; GPU busy {percent_text(profile.busy_fraction)} of {fmt(profile.window)}"
                 if profile.busy_fraction is not None and profile.window else "")]
     if device and profile.launch_count:  # with a traced device: launches, synchronization, where device time went

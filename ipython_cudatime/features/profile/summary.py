@@ -1,7 +1,6 @@
-"""``--profile`` and ``profile_trace``: a ``trace.DeviceActivity`` summarized as counts, busy time
-(the union of device intervals over the window) and a verdict. ``--profile`` reads its run back
-through the loader ``profile_trace`` uses, so a live run and a file never disagree. Without a traced
-device (CPU-only PyTorch) the outermost operator calls stand in for kernels.
+"""``--profile`` and ``profile_trace``: a ``trace.DeviceActivity`` (a live run's, exported, or a file's)
+summarized as counts, busy time (the union of device intervals over the window) and a verdict. Without
+a traced device (CPU-only PyTorch) the outermost operator calls stand in for kernels.
 """
 
 from __future__ import annotations
@@ -71,10 +70,8 @@ def _device_profile(activity: DeviceActivity) -> Profile:
         top=_top(activity.kernels), copy_count=len(activity.copies), window=length,
         breakdown={"compute": kernel_time - communication, "communication": communication,
                    "memory": sum(c.duration for c in activity.copies)},
-        launch_count=len(launches),
-        launch_mean=sum(s.duration for s in launches) / len(launches) if launches else None,
-        sync_time=_cell_syncs(activity, window),
-    )
+        launch_count=len(launches), sync_time=_cell_syncs(activity, window),
+        launch_mean=sum(s.duration for s in launches) / len(launches) if launches else None)
 
 
 def _cell_syncs(activity: DeviceActivity, window: tuple[float, float]) -> float:
@@ -93,12 +90,9 @@ def _operator_profile(activity: DeviceActivity) -> Profile:
 
 
 def summarize(activity: DeviceActivity) -> Profile:
-    if activity.device or activity.launches:
-        profile = _device_profile(activity)
-        profile.kind, profile.verdict = device_verdict(profile)
-    else:
-        profile = _operator_profile(activity)
-        profile.kind, profile.verdict = cpu_verdict(profile)
+    device = bool(activity.device or activity.launches)
+    profile = _device_profile(activity) if device else _operator_profile(activity)
+    profile.kind, profile.verdict = (device_verdict if device else cpu_verdict)(profile)
     return profile
 
 

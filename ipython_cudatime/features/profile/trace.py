@@ -128,10 +128,8 @@ def load_trace(path: str | os.PathLike[str]) -> DeviceActivity:
         launches=tuple(_span(e) for e in runtime if LAUNCH.search(str(e.get("name", "")))),
         syncs=tuple(_span(e) for e in runtime if SYNC.search(str(e.get("name", "")))),
         operators=tuple(_span(e) for e in outermost(by_category["cpu_op"])),
-        window=_marked(annotations, RUN_MARK),
-        device_traced=bool(properties or runtime or kernels or copies),
-        cell=_marked(annotations, CELL_MARK),
-    )
+        window=_marked(annotations, RUN_MARK), cell=_marked(annotations, CELL_MARK),
+        device_traced=bool(properties or runtime or kernels or copies))
 
 
 def _marked(annotations: Iterable[Event], mark: str) -> tuple[float, float] | None:

@@ -1,7 +1,5 @@
-"""``--roofline``: how good is the time? Achieved FLOP/s and bytes/s against the device's peaks.
-
-The counting run's FLOPs and bytes over the warm median are the rates; the peaks come from ``--peak``
-or ``peaks.py`` for the dtype doing most FLOPs, and the ridge (peak FLOP/s over bandwidth) splits
+"""``--roofline``'s rates, the counting run's FLOPs and bytes over the warm median, against the peaks of
+``--peak`` or ``peaks.py`` for the dtype doing most FLOPs; the ridge (peak FLOP/s over bandwidth) splits
 compute-bound cells from memory-bound ones. Knows nothing of torch: it reads ``OpStat`` records.
 """
 
@@ -132,10 +130,8 @@ def resolve_peaks(device: str, device_name: str, dtype: str, op_name: str, tf32:
                   override: PeakOverride | None) -> Peaks:
     """The peaks to compare with: ``--peak`` first, then the table for GPUs; none for the CPU."""
     if override is not None:
-        bandwidth = override.bandwidth
-        if bandwidth is None and device != "cpu":
-            entry = peak_table.lookup(device_name)
-            bandwidth = entry.bandwidth if entry is not None else None
+        entry = peak_table.lookup(device_name)  # its bandwidth where --peak gave none (the CPU has no entry)
+        bandwidth = override.bandwidth or (entry.bandwidth if entry is not None else None)
         return override.flops, bandwidth, "the peak you passed (--peak)", []
     if device == "cpu":
         return None, None, None, ["no peak on the CPU (the table lists GPUs): pass --peak FLOPS[,BYTES_PER_S] "
@@ -171,22 +167,17 @@ def _uncounted(stats: Sequence[OpStat]) -> list[tuple[str, int, float]]:
     return [(name, calls, seconds / total) for name, (calls, seconds) in ranked]
 
 
-def _outside_share(op_seconds: float, bookkeeping: float, run: Run, harness: float) -> float:
-    """The share of the counting run outside PyTorch ops, over the run less the harness's own
-    cost (its final synchronize and timing event: ``harness`` seconds), which is no cell's work."""
-    own = run.wall - harness if run.wall else 0.0
-    return max(0.0, 1 - (op_seconds + bookkeeping) / own) if own > 0 else 0.0
-
-
 def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: Callable[[str], str],
           tf32: Mapping[str, bool], override: PeakOverride | None = None, bookkeeping: float = 0.0,
           harness: float = 0.0) -> Roofline:
     """A Roofline from the counting run's ``stats`` and its ``run``, over ``median``. ``device_name``
     turns "cuda:0" into torch's name; ``bookkeeping`` (the counter's own time in the run) and
-    ``harness`` (the harness's cost per run) are no one's work, kept out of the outside share."""
+    ``harness`` (the harness's final synchronize and timing event) are no one's work, kept out of the
+    outside share: the share of the run outside PyTorch ops."""
     flops = sum(s.flops for s in stats)
     nbytes = sum(s.bytes for s in stats)
     op_seconds = sum(s.seconds for s in stats)
+    own = run.wall - harness if run.wall else 0.0
     top = max(stats, key=lambda s: (s.flops, s.bytes)) if stats else None  # most FLOPs; by bytes if none computed
     device = top.device if top else "cpu"
     dtype = top.dtype if top else None
@@ -195,13 +186,12 @@ def build(stats: Sequence[OpStat], run: Run, median: float | None, device_name: 
     roofline = Roofline(flops, nbytes, flops / nbytes if nbytes else None, *rates, device=name, dtype=dtype,
                         pointwise_flops=sum(s.flops for s in stats if s.kind == "pointwise"),
                         uncounted=_uncounted(stats), wall=run.wall,
-                        outside_share=_outside_share(op_seconds, bookkeeping, run, harness))
+                        outside_share=max(0.0, 1 - (op_seconds + bookkeeping) / own) if own > 0 else 0.0)
     if top is not None:
         peak_flops, peak_bandwidth, source, notes = resolve_peaks(device, name, top.dtype, top.name, tf32, override)
         roofline.peak_flops, roofline.peak_bandwidth, roofline.peak_source = peak_flops, peak_bandwidth, source
         roofline.notes.extend(notes)
-        roofline.bound, roofline.fraction_of_peak = _roof((peak_flops, peak_bandwidth), roofline.intensity,
-                                                          *rates)
+        roofline.bound, roofline.fraction_of_peak = _roof((peak_flops, peak_bandwidth), roofline.intensity, *rates)
         if override is None and device != "cpu":
             roofline.notes.extend(_reached(roofline))
     pointwise_seconds = sum(s.seconds for s in stats if s.kind == "pointwise")
@@ -216,12 +206,11 @@ def _reached(r: Roofline) -> list[str]:
     if found is None:
         return []
     if r.bound == "compute" and r.flop_rate is not None and r.dtype in found.flops:
-        rate, reached, what = r.flop_rate, found.flops[r.dtype], f"a {r.dtype} matrix product"
+        rate, reached, what, unit = r.flop_rate, found.flops[r.dtype], f"a {r.dtype} matrix product", "FLOP/s"
     elif r.bound == "memory" and r.byte_rate is not None:
-        rate, reached, what = r.byte_rate, found.bandwidth, "a device copy"
+        rate, reached, what, unit = r.byte_rate, found.bandwidth, "a device copy", "B/s"
     else:
         return []
-    unit = "FLOP/s" if r.bound == "compute" else "B/s"
     return [f"{100 * rate / reached:.0f}% of what this kind of card reached on {what} "
             f"({format_si(reached, unit)}, {found.source})"]
 
@@ -254,9 +243,8 @@ def verdict(r: Roofline, pointwise_share: float = 0.0) -> str:
 
 
 def sentences(r: Roofline) -> list[tuple[str, str]]:
-    found = [("roofline", f"Roofline: {r.verdict}.")]
     outside = (f"; {100 * r.outside_share:.0f}% of the counting run was spent outside them "
                "(NumPy, CuPy, JAX or Python work)" if r.outside_share >= 0.01 else "")
-    found.append(("not-counted", f"Not counted: only PyTorch ops are seen{outside}."))
-    found.extend(("roofline-note", f"Note: {note}.") for note in r.notes)
-    return found
+    return [("roofline", f"Roofline: {r.verdict}."),
+            ("not-counted", f"Not counted: only PyTorch ops are seen{outside}."),
+            *(("roofline-note", f"Note: {note}.") for note in r.notes)]

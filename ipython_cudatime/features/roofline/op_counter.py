@@ -181,6 +181,4 @@ class OpCounter:
     @staticmethod
     def device_name(device: str) -> str:
         """``"cuda:0"`` → torch's name for that GPU (``"NVIDIA H200"``); the CPU stays ``"cpu"``."""
-        if device.startswith("cuda"):
-            return str(torch.cuda.get_device_name(torch.device(device)))
-        return device
+        return str(torch.cuda.get_device_name(torch.device(device))) if device.startswith("cuda") else device
