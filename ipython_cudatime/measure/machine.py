@@ -1,10 +1,9 @@
-"""The machine a measurement runs on, as the kernel tells it in a few microseconds: the cores this
-process may use, the load, how long the timing thread waited for a core, the involuntary context
-switches, and each imported framework's thread pools (read and set, for ``--threads``).
+"""The machine a measurement runs on, as the kernel tells it in a few microseconds: the cores this process
+may use, the load, how long the timing thread waited for a core, the involuntary context switches, and
+each imported framework's thread pools (read and set, for ``--threads``).
 
 ``features/cpu_context`` reads it three times per call, ``options`` its usable cores. A framework's pools
-are read only when it is already in ``sys.modules``; BLAS pools through ``threadpoolctl``, an optional
-package, where it is installed.
+are read only once it is in ``sys.modules``; BLAS pools through ``threadpoolctl`` (optional), if installed.
 """
 
 from __future__ import annotations
@@ -67,11 +66,10 @@ def _declared(backend: Any, name: str) -> tuple[Any, ...]:
 
 
 class Machine:
-    """Where the CPU facts are read; a seam: tests pass a stand-in with fixed facts. One per
-    magics instance, since it keeps threadpoolctl's list of loaded libraries (1-2 ms to build),
-    built again only when another framework has been imported since. What it knows of each
-    framework (its pools, its packages, whether it calls BLAS) comes from the backends of
-    ``registry`` (``backends.entries``): a new framework is its backend and one registry line."""
+    """Where the CPU facts are read; a seam: tests pass a stand-in with fixed facts. One per magics instance: it
+    keeps threadpoolctl's list of loaded libraries (1-2 ms to build), built again only once another framework is
+    imported. What it knows of each framework (its pools, its packages, whether it calls BLAS) comes from the
+    backends of ``registry`` (``backends.entries``): a new framework is its backend and one registry line."""
 
     def __init__(self, modules: Mapping[str, Any] | None = None, registry: Iterable[Entry] = REGISTRY) -> None:
         self._modules = sys.modules if modules is None else modules
@@ -164,10 +162,9 @@ class Machine:
 
     @contextlib.contextmanager
     def limit(self, threads: int | None) -> Iterator[None]:
-        """Run the block with ``threads`` threads in each framework's own pools (torch's intra-op
-        pool) and in every BLAS pool that threadpoolctl sees, as torch's ``Timer(num_threads=)``
-        does; the user's settings come back afterwards, even when the block raises. None: change
-        nothing."""
+        """Run the block with ``threads`` threads (None: change nothing) in each framework's own pools (torch's
+        intra-op pool) and in every BLAS pool that threadpoolctl sees, as torch's ``Timer(num_threads=)`` does;
+        the user's settings come back afterwards, even when the block raises."""
         if threads is None:
             yield
             return

@@ -3,11 +3,10 @@
 Knows nothing of IPython or of any framework: it is handed a callable and a ``DeviceSet`` (see
 ``backends``). The run-count rule lives in ``Plan``.
 
-Many runs of a tiny cell per sample, as ``timeit`` does (``compile_batch``). A run of ``sum(range(40))``
-takes about 300 ns. The harness's own cost per sample (two clock reads, the synchronize, calling the
-compiled cell) is as large or larger, and would be billed to every sample. ``timeit`` and torch's
-``Timer`` compile the statement into the body of ``for _ in itertools.repeat(None, k)``, time the loop
-and divide by k; this does the same, so that a sample's fixed cost is spread over k runs.
+A tiny cell runs many times per sample (``compile_batch``): a run of ``sum(range(40))`` takes about
+300 ns, less than the harness's own cost per sample (two clock reads, the synchronize, the call), which
+would be billed to every sample. As ``timeit`` and torch's ``Timer`` do, the cell becomes the body of
+``for _ in itertools.repeat(None, k)``, timed as one and divided by k.
 """
 
 from __future__ import annotations
@@ -57,17 +56,16 @@ Outputs = Callable[[Any], list[Any]]  # ``Cell.outputs``: a run's value -> what 
 class Plan:
     """How many runs to make.
 
-    ``runs`` fixes the warm-run count (0: the cold run only). Otherwise warm runs
-    go on until ``budget`` seconds have passed since the cold run ended, at least
-    MIN_RUNS when they fit in one more budget, at least one always, at most MAX_RUNS.
-    ``warmup`` defaults to one run, or none when the cold run alone exceeded the
-    budget, so that a slow cell is repeated only once.
+    ``runs`` fixes the warm-run count (0: the cold run only). Otherwise warm runs go on until ``budget``
+    seconds have passed since the cold run ended, at least MIN_RUNS when they fit in one more budget, at
+    least one always, at most MAX_RUNS. ``warmup`` defaults to one run, or none when the cold run alone
+    exceeded the budget, so that a slow cell is repeated only once.
 
-    ``batch`` is the runs per warm sample (see ``Sampler.batch_size``). None: sized from the
-    warm-up without ``runs``, 1 with it (-n N makes N runs). SIZED: sized from the warm-up even so
-    (an interleaved sweep's first round, whose -n counts rounds, not runs). A number: that many, in a
-    plain loop where the cell cannot be batched (its later rounds keep the size the first found, so that
-    every round's sample of a µs-scale cell spreads the harness's cost as ordinary warm runs do).
+    ``batch`` is the runs per warm sample (see ``Sampler.batch_size``). None: sized from the warm-up
+    without ``runs``, 1 with it (-n N makes N runs). SIZED: sized from the warm-up even so (an interleaved
+    sweep's first round, whose -n counts rounds, not runs). A number: that many, in a plain loop where the
+    cell cannot be batched (later rounds keep the first's size: each round's sample of a µs-scale cell
+    spreads the harness's cost as ordinary warm runs do).
     """
 
     runs: int | None = None
@@ -165,25 +163,22 @@ class Repeats:
 
 
 class Progress:
-    """The seam through which ``measure`` reports between runs, never inside a timed span. An
-    implementation (``progress.LiveProgress``) must return quickly: it is called after every run.
-    This default does nothing."""
+    """The seam through which ``measure`` reports between runs, never inside a timed span; this default does
+    nothing. An implementation (``progress.LiveProgress``) must return quickly: it is called after every run."""
 
     def starting(self, phase: str, number: int) -> None:
         """Just before a run's timed span, so that a view can say which run is under way and for how long."""
 
     def ran(self, phase: str, done: int, warm: Sequence[Run], harness: Harness | None = None) -> None:
-        """``phase`` is "cold", "warm-up" or "warm"; ``done`` counts the runs of that phase; ``warm`` is the
-        list of warm samples so far (read, never kept); ``harness`` the harness's own cost (None after the
-        cold run, before it is measured), so that a running median is read on the clock the result will
-        use (``statistics_clock``)."""
+        """``phase`` is "cold", "warm-up" or "warm"; ``done`` counts its runs; ``warm``: the warm samples so far
+        (read, never kept); ``harness``: the harness's own cost (None after the cold run, before it is measured),
+        so that a running median is read on the clock the result will use (``statistics_clock``)."""
 
 
 class Watch:
-    """A feature's part in one measurement (``Feature.watch`` makes one per cell or sweep point):
-    the seam between the runner and ``features/``. The runner calls it between runs, never inside
-    a timed span, and names no feature. This default watches nothing. A cell that must not repeat
-    gets no extra runs."""
+    """A feature's part in one measurement (``Feature.watch`` makes one per cell or sweep point): the seam between
+    the runner and ``features/``, called between runs, never inside a timed span; the runner names no feature.
+    This default watches nothing. A cell that must not repeat gets no extra runs."""
 
     extra: str | None = None  # the extra run's name, as a stop names it ("profiled", "counting"), or None for none
     batching: bool = True  # False: warm runs are never timed k at a time (a watch that must see each run)
@@ -237,10 +232,9 @@ class Unmade(Watch):
 
 
 class Guarded(Watch):
-    """A feature's watch that cannot sink the measurement: the first exception from any of its parts
-    (a reading, its context's enter or exit, its mark, its record) turns it off and is kept as one
-    line, ``failure``, which the result's notes show; the runs and the other features stand. The
-    cell's own exceptions pass through it untouched: they are the user's."""
+    """A feature's watch that cannot sink the measurement: the first exception from any of its parts (a reading,
+    its context's enter or exit, its mark, its record) turns it off and is kept as one line, ``failure``, for the
+    result's notes; the runs and the other features stand. The cell's own exceptions pass through untouched."""
 
     def __init__(self, name: str, watch: Watch) -> None:
         self.name, self._watch = name, watch
@@ -260,9 +254,6 @@ class Guarded(Watch):
         except Exception as error:
             self._fail(error)
             return None
-
-    def hears_each_run(self) -> bool:
-        return self._watch.hears_each_run()
 
     def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
         around = self._call("around", run)
@@ -297,16 +288,16 @@ class Guarded(Watch):
 
 
 # The parts that need no more than ``_call``: each part of the watch, through it.
-for _part in ("before", "after_cold", "before_warm", "after_warm", "before_run", "after_run", "record"):
+for _part in ("before", "after_cold", "before_warm", "after_warm", "before_run", "after_run", "record",
+              "hears_each_run"):
     setattr(Guarded, _part, lambda self, *args, _part=_part: self._call(_part, *args))
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a watch's record is made from once every run is done: the cold run, the watch's own
-    extra run (None when it made none), the warm median on the statistics clock (None without warm
-    runs), the harness's own cost, and what the cell read, returned and bound (``seen``: whose
-    frameworks it touched)."""
+    """What a watch's record is made from once every run is done: the cold run, the watch's own extra run (None
+    when it made none), the warm median on the statistics clock (None without warm runs), the harness's own
+    cost, and what the cell read, returned and bound (``seen``: whose frameworks it touched)."""
 
     cold: Run
     extra: Run | None
@@ -318,10 +309,9 @@ class Outcome:
 
 @dataclass
 class Cell:
-    """What ``measure`` runs: the cell as a no-argument callable, and what it knows of it.
-    ``outputs(value)`` lists what a run produced (see ``Backend.synchronize``); ``reads()`` the
-    values of the names the cell reads (with its outputs they tell ``devices`` what it touched:
-    ``attribute``); ``batch(k)`` runs it k times in one call, or is None (see ``compile_batch``)."""
+    """What ``measure`` runs: the cell as a no-argument callable, and what it knows of it. ``outputs(value)`` lists
+    what a run produced (see ``Backend.synchronize``); ``reads()`` the values of the names the cell reads (with its
+    outputs they tell ``devices.attribute`` what it touched); ``batch(k)`` runs it k times in one call, or is None."""
 
     fn: Callable[[], Any]
     outputs: Outputs | None = None
@@ -340,13 +330,10 @@ class Measurement:
 
 def timed_run(fn: Callable[[], Any], devices: DeviceSet, clock: Clock, cpu_times: bool = False,
               outputs: Outputs | None = None, before: str | None = "synchronize") -> tuple[Run, Any]:
-    """Run ``fn`` once between two synchronizations; return (Run, value).
-
-    ``outputs(value)`` lists what the run produced, for backends that wait on results.
-    ``before="settle"`` replaces the first full synchronize when the previous run's final one
-    just drained every device (consecutive warm runs), which saves a synchronize per run:
-    only what that one cannot see is waited for (``Backend.settle``). ``before=None`` waits
-    for nothing (the null runs that measure the harness).
+    """Run ``fn`` once between two synchronizations; return (Run, value). ``outputs(value)`` lists what the run
+    produced, for backends that wait on results. ``before="settle"``, where the previous run's final synchronize
+    just drained every device (consecutive warm runs), waits only for what that one cannot see
+    (``Backend.settle``), a synchronize saved per run; ``before=None`` waits for nothing (the harness's null runs).
     """
     if before == "synchronize":
         devices.synchronize()
@@ -400,10 +387,9 @@ def _entered(stack: contextlib.ExitStack, watches: Sequence[Watch], run: str,
 
 
 class Sampler:
-    """The runs of one cell on ``devices``, each timed on ``clock``, and what stopped them: the cold run,
-    then the later runs (warm-up, warm, extra), each after ``repeats.reset()``; ``progress`` hears of each.
-    A sample of k runs (``cell.batch(k)``, unless a watch forbids it: ``Watch.batching``) is timed as one
-    and reported per run."""
+    """The runs of one cell on ``devices``, timed on ``clock``, and what stopped them: the cold run, then the later
+    runs (warm-up, warm, extra), each after ``repeats.reset()``; ``progress`` hears of each. A sample of k runs
+    (``cell.batch(k)``, unless a watch forbids it: ``Watch.batching``) is timed as one and reported per run."""
 
     cold: Run  # set by ``cold_run``
     harness: Harness  # set by ``later_runs``
@@ -445,9 +431,8 @@ class Sampler:
         return value
 
     def run(self, before: str | None = "settle", fn: Callable[[], Any] | None = None, runs: int = 1) -> Run:
-        """One later run (of ``fn``: the cell as a watch marked it), or a sample of ``runs`` runs in one
-        batch (clocks per run); before it the cell's names are put back, then the watches that hear
-        each run hear it."""
+        """One later run (of ``fn``: the cell as a watch marked it), or a sample of ``runs`` runs in one batch
+        (clocks per run), after the cell's names are put back and the watches that hear each run hear it."""
         self.repeats.reset()
         for watch in self._each:
             watch.before_run()
@@ -470,10 +455,9 @@ class Sampler:
         return value
 
     def batch_size(self, plan: Plan, shortest: float) -> int:
-        """Runs per warm sample: ``plan.batch`` when a number, else 1 unless the plan sizes it and the cell
-        can be batched; then, from the ``shortest`` run so far, 1 when that lasts BATCH_TARGET times the
-        harness's cost, else the first of 2, 5, 10, 20, ... whose sample lasts that long, each tried in
-        turn (the tries count as warm-up runs)."""
+        """Runs per warm sample: ``plan.batch`` when a number, else 1 unless the plan sizes it and the cell can be
+        batched; then 1 when the ``shortest`` run so far lasts BATCH_TARGET times the harness's cost, else the
+        first of 2, 5, 10, 20, ... whose sample lasts that long, each tried in turn (counted as warm-up runs)."""
         goal = BATCH_TARGET * self.harness.wall
         if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
             return plan.batch
@@ -592,15 +576,12 @@ def _is_out_of_memory(exc: BaseException) -> bool:
 def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[RecordKeeper] = (),
             watches: Mapping[str, Watch] | None = None, repeats: Repeats | None = None, clock: Clock | None = None,
             progress: Progress | None = None) -> Measurement:
-    """Cold run, warm-up and warm runs of ``cell`` on ``devices`` according to ``plan``; the finished
-    ``CudaTimeResult`` of ``task`` (what was timed: its ``env`` is filled in here), in a ``Measurement``
-    with the cold run's value and what stopped the later runs.
-
-    An exception in the cold run propagates: there is nothing to report. An exception or interrupt
-    during later runs stops them; the runs done so far are returned with the exception in
-    ``Measurement.error``. ``repeats`` may cut the plan to the cold run. ``watches``, the parts of this
-    call's features by feature name, each leave their record under that name; each of ``features``
-    (``features.FEATURES``) gets an entry in the result's records (None where it did not watch).
+    """Cold run, warm-up and warm runs of ``cell`` on ``devices`` according to ``plan``: the finished
+    ``CudaTimeResult`` of ``task`` (its ``env`` filled in here), with the cold run's value and what stopped
+    the later runs. An exception in the cold run propagates: there is nothing to report; one in a later
+    run (or an interrupt) stops them, and is kept in ``Measurement.error``. ``repeats`` may cut the plan
+    to the cold run. ``watches``, the parts of this call's features by feature name, each leave their
+    record under that name; each of ``features`` gets an entry in the records (None where it did not watch).
     """
     repeats, clock, progress = repeats or Repeats(), clock or Clock(), progress or Progress()
     parts = [Guarded(name, watch) for name, watch in (watches or {}).items()]
@@ -665,21 +646,18 @@ def top_level_names(tree: ast.AST) -> list[str]:
 
 
 def _reads(statement: ast.stmt) -> set[str]:
-    """Names a statement reads (``x += 1`` reads x), nested scopes included: an over-estimate on purpose."""
-    reads = set()
-    for node in ast.walk(statement):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Load, ast.Del)):  # del needs the name
-            reads.add(node.id)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            reads.add(node.target.id)
-    return reads
+    """Names a statement reads (``x += 1`` reads x, ``del x`` needs it), nested scopes included: an
+    over-estimate on purpose."""
+    nodes = list(ast.walk(statement))
+    targets = [node.target for node in nodes if isinstance(node, ast.AugAssign)]
+    reads = {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
+    return reads | {target.id for target in targets if isinstance(target, ast.Name)}
 
 
 def independent(tree: ast.Module) -> bool:
-    """Whether each run does the same work whatever the run before it left, as a batch needs: between the
-    runs of one sample nothing puts the cell's names back. So no statement may read a name the cell binds
-    before a statement that always binds it has (``c = a @ b; c.sum()`` yes; ``x = x + 1`` or
-    ``for ...: z = ...`` then ``z`` no)."""
+    """Whether each run does the same work whatever the run before it left, as a batch needs (nothing puts the
+    cell's names back between its runs): no statement may read a name the cell binds before a statement that
+    always binds it has (``c = a @ b; c.sum()`` yes; ``x = x + 1`` or ``for ...: z = ...`` then ``z`` no)."""
     bound = set(top_level_names(tree))
     done: set[str] = set()
     for statement in tree.body:
@@ -711,12 +689,10 @@ def _loop_module(tree: ast.Module) -> ast.Module:
 
 def compile_batch(tree: ast.Module, compile_module: Callable[[ast.Module], CodeType],
                   namespace: dict[str, Any]) -> Callable[[int], Any] | None:
-    """``batch(k)``: run the cell ``k`` times in ``namespace`` (the user's globals) and return the
-    last run's value; or None when the cell is not batched: its runs depend on each other
-    (``independent``), or it cannot be the loop function's body (``:=`` anywhere, or one of
-    ``_NOT_IN_A_LOOP_FUNCTION`` in what runs with the cell: defs, lambdas and classes are scopes of
-    their own). ``tree`` is the cell's transformed module AST, ``compile_module(module)`` compiles a
-    module AST as the shell does."""
+    """``batch(k)``: run the cell (``tree``, its transformed module AST) ``k`` times in ``namespace`` (the user's
+    globals), compiled by ``compile_module`` as the shell compiles, and return the last run's value; or None
+    when its runs depend on each other (``independent``) or it cannot be the loop function's body (``:=``, or one
+    of ``_NOT_IN_A_LOOP_FUNCTION`` outside defs, lambdas and classes, which are scopes of their own)."""
     if (not tree.body or not independent(tree) or any(isinstance(node, ast.NamedExpr) for node in ast.walk(tree))
             or any(isinstance(node, _NOT_IN_A_LOOP_FUNCTION) for node in _in_scope(tree.body, _SCOPES))):
         return None

@@ -1,35 +1,29 @@
 """What the cold run changed, and whether a second run changes it again: the evidence that decides
-whether a cell may repeat.
+whether a cell may repeat (docs/design.md, "Whether a cell may repeat").
 
 The cold run happens anyway; it is the evidence. A fingerprint of everything the cell can reach
-(``fingerprint.Fingerprint``) is taken before it and read again after it:
+(``fingerprint.Fingerprint``) is taken before it and read again after it. Nothing changed (outside the
+names the cell binds, put back between runs): the cell repeats. A change that can be put back: the
+first later run is the probe; one that writes the same values again (``np.matmul(a, b, out=c)``,
+``results['mm'] = a @ b``) lets the cell repeat, one that changes them again is undone and stops the
+repeats. A change that cannot be put back (a generator advanced, a file's position), or something
+that could not be read: one run. Unknown is never safe. After the later runs the objects are read
+once more: a change the probe did not show (a cell that acts on its fifth run) is put back where it
+can be and said where it cannot.
 
-- nothing changed (outside the names the cell binds, put back between runs): the cell repeats;
-- what changed can be put back: its state after the cold run is kept, and the first later run
-  is the probe. A probe that leaves it as the cold run left it (the same values written again:
-  ``np.matmul(a, b, out=c)``, ``results['mm'] = a @ b``) lets the cell repeat; one that changes
-  it again is undone, and the repeats stop;
-- what changed cannot be put back (a generator advanced, a file's position), or something could
-  not be read at all: the cell runs once. Unknown is never safe.
-
-After the later runs the objects are read once more: a change the probe did not show (a cell that
-acts only on its fifth run) is put back where it can be and said where it cannot.
-
-Effects that leave no trace in Python's objects (a file written, a process started) are heard
-through audit events (PEP 578): a ``Watch`` writes down those of the cell's own code and, in a run
-that must not repeat them, refuses them before they happen (the file is not written twice).
-
-No list of calls can tell what a function does inside, but code made only of operators, a
-framework's own functions (``np.matmul(a, b)``) and builtins that make new values (``sorted``),
-with no ``out=`` or ``inplace=``, binding plain names, is ``proven_pure``: it skips the costly parts
-of the evidence (checksums, deep walks), never the cheap ones (a tensor's version counter sees
-``inplace=True`` behind a pure-looking call).
+Effects that leave no trace in Python's objects (a file written, a process started) are heard through
+audit events (PEP 578): a ``Watch`` writes down those of the cell's own code and, in a run that must
+not repeat them, refuses them before they happen. Code made only of operators, a framework's own
+functions and builtins that make new values, with no ``out=`` or ``inplace=``, is ``proven_pure``: no
+list of calls can tell what a function does inside, so this only skips the costly parts of the
+evidence (checksums, deep walks), never the cheap ones (a version counter sees ``inplace=True``).
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import itertools
 import os
 import sys
@@ -64,8 +58,7 @@ class Evidence:
 
     def __init__(self, roots: Callable[[], list[tuple[str, Any]]], kinds: Iterable[Kind] = (), deep: bool = True,
                  budget: Budget | None = None, skip: Iterable[Any] = ()) -> None:
-        self.roots, self.kinds, self.deep, self.budget = roots, tuple(kinds), deep, budget
-        self.skip = tuple(skip)
+        self.roots, self.kinds, self.deep, self.budget, self.skip = roots, tuple(kinds), deep, budget, tuple(skip)
         self.probing = False
         self.cold: list[str] = []  # what the cold run changed, as the report names it
         self._saved: dict[int, Any] = {}
@@ -121,9 +114,8 @@ class Evidence:
         return bool(self._found)
 
     def rewind(self) -> None:
-        """Before a later run, outside its clock: what the cold run changed, as the cold run found it,
-        so that the run times the cold run's job (``L.sort()`` sorts the list the cold run sorted, not a
-        sorted one). A failed put-back ends the rewinding, which the report then says."""
+        """Before a later run, outside its clock: what the cold run changed, put back as it found it, so that the run
+        times the cold run's job (``L.sort()`` sorts the unsorted list); a failed put-back ends it (the report says)."""
         if not all(self.first.restore(entry, entry.token) for entry in self._found):
             self._found = []
 
@@ -156,10 +148,8 @@ class Evidence:
         entries = [entry for entry in suspects.values()
                    if (state := self._state(entry)) is None or not base.matches(entry, state)]
         paths = [phrase for entry in entries for phrase in base.what_changed(entry, entry.token)]
-        if not undo:
-            return paths, entries
         return paths, [entry for entry in entries
-                       if (state := self._state(entry)) is None or not base.restore(entry, state)]
+                       if not undo or (state := self._state(entry)) is None or not base.restore(entry, state)]
 
     def probe(self, undo: bool) -> list[str]:
         """After the first later run: what it changed again (nothing: the cold run's changes were an
@@ -251,9 +241,8 @@ class Refused(Unrepeatable):
 
 
 class Around:
-    """A context manager that leaves the exception passing through it untouched (contextlib's
-    generator-based ones set its ``__traceback__``, which an exception with its own
-    ``__setattr__`` refuses): subclasses write ``enter()`` and ``leave()``."""
+    """A context manager that leaves the exception passing through untouched (contextlib's generator-based ones set
+    its ``__traceback__``, which an exception with its own ``__setattr__`` refuses); subclasses write enter/leave."""
 
     def enter(self) -> None:
         pass
@@ -332,12 +321,8 @@ class _Hook:
         if not _listeners or event not in _effects:
             return
         for watch in list(_listeners):
-            try:
-                watch.heard(event, args)
-            except Refused:
-                raise
-            except Exception:  # a hook that fails must never fail the user's code
-                pass
+            with contextlib.suppress(Exception):  # a hook that fails must never fail the user's code
+                watch.heard(event, args)  # ``Refused``, a BaseException, goes through
 
 
 Lookup = Callable[[str], Any]  # what a name holds before the cold run, MISSING where unbound
@@ -353,10 +338,9 @@ WRITES = frozenset({"out", "inplace"})  # keyword arguments that write into an a
 PURE_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Pass, ast.Import, ast.ImportFrom, ast.For, ast.If,
                    ast.With, ast.Break, ast.Continue)
 PURE_EXPRESSIONS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Tuple, ast.List,
-                    ast.Set, ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Slice, ast.Starred, ast.ListComp,
-                    ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.comprehension, ast.keyword, ast.Load,
-                    ast.Store, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.alias, ast.withitem,
-                    ast.expr_context)
+                    ast.Set, ast.Dict, ast.JoinedStr, ast.FormattedValue, ast.Slice, ast.ListComp, ast.SetComp,
+                    ast.DictComp, ast.GeneratorExp, ast.comprehension, ast.keyword, ast.expr_context, ast.operator,
+                    ast.unaryop, ast.cmpop, ast.boolop, ast.alias, ast.withitem)
 
 
 def _root(name: object) -> str:
@@ -386,14 +370,12 @@ class Purity:
     def allowed(self, node: ast.AST) -> bool:
         if isinstance(node, ast.stmt):  # its targets are names: attributes and items stored are refused below
             return isinstance(node, PURE_STATEMENTS)
-        if isinstance(node, ast.Starred):  # a starred target, too
-            return isinstance(node.ctx, ast.Load)
         if isinstance(node, ast.Name):
             return isinstance(node.ctx, ast.Store) or self._known_name(node.id)
         if isinstance(node, ast.Attribute):  # ``torch.nn.functional``, ``x.T``: a chain from a known name
             root = _chain_root(node.value)
             return isinstance(node.ctx, ast.Load) and isinstance(root, ast.Name) and self._known_name(root.id)
-        if isinstance(node, ast.Subscript):
+        if isinstance(node, (ast.Subscript, ast.Starred)):  # an item stored, a starred target: refused
             return isinstance(node.ctx, ast.Load)
         if isinstance(node, ast.Call):
             return self._pure_call(node)

@@ -242,9 +242,9 @@ class Attributes(Kind):
 
     def token(self, obj: Any) -> tuple[Any, ...]:
         kind: Any = type(obj)
-        slots, attributes = _slots(kind), _attributes(obj)
+        slots, attributes = _slots(kind), _attributes(obj) or {}
         read = tuple([_read_slot(descriptor, obj) for _, descriptor in slots]) if slots else ()
-        return (kind, tuple(attributes), tuple(attributes.values()), read) if attributes else (kind, (), (), read)
+        return kind, tuple(attributes), tuple(attributes.values()), read
 
     def same(self, before: Any, after: Any) -> bool:
         return (before[0] is after[0] and before[1] == after[1] and all(map(operator.is_, before[2], after[2]))
@@ -254,10 +254,8 @@ class Attributes(Kind):
         kind, names, values, read = self.token(obj)
         found = [(f".{name}", value) for name, value in zip(names, values) if type(value) not in SCALARS]
         found.append((f"\x00{kind.__qualname__}", kind))  # class-level state (a registry, a counter)
-        if read:
-            found += [(f".{name}", value) for (name, _), value in zip(_slots(kind), read)
-                      if type(value) not in SCALARS and value is not MISSING]
-        return found
+        return found + [(f".{name}", value) for (name, _), value in zip(_slots(kind), read)
+                        if type(value) not in SCALARS and value is not MISSING]
 
     def restore(self, obj: Any, saved: Any) -> None:
         kind, names, values, slots = saved
@@ -282,26 +280,6 @@ def _read_slot(descriptor: Any, obj: Any) -> Any:
         return MISSING
 
 
-class Names(_Keyed):
-    """Names of a namespace (a module's, the notebook's): the names bound, and to what, by identity."""
-
-    def token(self, view: NamesView) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-        names = view.bound()
-        return names, tuple(view.namespace.get(name, MISSING) for name in names)
-
-    def children(self, view: NamesView) -> Iterator[tuple[str, Any]]:
-        for name in view.bound() if view.walk else ():
-            value = view.namespace.get(name, MISSING)
-            if value is not MISSING and type(value) not in SCALARS:
-                yield view.label(name), value
-
-    def restore(self, view: NamesView, saved: Any) -> None:
-        kept = {name: value for name, value in zip(*saved) if value is not MISSING}
-        for name in set(view.bound()) - kept.keys():
-            view.namespace.pop(name, None)
-        view.namespace.update(kept)
-
-
 @dataclass(eq=False)
 class NamesView:
     """``names`` of ``namespace`` (None: all but ``exclude``), read by ``reader`` (a function's name, or
@@ -324,6 +302,28 @@ class NamesView:
     def label(self, name: str) -> str:
         """How a report names one of them: "n" (the cell's), "n (a global of bump())"."""
         return f"\x00{self.prefix}{name} (a global of {self.reader})" if self.reader else f"\x00{self.prefix}{name}"
+
+
+class Names(_Keyed):
+    """Names of a namespace (a module's, the notebook's): the names bound, and to what, by identity."""
+
+    types = (NamesView,)
+
+    def token(self, view: NamesView) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        names = view.bound()
+        return names, tuple(view.namespace.get(name, MISSING) for name in names)
+
+    def children(self, view: NamesView) -> Iterator[tuple[str, Any]]:
+        for name in view.bound() if view.walk else ():
+            value = view.namespace.get(name, MISSING)
+            if value is not MISSING and type(value) not in SCALARS:
+                yield view.label(name), value
+
+    def restore(self, view: NamesView, saved: Any) -> None:
+        kept = {name: value for name, value in zip(*saved) if value is not MISSING}
+        for name in set(view.bound()) - kept.keys():
+            view.namespace.pop(name, None)
+        view.namespace.update(kept)
 
 
 def module_views(namespace: MutableMapping[str, Any], used: set[str]) -> Iterator[tuple[str, NamesView]]:
@@ -449,8 +449,7 @@ class Position(Kind):
             return None if frame is None else (frame.f_lasti, _atoms(tuple(dict(frame.f_locals).values())))
         kind: Any = type(obj)
         if kind.__reduce__ is object.__reduce__ and kind.__reduce_ex__ is object.__reduce_ex__:
-            # object's own reduce of a C type names its class and nothing it holds (a sqlite3 cursor's rows)
-            raise Unseen(f"a {kind.__module__}.{kind.__qualname__} shows no state")
+            return OPAQUE.token(obj)  # object's own reduce of a C type names its class, not its state (a cursor's rows)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # itertools' pickling, 3.12-3.13
             try:
@@ -487,9 +486,9 @@ class Opaque(Kind):
 
 
 WRAPPERS = (types.MethodType, functools.partial, staticmethod, classmethod)
-CORE: tuple[Kind, ...] = (Items(), Bytes(), Mapping(), Unordered(), Frozen(), Closure(), Generator())
-LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE = (
-    Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque())
+LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE, MAPPING = (
+    Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque(), Mapping())
+CORE: tuple[Kind, ...] = (Items(), Bytes(), MAPPING, Unordered(), Frozen(), Closure(), Generator(), NAMES)
 
 
 class Fingerprint:
@@ -526,8 +525,6 @@ class Fingerprint:
         for declared in self.kinds:
             if issubclass(kind, declared.types):
                 return declared
-        if kind is NamesView:
-            return NAMES
         if isinstance(obj, WRAPPERS) or (isinstance(obj, types.BuiltinMethodType) and not isinstance(
                 obj.__self__, (types.ModuleType, type(None)))):  # bound to an object (``items.append``), not ``len``
             return WRAPPER
@@ -681,7 +678,7 @@ class Fingerprint:
             now = kind.token(entry.obj)
         except Exception:
             return [self.path(entry)]
-        named = {NAMES: (0, 1, "."), CLASS: (0, 1, "."), ATTRIBUTES: (1, 2, "."), CORE[2]: (0, 1, "[")}.get(kind)
+        named = {NAMES: (0, 1, "."), CLASS: (0, 1, "."), ATTRIBUTES: (1, 2, "."), MAPPING: (0, 1, "[")}.get(kind)
         if named is None:
             return [self.path(entry) + kind.change(before, now)]
         names, values, how = named

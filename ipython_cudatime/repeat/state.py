@@ -1,10 +1,9 @@
 """What running the same cell again does to the user's state, and how we undo it.
 
-``%cudatime`` runs a cell many times; a notebook expects it to leave the state of *one* run.
-Names the cell binds or deletes at top level are put back before every later run
-(``NameSnapshot``), so ``x += 1`` on an int, ``arr = arr * 2`` and ``del x`` act once. Everything
-else is judged by what its first run actually did (``evidence``, and ``ProcessState`` for the
-process's own state). ``CellRepeats`` is what the runner calls around the runs.
+``%cudatime`` runs a cell many times; a notebook expects it to leave the state of *one* run. Names the
+cell binds or deletes at top level are put back before every later run (``NameSnapshot``), so ``x += 1``
+on an int, ``arr = arr * 2`` and ``del x`` act once. Everything else is judged by what its first run did
+(``evidence``; ``ProcessState`` for the process's own state). ``CellRepeats`` is what the runner calls.
 """
 
 from __future__ import annotations
@@ -55,11 +54,8 @@ def _pyplot_figures() -> dict[Any, tuple[int, int]]:
     helpers = sys.modules.get("matplotlib._pylab_helpers")
     if helpers is None or "matplotlib.pyplot" not in sys.modules:
         return {}
-    figures = {}
-    for manager in helpers.Gcf.get_all_fig_managers():
-        figure = manager.canvas.figure
-        figures[manager.num] = (id(figure), sum(len(axes.get_children()) for axes in figure.axes))
-    return figures
+    figures = [(manager.num, manager.canvas.figure) for manager in helpers.Gcf.get_all_fig_managers()]
+    return {number: (id(figure), sum(len(axes.get_children()) for axes in figure.axes)) for number, figure in figures}
 
 
 def _live_widgets() -> dict[Any, Any]:
@@ -166,10 +162,9 @@ def _flush_streams() -> None:
 
 
 class _DiscardFileDescriptors(Around):
-    """Point fds 1 and 2 at an unlinked temporary file, as pytest's ``capfd`` does: output from C code,
-    subprocesses (``!cmd``) and handlers of the process's own streams is dropped too, after a flush
-    (the cold run's output is kept). At this level the cell's writes and other threads' cannot be
-    told apart: ``dropped`` (the file's size) is for the report to say so."""
+    """Point fds 1 and 2 at an unlinked temporary file, as pytest's ``capfd`` does: output from C code, subprocesses
+    (``!cmd``) and handlers of the process's own streams is dropped too, after a flush (the cold run's is kept).
+    Here the cell's writes and other threads' look alike: ``dropped`` (the file's size) lets the report say so."""
 
     file: int  # by enter(): the temporary file's fd
 
@@ -265,10 +260,8 @@ class _CloseNewFiguresAndWidgets(Around):
         self.figures, self.widgets = set(_pyplot_figures()), set(_live_widgets())
 
     def leave(self) -> None:
-        pyplot = sys.modules.get("matplotlib.pyplot")
-        if pyplot is not None:  # without pyplot there are no figures
-            for number in set(_pyplot_figures()) - self.figures:
-                pyplot.close(number)
+        for number in set(_pyplot_figures()) - self.figures:  # there are figures only where pyplot is imported
+            sys.modules["matplotlib.pyplot"].close(number)
         registry = _live_widgets()
         for key in set(registry) - self.widgets:
             if not getattr(registry[key], OWN_WIDGET, False):
@@ -321,10 +314,9 @@ class _Quiet(Around):
                 self.leave()
 
     def note(self) -> str | None:
-        dropped = self.fds.dropped
-        if not dropped:
+        if not self.fds.dropped:
             return None
-        return (f"Later runs wrote {dropped:,} bytes to the process's stdout/stderr file descriptors "
+        return (f"Later runs wrote {self.fds.dropped:,} bytes to the process's stdout/stderr file descriptors "
                 "(C code, subprocesses, handlers of sys.__stdout__/__stderr__), not shown: at that level "
                 "another thread's output cannot be told from the cell's, and any was dropped with it.")
 
@@ -342,19 +334,14 @@ class CellCode:
 
 
 class CellRepeats(Repeats):
-    """The runner's hooks for a cell of the user's (see ``runner.Repeats``).
+    """The runner's hooks for a cell of the user's (see ``runner.Repeats``): the cell's names as they were
+    before the cold run, put back before each later run, and as it left them, put back by ``end`` (the
+    namespace holds the cold run's objects); the evidence between. ``forced`` (``-n N``): nothing is
+    refused or undone, and ``why_once`` says what the runs did to the state. ``bind`` False (``--timeit``):
+    ``end`` puts back the first snapshot, as ``%timeit`` leaves the names; else a name rebound is named in
+    the notes (a cell moved over from ``%timeit`` may rely on its being left alone)."""
 
-    ``begin`` snapshots the names the cell binds and fingerprints what it can reach (``Evidence``);
-    ``after_cold`` reads what the cold run changed and snapshots the names and random generators
-    again; ``reset`` restores the first snapshot before each later run (after the probe run, what it
-    changed again ends the repeats: ``Unrepeatable``); ``end`` restores the second (the namespace holds
-    the cold run's objects) and starts ``hold``. ``forced`` (``-n N``): nothing is refused or undone,
-    and ``why_once`` says what the runs did to the state. ``bind`` False (``--timeit``): ``end`` restores
-    the first snapshot instead, so the cell's names hold what they held before, as ``%timeit`` leaves
-    them; else a name that held another object before is named in the notes, which ``%timeit`` would
-    have left alone (a cell moved over from it may rely on that)."""
-
-    # by begin(): the names and the process before the cold run, the evidence, the effects watch
+    # by begin() (the names and the process before the cold run) and after_cold() (the random generators)
     _snapshot: NameSnapshot
     _process: ProcessState
     _random: RandomStates
@@ -430,17 +417,13 @@ class CellRepeats(Repeats):
         """Forced runs (``-n N``) leave what all of them did; others start where the cold run did, if they can."""
         return not self.forced and self.evidence.rewinds
 
-    def _warm_start(self) -> str | None:
-        return self.evidence.warm_start(self.rewinds()) if self._later > 1 and not self.reasons else None
-
     def other_start(self) -> str | None:
-        return None if self.rewinds() else self._warm_start()
+        return None if self.rewinds() or self._later < 2 or self.reasons else self.evidence.warm_start(False)
 
     def failed(self, error: BaseException) -> bool:
-        """The first later run raised an ``Exception`` where the cold run, on the state before it, did not: the
-        first run changed what the second needs (a graph ``torch.autograd.grad`` freed, a C object's state),
-        which is a reason, not the user's error. After a probe, what it changed is undone in ``end``; else the
-        objects are read once more, and what the failed run changed is put back where it can be or named."""
+        """The first later run raised an ``Exception`` that the cold run, on the state before it, did not: the first run
+        changed what the second needs (a graph ``torch.autograd.grad`` freed, a C object's state), a reason, not the
+        user's error. What the failed run changed is put back (after a probe, by ``end``) where it can be, or named."""
         if not (isinstance(error, Exception) and self._later == 1 and not self.forced):
             return False
         self.reasons.append(self.evidence.failed(error))
@@ -464,7 +447,8 @@ class CellRepeats(Repeats):
                              for effect in self.effects.refused]
             if self._later and not self.reasons:  # a change already said is not said twice
                 self._notes += self.evidence.settle(undo=not self.forced)
-                self._notes += [start] if self.rewinds() and (start := self._warm_start()) else []
+                if self.rewinds() and self._later > 1 and (start := self.evidence.warm_start(True)):
+                    self._notes.append(start)
             if self._cold is not None:
                 (self._cold if self.bind else self._snapshot).restore()
                 self._random.restore()
