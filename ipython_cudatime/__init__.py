@@ -1,8 +1,7 @@
 """ipython_cudatime: ``%cudatime``, a GPU-aware ``%time`` for Jupyter and IPython.
 
-``%load_ext ipython_cudatime`` registers the magics. Importing this package
-imports neither IPython's magics nor any GPU framework: the result, the collection and the
-file format below are plain data (``tests/test_package.py`` checks what an import loads).
+``%load_ext ipython_cudatime`` registers the magics. Importing this package imports neither IPython's magics nor
+any GPU framework: the result, the collection and the file format below are plain data (tests/test_package.py).
 """
 
 from __future__ import annotations
@@ -84,9 +83,8 @@ def report(obj: CudaTimeResult | Results, features: Collection[Feature] | None =
 
 def contrast(a: CudaTimeResult | Point | None, b: CudaTimeResult | Point | None, names: Sequence[str] | None = None,
              features: Collection[Feature] | None = None) -> Contrast:
-    """Which of two results is faster, and whether the runs can tell (``ratios.contrast``): the ratio
-    of their warm medians with its 95% interval, a winner only where it excludes 1, and what else
-    differs between them, ``features`` (default: ``FEATURES``) naming what their records differ in."""
+    """Which of two results is faster, and can the runs tell (``ratios.contrast``: a winner only where the ratio
+    of their medians has a 95% interval without 1); what else differs, ``features`` (default: all) naming theirs."""
     from .features import FEATURES
     from .results.ratios import contrast as between
 

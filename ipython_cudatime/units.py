@@ -1,9 +1,9 @@
 """Human units for durations, the way IPython's ``%time`` prints them (3 significant figures).
 
-Symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``) where ``sys.stdout``'s encoding cannot write
-them (a Windows console, ``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError (any
-other such character prints as ``?``); a stream without an encoding (``%%capture``) stores any text.
-A probe, counter or view that raises becomes one line saying what was not read and why (``failure_line``).
+Symbols fall back to ASCII (``us``, ``x``, ``>=``, ``+/-``) where ``sys.stdout``'s encoding cannot write them (a
+Windows console, ``PYTHONIOENCODING=ascii``), so a report never raises UnicodeEncodeError (any other such character
+prints as ``?``); a stream without an encoding (``%%capture``) stores any text. A probe, counter or view that
+raises becomes one line saying what was not read and why (``failure_line``).
 """
 
 from __future__ import annotations
@@ -149,8 +149,7 @@ MESSAGE_LIMIT = 160  # characters of the exception's message kept in the line
 
 
 def failure_text(error: BaseException) -> str:
-    """``RuntimeError: PyTorch is checking …``: the type and the message's first line, shortened (torch's
-    run to several sentences and a URL)."""
+    """``RuntimeError: PyTorch is checking …``: the type and the message's first line, shortened (torch's are long)."""
     try:
         lines = str(error).strip().splitlines()
     except Exception:  # an exception that cannot be printed still has a type

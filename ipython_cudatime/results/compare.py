@@ -1,7 +1,6 @@
-"""Several results compared: one collection (``Results``) for sweeps (``--sweep n=256,512``),
-labelled results (``-l``), ``%cudatime_compare`` and loaded files; running a sweep, in order or
-in rounds (``--interleave``); and value checks (``--check``). Plain data and no IPython:
-``run_sweep`` is handed a function that times one point; an error at one does not lose the others.
+"""Several results compared: one collection (``Results``) for sweeps (``--sweep n=256,512``), labelled results
+(``-l``), ``%cudatime_compare`` and loaded files; running a sweep, in order or in rounds (``--interleave``); and
+value checks (``--check``). Plain data and no IPython: ``run_sweep`` is handed a function that times one point.
 """
 
 from __future__ import annotations
@@ -107,13 +106,10 @@ class Results:
         """For a ``device`` sweep: {index: the result at the first device, the other params equal}."""
         if "device" not in self.names:
             return {}
+        timed = [(i, p, p.result) for i, p in enumerate(self.points) if p.result is not None and p.result.median]
         first = self.points[0].params.get("device")
-        reference: dict[tuple[tuple[str, str], ...], CudaTimeResult] = {}
-        for point in self.points:
-            if point.params.get("device") == first and point.result is not None and point.result.median:
-                reference[_others(point)] = point.result
-        return {i: reference[_others(p)] for i, p in enumerate(self.points)
-                if p.result is not None and p.result.median and _others(p) in reference}
+        reference = {_others(p): r for _, p, r in timed if p.params.get("device") == first}
+        return {i: reference[_others(p)] for i, p, _ in timed if _others(p) in reference}
 
     def record(self, points: Collection[Point]) -> None:
         """Add ``points``, replacing those recorded earlier under the same label (``-l`` again)."""
@@ -144,16 +140,14 @@ class Results:
                    data["interrupted"], data.get("span"), keepers=tuple(features))
 
     def read_by(self, keepers: Iterable[RecordKeeper]) -> Results:
-        """These results with their records read by their own keepers, else by ``keepers`` (then kept), so
-        that a view words and tabulates them."""
+        """These results, their records read by their own keepers, else by ``keepers`` (then kept), for the views."""
         keepers = self.keepers or tuple(keepers)
         points = [point if point.result is None else dataclasses.replace(point, result=point.result.read_by(keepers))
                   for point in self.points]
         return dataclasses.replace(self, points=points, keepers=keepers)
 
     def to_pandas(self) -> Any:  # a pandas.DataFrame (pandas is optional here, and untyped)
-        """One row per point: the swept values, median, its 95% interval (``ci_low``, ``ci_high``), IQR,
-        min, max, cold, runs, error, label, device and host, then each feature's fields (--roofline's rates)."""
+        """One row per point (``_record``): the swept values, the statistics, then each feature's fields."""
         import pandas
 
         return pandas.DataFrame.from_records([_record(point, self.keepers) for point in self.points])
@@ -170,8 +164,7 @@ def _record(point: Point, keepers: Iterable[RecordKeeper]) -> dict[str, Any]:
     r = point.result
     low, high = r.median_ci if r is not None and r.median_ci else (None, None)
     record = {**point.params, "median": r and r.median, "ci_low": low, "ci_high": high, "iqr": r and r.iqr,
-              "min": r and r.min, "max": r and r.max,
-              "cold": r and r.cold_time, "runs": r.runs if r else 0,
+              "min": r and r.min, "max": r and r.max, "cold": r and r.cold_time, "runs": r.runs if r else 0,
               "error": point.error, "label": point.label, "device": point.task.env.device, "host": point.task.env.host}
     for keeper in keepers:
         judged = judgement(keeper, r) if r is not None else None

@@ -43,8 +43,7 @@ def bootstrap_medians(samples: Sequence[float], rng: Any, draws: int = RESAMPLES
 
 
 def ratio_interval(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
-    """The 95% percentile-bootstrap interval of median(a) / median(b), each side resampled on its own,
-    seeded: deterministic. A batched sample is one observation."""
+    """The seeded (deterministic) 95% percentile-bootstrap interval of median(a) / median(b), each resampled."""
     import numpy
 
     rng = numpy.random.default_rng(SEED)

@@ -22,17 +22,12 @@ from ..units import failure_line, format_seconds, inert, range_text
 
 
 class Run(NamedTuple):
-    """The clocks of one run, in seconds (a NamedTuple: cheap on the hot path, never tracked by the GC).
+    """The clocks of one run, in seconds (a NamedTuple: cheap on the hot path, never tracked by the GC)."""
 
-    host   until Python got control back (what ``%time`` prints);
-    wall   synchronized: all devices drained before and after;
-    device event time on the current stream, or None without a device clock;
-    cpu_user, cpu_sys  process CPU time over the wall span (cold run only)."""
-
-    host: float
-    wall: float
-    device: float | None = None
-    cpu_user: float | None = None
+    host: float  # until Python got control back (what ``%time`` prints)
+    wall: float  # synchronized: all devices drained before and after
+    device: float | None = None  # event time on the current stream, or None without a device clock
+    cpu_user: float | None = None  # the process's CPU time, user and system, over the wall span (cold run only)
     cpu_sys: float | None = None
     batch: int = 1  # runs of the cell this sample timed (see ``batching``); the clocks are per run
 
@@ -43,15 +38,11 @@ class Run(NamedTuple):
 
 
 class Harness(NamedTuple):
-    """The harness's own cost, from null runs (nothing in them) through the same path and devices:
+    """The harness's own cost, from null runs (nothing in them) through the same path and devices."""
 
-    wall    median synchronized time of a null run: what the clocks and synchronize add to a sample;
-    jitter  IQR of those times: the spread the clocks show on their own;
-    device  median device-clock time of a null run, or None without a device clock."""
-
-    wall: float
-    jitter: float
-    device: float | None = None
+    wall: float  # median synchronized time of a null run: what the clocks and synchronize add to a sample
+    jitter: float  # IQR of those times: the spread the clocks show on their own
+    device: float | None = None  # median device-clock time of a null run, or None without a device clock
 
 
 Saved = TypeVar("Saved", Run, Harness)
@@ -71,10 +62,8 @@ def from_saved(kind: type[Saved], data: Mapping[str, Any]) -> Saved:
 
 DEVICE_SHARE = 0.5  # device events covering less of the wall time than this missed some work
 IQR_MIN_RUNS = 10  # quartiles of fewer warm runs rest on two or three samples each: min and max instead
-# The median's 95% interval needs CI_MIN_RUNS samples (with 5, min to max covers it 94% of the time); its
-# ranks are exact up to EXACT_RANKS samples, normal beyond (one rank wider at most, never narrower).
-CI_MIN_RUNS = 6
-EXACT_RANKS = 1000
+CI_MIN_RUNS = 6  # samples the median's 95% interval needs (with 5, min to max covers it 94% of the time)
+EXACT_RANKS = 1000  # its ranks exact up to this many samples, normal beyond (one rank wider at most, never narrower)
 Frozen = TypeVar("Frozen", bound=Hashable)  # bound: the cache below takes classes of Hashable instances
 
 
@@ -201,9 +190,8 @@ ASKED_CLOCKS = ("wall", "cpu")  # what -t and -c ask for instead of the rule
 
 
 def statistics_clock(runs: Sequence[Run], harness: Harness | None = None, asked: str | None = None) -> str:
-    """The clock the statistics use, the one rule for the result, its chart and the live progress: the
-    one ``asked`` for (-t, -c), else "device" where every run has one and it saw ``DEVICE_SHARE`` of the
-    synchronized time, else "wall"."""
+    """The clock the statistics use, one rule for the result, its chart and the live progress: ``asked`` (-t, -c),
+    else "device" where every run has one and it saw ``DEVICE_SHARE`` of the synchronized time, else "wall"."""
     return asked or clock_for(coverage(runs, harness))
 
 
@@ -242,10 +230,9 @@ class Finding:
 
 
 class RecordKeeper:
-    """What keeps one record on a result, declared here so that the layers below never know the features
-    above (``features.Feature`` is one). Every default adds nothing and accepts a None record (off, or an
-    older file). A word method that raises cannot sink a report: the view gets its no-record answer and
-    one line saying why (``__init_subclass__``)."""
+    """What keeps one record on a result, declared here so that the layers below never know the features above
+    (``features.Feature`` is one). Every default adds nothing and accepts a None record (off, or an older file);
+    a word method that raises cannot sink a report: its view gets the no-record answer and a line saying why."""
 
     name: ClassVar[str] = ""  # its record's key: ``r.<name>``, and its key in a saved line
     # what a saved record may hold: a ``schema`` check, as a staticmethod (a plain function would bind)
@@ -526,8 +513,7 @@ class CudaTimeResult:
         return self.cold_time / median if median else None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: the records under their own key (no feature's name can take a field), the statistics
-        for a reader of the file (``from_dict`` recomputes them)."""
+        """JSON-ready: the records under their own key (no feature can take a field), the statistics for readers."""
         return {**{name: getattr(self, name) for name in STATS},
                 "task": self.task.to_dict() if self.task is not None else None, "cold": self.cold._asdict(),
                 "warmup": [run._asdict() for run in self.warmup], "warm": [run._asdict() for run in self.warm],
@@ -556,8 +542,7 @@ class CudaTimeResult:
             extra_runs=list(data["extra_runs"]) if "extra_runs" in data else extra_runs(features, records)))
 
     def read_by(self, keepers: Iterable[RecordKeeper]) -> CudaTimeResult:
-        """This result with each record still the JSON a file held read by its keeper among ``keepers``, so
-        that a view can word it; itself where none is."""
+        """This result with each record still as a file held it read by its keeper in ``keepers``, for the views."""
         read = {keeper.name: keeper.from_json(self.records[keeper.name]) for keeper in keepers
                 if _unread(self.records.get(keeper.name))}
         return dataclasses.replace(self, records={**self.records, **read}) if read else self

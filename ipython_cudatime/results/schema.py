@@ -1,13 +1,10 @@
 """What a saved line may hold: each field's type and range, checked before the line is trusted.
 
-A line ``--load`` reads may come from another version, a hand edit or a hostile file. ``checked_line``
-keeps the declared fields only (a newer version's are dropped, so an older reader still loads it); any
-other value raises ``BadField``, naming the field by its path (``warm[3].wall``): ``from_dict`` and the
-views only see values they can use.
-
-Each check is also compiled (``Check.emit``, ``record.fast``) and loading runs that first (``record.quick``),
-the checks only where it is unsure: messages come from one place, and a good line costs a few comparisons
-a field rather than a few calls (tests/test_store.py holds the two equal).
+A line ``--load`` reads may come from another version, a hand edit or a hostile file. ``checked_line`` keeps
+the declared fields only (a newer version's are dropped: an older reader still loads it); any other value raises
+``BadField``, naming the field by its path (``warm[3].wall``). Each check is also compiled (``record.fast``) and
+run first (``record.quick``), the check itself only where that is unsure: messages come from one place, and a
+good line costs a few comparisons a field rather than a few calls (tests/test_store.py holds the two equal).
 """
 
 from __future__ import annotations
@@ -91,8 +88,7 @@ def _unsure(value: Any) -> NoReturn:
 
 
 def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> None:
-    """Code that raises ``_Unsure`` unless ``check`` keeps ``var`` as it is: a ``Check`` inline, any
-    other callable (a feature's own check) called, giving back the value itself."""
+    """Code that raises ``_Unsure`` unless ``check`` keeps ``var`` as it is: a ``Check`` inline, another called."""
     if isinstance(check, Check):
         check.emit(code, var, depth)
     else:
@@ -100,8 +96,7 @@ def _emit(check: Callable[[Any], Any], code: _Code, var: str, depth: int) -> Non
 
 
 class Check(abc.ABC):
-    """A field's check: ``check(value)`` gives back the value to keep, or raises BadField; ``emit``
-    writes the same test as straight-line code, for ``record`` to compile."""
+    """A field's check: ``check(value)`` gives back the value to keep, or raises BadField; ``emit`` compiles it."""
 
     @abc.abstractmethod
     def __call__(self, value: Any) -> Any:
@@ -201,35 +196,33 @@ def _items(checks: Iterable[Callable[[Any], Any]], value: list[Any]) -> list[Any
 class list_of(Check):
     """A list whose every item ``check`` accepts."""
 
+    kind: type = list
+    what, values = "a list", ""  # dict_of's: an object, its values
+
     def __init__(self, check: Callable[[Any], Any]) -> None:
         self.check = check
 
-    def __call__(self, value: Any) -> list[Any]:
-        if type(value) is not list:
-            _fail("a list", value)
+    def __call__(self, value: Any) -> Any:
+        if type(value) is not self.kind:
+            _fail(self.what, value)
+        return self._kept(value)
+
+    def _kept(self, value: Any) -> Any:
         return _items(itertools.repeat(self.check), value)
 
     def emit(self, code: _Code, var: str, depth: int) -> None:
-        code.add(depth, f"if type({var}) is not list: raise _Unsure")
-        code.add(depth, f"for {(item := code.var())} in {var}:")
+        code.add(depth, f"if type({var}) is not {self.kind.__name__}: raise _Unsure")
+        code.add(depth, f"for {(item := code.var())} in {var}{self.values}:")
         _emit(self.check, code, item, depth + 1)
 
 
-class dict_of(Check):
+class dict_of(list_of):
     """An object of any keys (JSON's are strings) whose values ``check`` accepts."""
 
-    def __init__(self, check: Callable[[Any], Any]) -> None:
-        self.check = check
+    kind, what, values = dict, "an object", ".values()"
 
-    def __call__(self, value: Any) -> dict[str, Any]:
-        if type(value) is not dict:
-            _fail("an object", value)
+    def _kept(self, value: Any) -> dict[str, Any]:
         return _checked(value, zip(value, itertools.repeat(self.check)), lambda key: f"[{json.dumps(key)}]")
-
-    def emit(self, code: _Code, var: str, depth: int) -> None:
-        code.add(depth, f"if type({var}) is not dict: raise _Unsure")
-        code.add(depth, f"for {(item := code.var())} in {var}.values():")
-        _emit(self.check, code, item, depth + 1)
 
 
 class row(Check):
@@ -273,13 +266,12 @@ class record(Check):
     def quick(self, value: Any) -> dict[str, Any]:
         """What calling the check gives, sooner: ``fast`` first, the call only where it is unsure."""
         try:
-            kept: dict[str, Any] = self.fast(value)
+            return self.fast(value)
         except _Unsure:
             return self(value)
-        return kept
 
     @functools.cached_property
-    def fast(self) -> Callable[[Any], Any]:
+    def fast(self) -> Callable[[Any], dict[str, Any]]:
         """The compiled check, made on first use: the call's answer for a good value, else ``_Unsure``."""
         code = _Code()
         code.add(0, f"def fast({(var := code.var())}):")
@@ -290,9 +282,8 @@ class record(Check):
         return code.function()
 
     def emit(self, code: _Code, var: str, depth: int, copying: bool = False) -> None:
-        """Where the record holds other keys (a line's statistics, a roofline's ridge) or a field's record was
-        copied, ``var`` is rebound to a copy of its declared fields at the top or in a record's field (``copying``);
-        in a list, a row or an object of any keys, where it must be kept as it is, the code is unsure."""
+        """Where the record holds other keys or a field's record was copied, ``var`` is rebound to a copy of its
+        declared fields at the top or in a record's field (``copying``); in a list, a row or a dict_of, unsure."""
         code.add(depth, f"if type({var}) is not dict: raise _Unsure")
         depth = self._emit_exact(code, var, depth)
         copied = self._emit_fields(code, var, depth)
@@ -311,9 +302,8 @@ class record(Check):
             code.add(depth + 1, f"if {name!r} in {var}: {var}[{name!r}] = {item}")
 
     def _emit_exact(self, code: _Code, var: str, depth: int) -> int:
-        """For a record of two or more plain fields, a first branch for an object of as many keys (every run
-        of a line): read in one C call (``operator.itemgetter``), where the general test reads the keys twice
-        (a third of a short line's check). Gives the depth of the general test (in an ``else``)."""
+        """For two or more plain fields, a first branch for an object of as many keys (every run of a line), read
+        in one C call: the general test (in an ``else``, its depth given back) reads the keys twice."""
         checks = self._checks.values()
         inner = [check.check if isinstance(check, optional) else check for check in checks]
         if self._others_kept or len(checks) < 2 or any(isinstance(check, record) for check in inner):
@@ -327,8 +317,7 @@ class record(Check):
         return depth + 1
 
     def _emit_fields(self, code: _Code, var: str, depth: int) -> list[tuple[str, str]]:
-        """The required keys' test, then each field's; gives (name, variable) of each field holding a
-        record, which may be copied (``emit``)."""
+        """The required keys' test, then each field's; gives (name, variable) of each field holding a record."""
         if self._required:
             code.add(depth, f"if not {code.name(frozenset(self._required))} <= {var}.keys(): raise _Unsure")
         copied = []
@@ -363,8 +352,7 @@ def _literal(text: str) -> dict[str, str]:
 
 
 class _Swept(Check):
-    """A swept value as ``params_to_json`` writes it: JSON's own (inf and nan included), a list of
-    them nested at most ``MAX_DEPTH`` deep, or a literal."""
+    """A swept value as ``params_to_json`` writes it: JSON's (inf, nan too), lists ``MAX_DEPTH`` deep, a literal."""
 
     def __call__(self, value: Any, depth: int = 0) -> Any:
         if value is None or type(value) in _SCALARS:
@@ -418,6 +406,5 @@ def result_record(features: tuple[RecordKeeper, ...] = ()) -> record:
 
 
 def checked_line(data: dict[str, Any], features: Iterable[RecordKeeper] = ()) -> dict[str, Any]:
-    """A line's point data (``Point.from_dict``'s input), checked: a result (with the records of
-    ``features``), or a failed point's task and error."""
+    """A line's point data (``Point.from_dict``'s input), checked: a result (``features``' records), or a failure."""
     return (result_record(tuple(features)) if "cold" in data else FAILED).quick(data)

@@ -1,16 +1,13 @@
 """Results that outlive the kernel: ``--save FILE`` appends them to a JSON Lines file, and
 ``%cudatime_compare --load FILE`` reads them back beside the live ones.
 
-One line per result or sweep point: its ``to_dict()`` plus ``"format": "ipython_cudatime"`` (a line
-without it is foreign) and ``"schema": SCHEMA``. Appending never rewrites what is there, so two
-machines' files can simply be concatenated. A line is written as ASCII (JSON escapes U+2028 and
-U+0085 too) and read back split at ``\n`` only, as JSON Lines readers do. A save that finds the last
-line cut short (an interrupted save) ends it first, so the fragment stays one bad line; each save is
-one ``write`` of all its lines.
+One line per result or sweep point: its ``to_dict()`` plus ``"format": "ipython_cudatime"`` and ``"schema": SCHEMA``.
+Appending never rewrites what is there, so two machines' files can simply be concatenated. A line is written as
+ASCII (JSON escapes U+2028 and U+0085 too) and read back split at ``\n`` only, as JSON Lines readers do.
 
-A line that cannot be read, or holds a value ``schema`` does not allow, is reported by file and line
-number and skipped; a file of a newer schema is refused whole (its lines may mean what this version
-cannot tell). Nothing in a file can make ``load`` raise.
+A line that cannot be read, or holds a value ``schema`` does not allow, is reported by file and line number and
+skipped; a file of a newer schema is refused whole (its lines may mean what this version cannot tell). Nothing in
+a file can make ``load`` raise.
 """
 
 from __future__ import annotations
@@ -54,7 +51,7 @@ def save(points: Iterable[Point], path: str | os.PathLike[str]) -> None:
         size = file.seek(0, os.SEEK_END)
         if size:
             file.seek(size - 1)
-            if file.read(1) != b"\n":  # an earlier save was interrupted mid-line: end that line first
+            if file.read(1) != b"\n":  # an earlier save was cut short: end its line, the fragment one bad line
                 data = b"\n" + data
         try:
             view = memoryview(data)
