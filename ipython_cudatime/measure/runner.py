@@ -61,7 +61,7 @@ class Plan:
     least one always, at most MAX_RUNS. ``warmup`` defaults to one run, or none when the cold run alone
     exceeded the budget, so that a slow cell is repeated only once.
 
-    ``batch`` is the runs per warm sample (see ``Sampler.batch_size``). None: sized from the warm-up
+    ``batch`` is the runs per warm sample (see ``Sampler._warm_loop``). None: sized from the warm-up
     without ``runs``, 1 with it (-n N makes N runs). SIZED: sized from the warm-up even so (an interleaved
     sweep's first round, whose -n counts rounds, not runs). A number: that many, in a plain loop where the
     cell cannot be batched (later rounds keep the first's size: each round's sample of a µs-scale cell
@@ -72,12 +72,6 @@ class Plan:
     warmup: int | None = None
     budget: float = DEFAULT_BUDGET
     batch: int | str | None = None
-
-    def spelled(self) -> str:
-        """The fixed count as it was typed: ``-n 10``, ``-r 3 -n 10`` or ``-r 3``."""
-        if isinstance(self.batch, int):
-            return f"-r {self.runs} -n {self.batch}"
-        return f"-r {self.runs}" if self.batch == SIZED else f"-n {self.runs}"
 
     def warmup_count(self, cold_seconds: float) -> int:
         if self.runs == 0:
@@ -247,13 +241,12 @@ class Guarded(Watch):
 
     def _call(self, part: str, *args: Any) -> Any:
         """``part`` of the watch with ``args``; None once the watch has failed."""
-        if self.failure is not None:
-            return None
-        try:
-            return getattr(self._watch, part)(*args)
-        except Exception as error:
-            self._fail(error)
-            return None
+        if self.failure is None:
+            try:
+                return getattr(self._watch, part)(*args)
+            except Exception as error:
+                self._fail(error)
+        return None
 
     def around(self, run: str) -> contextlib.AbstractContextManager[Any] | None:
         around = self._call("around", run)
@@ -438,11 +431,8 @@ class Sampler:
             watch.before_run()
         call = functools.partial(self.batch or self._looped, runs) if runs > 1 else fn or self.cell.fn
         run = timed_run(call, self.devices, self.clock, self.cpu_times, self.cell.outputs, before)[0]
-        if runs > 1:  # the sample's clocks, per run
-            def per_run(value: float | None) -> float | None:
-                return None if value is None else value / runs
-            run = Run(run.host / runs, run.wall / runs, per_run(run.device), per_run(run.cpu_user),
-                      per_run(run.cpu_sys), batch=runs)
+        if runs > 1:  # the sample's clocks (every field but the last, ``batch``), per run
+            run = Run._make([None if value is None else value / runs for value in run[:-1]] + [runs])
         for watch in self._each:
             watch.after_run(run)
         return run
@@ -453,22 +443,6 @@ class Sampler:
         for _ in range(runs):
             value = self.cell.fn()
         return value
-
-    def batch_size(self, plan: Plan, shortest: float) -> int:
-        """Runs per warm sample: ``plan.batch`` when a number, else 1 unless the plan sizes it and the cell can be
-        batched; then 1 when the ``shortest`` run so far lasts BATCH_TARGET times the harness's cost, else the
-        first of 2, 5, 10, 20, ... whose sample lasts that long, each tried in turn (counted as warm-up runs)."""
-        goal = BATCH_TARGET * self.harness.wall
-        if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
-            return plan.batch
-        if (self.batch is None or self.repeats.rewinds() or (plan.runs is not None and plan.batch != SIZED)
-                or shortest >= goal):
-            return 1
-        for runs in _BATCH_SIZES:
-            self.warmup.append(self.run(runs=runs))
-            if self.warmup[-1].wall * runs >= goal:
-                break
-        return runs
 
     def _halt(self, cause: str) -> None:
         """Say what stopped the later runs, and in which run: "input() in warm-up run 1"."""
@@ -505,15 +479,27 @@ class Sampler:
                 self._halt(type(exc).__name__)
 
     def _warm_loop(self, plan: Plan) -> None:
-        """Warm-up runs (with the tries that size a batch), then warm samples until the plan has
-        enough, on the budget counted from the end of the cold run; ``progress`` hears of each."""
+        """Warm-up runs, then warm samples until the plan has enough, on the budget counted from the end of the cold
+        run; ``progress`` hears of each. Runs per sample: ``plan.batch`` when a number, else 1 unless the plan sizes
+        it and the cell can be batched; then 1 when the shortest run so far lasts BATCH_TARGET times the harness's
+        cost, else the first of 2, 5, 10, 20, ... whose sample lasts that long, each tried in turn (as warm-up runs)."""
         start = self.clock.now()
         for number in range(1, plan.warmup_count(self.cold.wall) + 1):
             self.progress.starting("warm-up", number)
             self.warmup.append(self.run())
             self.progress.ran("warm-up", len(self.warmup), self.warm, self.harness)
+        goal = BATCH_TARGET * self.harness.wall
         shortest = min(run.wall for run in [self.cold, *self.warmup])  # one slow run must not stop batching
-        runs = self.batch_size(plan, shortest)
+        if isinstance(plan.batch, int):  # -r R -n N: N runs, in a plain loop where the cell cannot be batched
+            runs = plan.batch
+        elif (self.batch is None or self.repeats.rewinds() or (plan.runs is not None and plan.batch != SIZED)
+                or shortest >= goal):
+            runs = 1
+        else:
+            for runs in _BATCH_SIZES:
+                self.warmup.append(self.run(runs=runs))
+                if self.warmup[-1].wall * runs >= goal:
+                    break
         self.phase = "warm"
         last = (self.warmup[-1].wall if self.warmup else self.cold.wall) * runs  # the last run, or try, as a sample
         while plan.wants_more(len(self.warm), self.clock.now() - start, last):
@@ -532,11 +518,15 @@ class Sampler:
             if runs is None:
                 ran = "Ran once only" if total == 1 else f"Stopped repeating after {total} runs"
                 notes.append(f"{ran}: {why}. -n N forces N more runs (the state then reflects all of them).")
-            else:
-                notes.append(f"The state reflects all {total} runs, not one ({asked.spelled()} forced them): {why}.")
+            else:  # the fixed count as it was typed: -n 10, -r 3 -n 10 or -r 3
+                spelled = (f"-r {runs} -n {asked.batch}" if isinstance(asked.batch, int)
+                           else f"-r {runs}" if asked.batch == SIZED else f"-n {runs}")
+                notes.append(f"The state reflects all {total} runs, not one ({spelled} forced them): {why}.")
         notes += self.repeats.notes()
-        if self.error is not None and _is_out_of_memory(self.error):
-            notes.append(OOM_HINT)
+        with contextlib.suppress(Exception):  # an error that cannot be printed gets no hint
+            if self.error is not None and (type(self.error).__name__ == "OutOfMemoryError"
+                                           or "out of memory" in str(self.error).lower()):
+                notes.append(OOM_HINT)
         return notes
 
     def result(self, task: Task, features: Iterable[RecordKeeper], asked: Plan, seen: list[Any]) -> CudaTimeResult:
@@ -553,11 +543,10 @@ class Sampler:
                                                          seen, other_start))) for watch in self.watches)
         notes += [watch.failure for watch in self.watches if watch.failure is not None]
         device = self.devices.describe()
-        env = Env.here(device, frameworks=self.devices.frameworks)
         return CudaTimeResult(cold=self.cold, warmup=self.warmup, warm=self.warm, device=device,
-                              synchronized=self.devices.names, notes=notes, stopped=self.stopped,
-                              harness=self.harness, task=dataclasses.replace(task, env=env), records=records,
-                              extra_runs=extra_runs(features, records))
+                              synchronized=self.devices.names, notes=notes, stopped=self.stopped, harness=self.harness,
+                              task=dataclasses.replace(task, env=Env.here(device, frameworks=self.devices.frameworks)),
+                              records=records, extra_runs=extra_runs(features, records))
 
 
 OOM_HINT = (
@@ -565,12 +554,6 @@ OOM_HINT = (
     "is still referenced. Time fewer runs (-n), free tensors with del, or make the cell "
     "overwrite its result in place."
 )
-
-
-def _is_out_of_memory(exc: BaseException) -> bool:
-    with contextlib.suppress(Exception):  # an exception that cannot be printed
-        return type(exc).__name__ == "OutOfMemoryError" or "out of memory" in str(exc).lower()
-    return False
 
 
 def measure(cell: Cell, devices: DeviceSet, plan: Plan, task: Task, features: Iterable[RecordKeeper] = (),
@@ -645,15 +628,6 @@ def top_level_names(tree: ast.AST) -> list[str]:
     return sorted(names)
 
 
-def _reads(statement: ast.stmt) -> set[str]:
-    """Names a statement reads (``x += 1`` reads x, ``del x`` needs it), nested scopes included: an
-    over-estimate on purpose."""
-    nodes = list(ast.walk(statement))
-    targets = [node.target for node in nodes if isinstance(node, ast.AugAssign)]
-    reads = {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
-    return reads | {target.id for target in targets if isinstance(target, ast.Name)}
-
-
 def independent(tree: ast.Module) -> bool:
     """Whether each run does the same work whatever the run before it left, as a batch needs (nothing puts the
     cell's names back between its runs): no statement may read a name the cell binds before a statement that
@@ -661,7 +635,11 @@ def independent(tree: ast.Module) -> bool:
     bound = set(top_level_names(tree))
     done: set[str] = set()
     for statement in tree.body:
-        if _reads(statement) & (bound - done):
+        # what it reads (``x += 1`` reads x, ``del x`` needs it), nested scopes too: an over-estimate on purpose
+        nodes = list(ast.walk(statement))
+        targets = [node.target for node in nodes if isinstance(node, ast.AugAssign)]
+        reads = {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store)}
+        if (reads | {target.id for target in targets if isinstance(target, ast.Name)}) & (bound - done):
             return False
         if isinstance(statement, _ALWAYS_BINDS):
             done |= set(top_level_names(ast.Module([statement], [])))
@@ -681,8 +659,7 @@ def _loop_module(tree: ast.Module) -> ast.Module:
         body[-1] = ast.copy_location(ast.Assign([ast.Name("_cudatime_value", ast.Store())], body[-1].value),
                                      body[-1])
     cast(ast.For, function.body[1]).body = body
-    names = top_level_names(tree)
-    if names:
+    if names := top_level_names(tree):  # a global statement names at least one
         function.body.insert(0, ast.Global(names))
     return ast.fix_missing_locations(module)
 
