@@ -552,17 +552,13 @@ def grid_size(sweeps: Sweeps) -> int:
 
 def _available_memory() -> int:
     """Bytes the system could give now: Linux's MemAvailable (with the caches it can drop), else free pages."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024  # in kB
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError), open("/proc/meminfo", encoding="ascii") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024  # in kB
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # no such sysconf name here (macOS, Windows)
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):  # no such sysconf name here (macOS, Windows)
-        return FREE_MEMORY_UNKNOWN
+    return FREE_MEMORY_UNKNOWN
 
 
 def grid(sweeps: Sweeps) -> list[dict[str, Any]]:

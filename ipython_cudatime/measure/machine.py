@@ -53,10 +53,9 @@ class Sample(NamedTuple):
 def usable_cores() -> int:
     """The cores this process may run on: its affinity mask (a container or ``taskset`` can give it
     fewer than the machine has), else the machine's count."""
-    try:
+    with contextlib.suppress(AttributeError, OSError):
         return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return os.cpu_count() or 1
 
 
 def _declared(backend: Any, name: str) -> tuple[Any, ...]:
@@ -117,10 +116,9 @@ class Machine:
             fields = text.split()
             running = fields[3].partition("/")[0]
             return float(fields[0]), max(int(running) - 1, 0)  # the thread reading it is running too
-        try:
+        with contextlib.suppress(AttributeError, OSError):  # Windows has none
             return os.getloadavg()[0], None
-        except (AttributeError, OSError):  # Windows has none
-            return None, None
+        return None, None
 
     def waits(self) -> tuple[float | None, int | None]:
         """(seconds this thread has waited for a core, the process's involuntary switches) so far."""
@@ -141,9 +139,8 @@ class Machine:
             except ImportError:
                 self._controller = None
             self._seen = seen
-        if self._controller is None:
-            return None
-        return [lib for lib in self._controller.lib_controllers if lib.user_api == BLAS]
+        return None if self._controller is None else [
+            lib for lib in self._controller.lib_controllers if lib.user_api == BLAS]
 
     def threads(self) -> dict[str, int | None]:
         """{pool: threads}: each imported framework's own pools (torch's intra-op pool), each BLAS

@@ -84,11 +84,8 @@ class Plan:
         """Whether to make another warm run after ``done`` runs and ``spent`` seconds."""
         if self.runs is not None:
             return done < self.runs
-        if done >= MAX_RUNS:
-            return False
-        if done == 0 or spent < self.budget:
-            return True
-        return done < MIN_RUNS and last * (MIN_RUNS - done) <= self.budget
+        return done < MAX_RUNS and (done == 0 or spent < self.budget
+                                    or (done < MIN_RUNS and last * (MIN_RUNS - done) <= self.budget))
 
 
 class StopRepeats(BaseException):
