@@ -505,9 +505,12 @@ class Sampler:
             last = self.warm[-1].wall * runs
             self.progress.ran("warm", len(self.warm), self.warm, self.harness)
 
-    def _notes(self, asked: Plan) -> list[str]:
-        """The result's notes: the devices', why the cell ran once when it changes state that restoring
-        names cannot undo (or what -n forced: ``asked`` is the plan before the cut), and an OOM hint."""
+    def result(self, task: Task, features: Iterable[RecordKeeper], asked: Plan, seen: list[Any]) -> CudaTimeResult:
+        """The result, once: the runs, what the devices say, the task where it ran, the notes (the devices', why the
+        cell ran once when it changes state that restoring names cannot undo, or what -n forced: ``asked`` is the plan
+        before the cut; an OOM hint; each watch's failure), each watch's record (its ``Outcome``, with the watch's
+        extra run and the warm median)."""
+        other_start = self.repeats.other_start()
         notes, reasons, runs = self.devices.notes(), self.repeats.why_once(), asked.runs
         if reasons and runs != 0:
             total = 1 + sum(run.batch for run in self.warmup + self.warm) + len(self.extra) + (self.stopped is not None)
@@ -524,12 +527,6 @@ class Sampler:
             if self.error is not None and (type(self.error).__name__ == "OutOfMemoryError"
                                            or "out of memory" in str(self.error).lower()):
                 notes.append(OOM_HINT)
-        return notes
-
-    def result(self, task: Task, features: Iterable[RecordKeeper], asked: Plan, seen: list[Any]) -> CudaTimeResult:
-        """The result, once: the runs, what the devices say, the task where it ran, the notes, each
-        watch's record (its ``Outcome``, with the watch's extra run and the warm median)."""
-        other_start, notes = self.repeats.other_start(), self._notes(asked)
         median = None  # the warm median on the statistics' clock (``statistics_clock``)
         if self.warm:
             clock = statistics_clock(self.warm, self.harness, task.clock)
