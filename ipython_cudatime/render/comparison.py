@@ -92,7 +92,7 @@ def _ratio_cell(reference: Point, point: Point, verdicts: Verdicts, inverse: boo
     (low, high), ratio = verdict.ci, verdict.ratio
     if inverse:
         low, high, ratio = 1 / high, 1 / low, 1 / ratio
-    return f"{times_text(ratio)} ({interval_text(low, high, times_text)})"
+    return f"{times_text(ratio)} ({interval_text(low, high)})"
 
 
 def _sweep_rows(sweep: Results, verdicts: Verdicts) -> Iterator[Row]:

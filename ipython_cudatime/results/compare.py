@@ -192,8 +192,7 @@ def run_sweep(points: Iterable[dict[str, Any]], time_point: Callable[[dict[str, 
         if timed is None and failed is None:  # interrupted
             break
         result, value = timed or (None, None)
-        own = result.task if result is not None else None
-        done.append(Point(own or dataclasses.replace(task, params=params), result, failed))
+        done.append(Point(getattr(result, "task", None) or dataclasses.replace(task, params=params), result, failed))
         values.append(value)
         finished(done[-1])
         if error is not None:
@@ -287,19 +286,6 @@ def to_numpy(value: Any) -> NDArray[Any]:
     return numpy.asarray(value)
 
 
-def _difference(array: NDArray[Any], reference: NDArray[Any]) -> float:
-    """Largest absolute difference, NaN against NaN (and inf against the same inf) counting as 0."""
-    import numpy
-
-    if not array.size:
-        return 0.0
-    with numpy.errstate(invalid="ignore"):
-        diff = numpy.abs(array - reference)
-    same = (array == reference) | (numpy.isnan(array) & numpy.isnan(reference))
-    diff = numpy.where(same, 0.0, diff)
-    return float(numpy.max(numpy.where(numpy.isnan(diff), math.inf, diff)))
-
-
 def check_values(sweep: Results, values: Sequence[Any], rtol: float = 1e-4, atol: float = 1e-6) -> Check:
     """``allclose`` (NaN equal to NaN) of each point's value against the first point of the same shape;
     a point with no other of its shape, or a value not numeric, is in ``Check.skipped``, with why."""
@@ -317,14 +303,18 @@ def check_values(sweep: Results, values: Sequence[Any], rtol: float = 1e-4, atol
             skipped.append((point.params, f"not numeric ({type(value).__name__})"))
             continue
         shapes.setdefault(array.shape, []).append(point.params)
-        ref = references.setdefault(array.shape, (point.params, array))
-        if ref[0] is point.params:
+        first, reference = references.setdefault(array.shape, (point.params, array))
+        if first is point.params:
             continue
         compared += 1
-        diff = _difference(array, ref[1])
+        # the largest absolute difference, NaN against NaN (and inf against the same inf) counting as 0
+        with numpy.errstate(invalid="ignore"):
+            apart = numpy.abs(array - reference)
+        apart = numpy.where((array == reference) | (numpy.isnan(array) & numpy.isnan(reference)), 0.0, apart)
+        diff = float(numpy.max(numpy.where(numpy.isnan(apart), math.inf, apart))) if array.size else 0.0
         largest = max(largest, diff)
-        if not numpy.allclose(array, ref[1], rtol=rtol, atol=atol, equal_nan=True):
-            mismatches.append((point.params, ref[0], diff))
+        if not numpy.allclose(array, reference, rtol=rtol, atol=atol, equal_nan=True):
+            mismatches.append((point.params, first, diff))
     skipped += [(group[0], f"no other point gave a value of shape {shape}")
                 for shape, group in shapes.items() if len(group) == 1]
     sweep.check = Check(not mismatches, largest, mismatches, skipped, compared)

@@ -163,9 +163,7 @@ STATS = ("clock", "runs", "median", "median_ci", "iqr", "min", "max", "mean", "s
 def median_rank(samples: int) -> int:
     """``k``: the median's 95% interval runs from the ``k``-th smallest sample to the ``k``-th largest,
     the largest ``k`` for which P(fewer than ``k`` below the median) <= 2.5% (binomial(samples, 1/2),
-    whatever the distribution). 0: too few samples for an interval."""
-    if samples < CI_MIN_RUNS:
-        return 0
+    whatever the distribution). 0: too few samples for an interval (below ``CI_MIN_RUNS``: 2**-samples > 1/40)."""
     if samples > EXACT_RANKS:
         return math.floor(samples / 2 - 0.98 * math.sqrt(samples) + 0.5)
     total, tail, rank, term = 2**samples, 0, 0, 1  # in units of 2**-samples: exact integers
