@@ -79,10 +79,9 @@ def device_part_shown(result: CudaTimeResult) -> bool:
         return False
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
-    pixels = CHART_HEIGHT_PX * 0.75  # about the plot's height
     tall = [math.log(total / max(host, floor)) / math.log(top / floor) if log else (total - host) / top
             for _, host, total in bars]
-    return max(tall) * pixels >= 1.0
+    return max(tall) * CHART_HEIGHT_PX * 0.75 >= 1.0  # the plot is about 3/4 of the chart's height
 
 
 class _Axis:
@@ -148,8 +147,7 @@ def _marks(result: CudaTimeResult, bars: list[Bar], x: _Axis, y: _Axis) -> tuple
 
 
 def chart_svg(result: CudaTimeResult) -> bytes:
-    """SVG bytes of the run chart (see the module's docstring): coordinates in CSS pixels to a tenth, the
-    same bytes for the same result."""
+    """The run chart's SVG (see the module's docstring): CSS pixels to a tenth, the same bytes for the same result."""
     bars = list(_bars(result))
     log, floor, top = _scale(result, bars)
     left, right, upper, lower = MARGINS_PX
@@ -343,6 +341,5 @@ def legend_html(items: Collection[str], key: Iterable[str] = ()) -> str:
 
 def img_tag(svg: bytes, alt: str, width_px: float = CHART_PX) -> str:
     """An ``<img>`` showing ``svg`` at its natural width, narrower when the panel is."""
-    source = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
-    return (f"<img alt='{escape(alt)}' src='{source}' "
+    return (f"<img alt='{escape(alt)}' src='data:image/svg+xml;base64,{base64.b64encode(svg).decode('ascii')}' "
             f"style='display:block;width:100%;max-width:{width_px}px;height:auto;margin:4px 0'/>")

@@ -203,9 +203,7 @@ def _grid_table(sweep: Results, verdicts: Verdicts) -> tuple[str, Row, list[Row]
     return f"warm median in {unit}, {down} down, {across} across", (down, *columns), rows
 
 
-def _check_line(check: Check | None) -> str | None:
-    if check is None:
-        return None
+def _check_line(check: Check) -> str:
     skipped = "".join(f"; not compared: {_params(params)}, because {why}" for params, why in check.skipped)
     if not check.compared:
         return f"check: nothing was compared{skipped}"
@@ -228,14 +226,13 @@ SPREAD_OUT = 60.0  # seconds: a sequential sweep this long may have drifted betw
 
 
 def _sweep_notes(sweep: Results, verdicts: Verdicts) -> list[str]:
-    """The lines under a sweep's table: the features' (the noise causes), the drift a long sequential sweep
-    may have had, the value check, what stopped it."""
+    """Under a sweep's table: the features' lines (the noise causes), a long sweep's drift, the check, the stop."""
     notes = keeper_notes(sweep, [point.name for point in sweep.points], verdicts, "points")
     span = sweep.span if sweep.span is not None and len(sweep.points) >= 2 else 0.0
     drift = (f"the points were timed one after the other over {fmt(span)}: a drift in that time (a neighbour "
              "that starts, a clock that ramps) reads as a difference between them; --interleave -n N spreads it "
              "over every point") if span >= SPREAD_OUT else None
-    more = (drift, _check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}")
+    more = (drift, sweep.check and _check_line(sweep.check), sweep.stopped and f"stopped: {sweep.stopped}")
     return notes + [line for line in more if line]
 
 
@@ -272,10 +269,8 @@ def _sweep_series(sweep: Results, done: Sequence[Point]) -> tuple[str, bool, lis
 
 def crowded(count: int, limit: int, what: str) -> str:
     """The line instead of a chart of more than ``limit`` (unreadable, and slow: 10,000 bars take minutes)."""
-    if count <= limit:
-        return ""
     return (f"<div class='cudatime-chart-note' style='font-size:90%'>no chart: {count:,} {what} are more than "
-            f"one chart can show ({limit}); the table below has them all</div>")
+            f"one chart can show ({limit}); the table below has them all</div>") if count > limit else ""
 
 
 def sweep_chart(sweep: Results) -> str:
@@ -320,8 +315,7 @@ def sweep_chart(sweep: Results) -> str:
         items += [chart.legend_item(chart.swatch(colour) + escape(name or "the rest"))
                   for colour, name in zip(itertools.cycle(chart.SERIES), series)]
     svg = chart.svg_bytes(fig, (lines - 1) * chart.FONT_PX * 1.25)  # room for the lines of the x tick labels
-    image = chart.img_tag(svg, "cudatime: warm median and cold run per sweep point")
-    return image + chart.legend_html(items, key)
+    return chart.img_tag(svg, "cudatime: warm median and cold run per sweep point") + chart.legend_html(items, key)
 
 
 def _names(points: Sequence[Point]) -> list[str]:
@@ -400,10 +394,9 @@ def compare_chart(results: Results) -> str:
     chart.time_axis(axes, log, "x")
     axes.set_xlabel("time per run" + (" (log)" if log else ""), fontsize=chart.FONT_PT)
     svg = chart.svg_bytes(fig, left_px=NAME_CHARS * chart.CHAR_PX + 12)
-    image = chart.img_tag(svg, "cudatime: warm median, its spread and the cold run per row")
     items = [chart.legend_item(f"<span style='color:{warm}'>●</span> warm median, its spread as a line"),
              chart.legend_item(f"<span style='color:{cold}'>○</span> cold run")]
-    return image + chart.legend_html(items)
+    return chart.img_tag(svg, "cudatime: warm median, its spread and the cold run per row") + chart.legend_html(items)
 
 
 def is_sweep(results: Results) -> bool:

@@ -170,14 +170,6 @@ def table_html(header: Sequence[str], rows: Iterable[Sequence[object]], cls: str
             f"style='border-collapse:collapse;margin:4px 0'>{body}</table></div>")
 
 
-def pairs_html(pairs: Iterable[tuple[str, str]], cls: str) -> str:
-    """Named values, a name and its value to a line, the values aligned: a grid styled once on its box (a
-    table's every cell must override the frontends' rules), which wraps a long value at spaces."""
-    cells = "".join(f"<b>{escape(name)}</b><span>{_short(value)}</span>" for name, value in pairs)
-    return (f"<div class='{cls}' style='display:grid;grid-template-columns:max-content minmax(0,1fr);"
-            f"gap:0 10px;margin:4px 0;overflow-wrap:break-word'>{cells}</div>")
-
-
 def section_html(title: str, body: str, cls: str) -> str:
     """A collapsed section with the browser's own disclosure marker. Classic Notebook's stylesheet makes every
     summary a block (no marker): the summary's inline ``display:list-item`` gives the marker back there."""
@@ -186,9 +178,10 @@ def section_html(title: str, body: str, cls: str) -> str:
 
 
 def details_html(reading: Reading) -> str:
-    """A table of the warm statistics, the cold run, the device and the features' rows; then every run."""
+    """The warm statistics, the cold run, the device and the features' rows, a name and its value to a line, the
+    values aligned: a grid styled once on its box (a table's every cell must override the frontends' rules), which
+    wraps a long value at spaces; then every run."""
     result = reading.result
-    cold = result.cold
     rows: list[tuple[str, str]] = []
     if result.median is not None:
         rows += [
@@ -202,13 +195,15 @@ def details_html(reading: Reading) -> str:
             ("cold / warm", ratio_text(result.ratio)),
         ]
     rows += [  # the cold run's clocks are the first row of the runs' table under this one
-        ("cold run: CPU", f"user {fmt(cold.cpu_user or 0.0)}, sys {fmt(cold.cpu_sys or 0.0)}"),
+        ("cold run: CPU", f"user {fmt(result.cold.cpu_user or 0.0)}, sys {fmt(result.cold.cpu_sys or 0.0)}"),
         ("device", result.device),
         ("synchronized", ", ".join(result.synchronized) or "nothing"),
         *(row for keeper, record in reading.pairs for row in keeper.detail_rows(result, record)),
         *([("threads", f"--threads {result.task.threads}")] if result.task and result.task.threads else []),
     ]
-    return pairs_html(rows, "cudatime-details") + runs_html(result)
+    cells = "".join(f"<b>{escape(name)}</b><span>{_short(value)}</span>" for name, value in rows)
+    return (f"<div class='cudatime-details' style='display:grid;grid-template-columns:max-content minmax(0,1fr);"
+            f"gap:0 10px;margin:4px 0;overflow-wrap:break-word'>{cells}</div>" + runs_html(result))
 
 
 def _clock_row(kind: str, number: int, run: Run) -> tuple[str, str, str, str, str]:
