@@ -253,20 +253,6 @@ def _value_text(value: object) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-def _sweep_series(sweep: Results, done: Sequence[Point]) -> tuple[str, bool, list[str], Series]:
-    """(x name, whether numeric, categories, series): x the first numeric swept name, else the first; a series
-    for each combination of the others."""
-    numeric = _numeric_names(sweep)
-    x_name = (numeric or list(sweep.names))[0]
-    categories = list(dict.fromkeys(_value_text(p.params[x_name]) for p in done))
-    series: Series = {}
-    for point in done:
-        key = _params({k: v for k, v in point.params.items() if k != x_name})
-        x = point.params[x_name] if numeric else categories.index(_value_text(point.params[x_name]))
-        series.setdefault(key, []).append((x, cast("CudaTimeResult", point.result)))  # ``done`` have one
-    return x_name, bool(numeric), categories, series
-
-
 def crowded(count: int, limit: int, what: str) -> str:
     """The line instead of a chart of more than ``limit`` (unreadable, and slow: 10,000 bars take minutes)."""
     return (f"<div class='cudatime-chart-note' style='font-size:90%'>no chart: {count:,} {what} are more than "
@@ -275,11 +261,19 @@ def crowded(count: int, limit: int, what: str) -> str:
 
 def sweep_chart(sweep: Results) -> str:
     """Warm median (filled dots) and cold run (open dots) against the swept value, a colour per series, joined
-    by solid and dashed lines where the values are numbers."""
+    by solid and dashed lines where the values are numbers: x the first numeric swept name, else the first; a
+    series for each combination of the others."""
     done = [p for p in sweep.points if p.result is not None]
     if not done:
         return ""
-    x_name, numeric, categories, series = _sweep_series(sweep, done)
+    numeric = _numeric_names(sweep)
+    x_name = (numeric or sweep.names)[0]
+    categories = list(dict.fromkeys(_value_text(p.params[x_name]) for p in done))
+    series: Series = {}
+    for point in done:
+        others = _params({k: v for k, v in point.params.items() if k != x_name})
+        x = point.params[x_name] if numeric else categories.index(_value_text(point.params[x_name]))
+        series.setdefault(others, []).append((x, cast("CudaTimeResult", point.result)))  # ``done`` have one
     if note := crowded(len(series), CHART_SERIES, "lines") if numeric else crowded(len(done), CHART_ROWS, "points"):
         return note
     fig, axes = chart.figure(CHART_HEIGHT_PX)
@@ -360,15 +354,6 @@ NAME_CHARS = 11  # characters in a line of a row's name, left of a comparison's 
 NAME_LINES = 3  # lines a name may take; a longer one ends in "…" (the table below has it whole)
 
 
-def _row_name(name: str) -> str:
-    """A row's name as the chart writes it left of its dots: wrapped, at most NAME_LINES lines."""
-    lines = textwrap.wrap(name, NAME_CHARS, break_long_words=True) or [""]
-    if len(lines) > NAME_LINES:
-        lines = lines[:NAME_LINES]
-        lines[-1] = lines[-1][:NAME_CHARS - 1] + "…"
-    return "\n".join(lines)
-
-
 def compare_chart(results: Results) -> str:
     """A dot plot, a row per result, named on the left: warm median, its spread a whisker, the cold run open.
     Dots, not bars: a bar on a log axis starts at an arbitrary floor, its length meaningless."""
@@ -378,7 +363,13 @@ def compare_chart(results: Results) -> str:
         return ""
     if note := crowded(len(done), CHART_ROWS, "rows"):
         return note
-    names = [_row_name(name) for name, _ in done]
+    names = []  # each row's as the chart writes it left of its dots: wrapped, at most NAME_LINES lines
+    for name, _ in done:
+        lines = textwrap.wrap(name, NAME_CHARS, break_long_words=True) or [""]
+        if len(lines) > NAME_LINES:
+            lines = lines[:NAME_LINES]
+            lines[-1] = lines[-1][:NAME_CHARS - 1] + "…"
+        names.append("\n".join(lines))
     row_px = max(name.count("\n") + 1 for name in names) * chart.FONT_PX * 1.25 + 10
     fig, axes = chart.figure(chart.MARGINS_PX[2] + chart.MARGINS_PX[3] + row_px * len(done))
     warm, cold = chart.COLOURS["warm"], chart.COLOURS["cold"]
