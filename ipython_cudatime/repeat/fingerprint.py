@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, MutableMap
 from dataclasses import dataclass
 from typing import Any
 
-from ..backends.objects import Kind, Leaf, Stateful, Unseen
+from ..backends.objects import Kind, Leaf, Unseen
 
 GLOBAL_OF = re.compile(r"^(.*?) \(a global of (.*?\(\))\)(.*)$")
 MISSING = object()  # a name that is not bound, a slot that is not set
@@ -465,6 +465,19 @@ def _atoms(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(value if type(value) in SCALARS else id(value) for value in values)
 
 
+class Generator(Kind):
+    """A ``random.Random`` of the user's own, by its state (the global one is put back anyway)."""
+
+    holds_state = True
+    types = (random.Random,)
+
+    def token(self, generator: Any) -> Any:
+        return generator.getstate()
+
+    def restore(self, generator: Any, saved: Any) -> None:
+        generator.setstate(saved)
+
+
 class Opaque(Kind):
     """An object whose state Python does not show (a C extension's, with no ``__dict__``)."""
 
@@ -475,8 +488,7 @@ class Opaque(Kind):
 WRAPPERS = (types.MethodType, functools.partial, staticmethod, classmethod)
 LEAF, FUNCTION, WRAPPER, CLASS, POSITION, ATTRIBUTES, NAMES, OPAQUE, MAPPING = (
     Leaf(), Function(), Wrapper(), Class(), Position(), Attributes(), Names(), Opaque(), Mapping())
-CORE: tuple[Kind, ...] = (Items(), Bytes(), MAPPING, Unordered(), Frozen(), Closure(), NAMES, Stateful(
-    (random.Random,), random.Random.getstate, random.Random.setstate, lambda state: repr(state).encode()))
+CORE: tuple[Kind, ...] = (Items(), Bytes(), MAPPING, Unordered(), Frozen(), Closure(), Generator(), NAMES)
 
 
 class Fingerprint:
