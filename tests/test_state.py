@@ -1,6 +1,7 @@
 """A repeated cell leaves the state of one run, or runs once and says why (real shell)."""
 
 import os
+import random
 import re
 import sys
 from pathlib import Path
@@ -476,6 +477,17 @@ def test_random_streams_are_where_one_run_leaves_them(ip, setup, draw):
     cell = run(ip, f"%cudatime -b 0.02 r = {draw}")
     assert ONCE not in report(cell) and "warm-up" in report(cell)
     assert ip.user_ns["r"] == first and ip.ev(draw) == second
+
+
+def test_a_users_own_random_generator_is_put_back_before_each_run(ip):
+    """A ``random.Random`` of the user's (not the global one) is a state its token holds: each later run
+    starts from the state the cold run found, so the cell repeats and leaves what one run leaves."""
+    same = random.Random(3)
+    first, second = same.random(), same.random()
+    ip.run_cell("import random\nrng = random.Random(3)")
+    text = report(run(ip, "%cudatime -b 0.02 x = rng.random()"))
+    assert ONCE not in text and f"rng was {REWOUND} it before each later run" in text
+    assert ip.user_ns["x"] == first and ip.ev("rng.random()") == second
 
 
 def test_only_code_made_of_framework_functions_and_operators_is_proven_pure():
